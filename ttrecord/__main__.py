@@ -1,0 +1,5 @@
+import sys
+
+from ttrecord.cli.main import main
+
+sys.exit(main())

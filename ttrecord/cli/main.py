@@ -1,0 +1,62 @@
+"""`ttrecord` entry point: builds the parser from the command modules and maps errors to exits.
+
+Each subcommand is one module in this package with a class whose docstring is its help, a
+`prepare_parser(parser)` and a `run(args) -> int`. Adding a command is one file and one line
+in COMMANDS. Modules import heavy libraries (Textual, the recorder) inside `run`, so
+`ttrecord --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from ttrecord import __version__
+from ttrecord.errors import TtrecordError
+
+# (subcommand, module under ttrecord.cli, class name)
+COMMANDS: list[tuple[str, str, str]] = [
+]
+
+
+def _load(module: str, cls: str) -> type:
+    return getattr(importlib.import_module(f"ttrecord.cli.{module}"), cls)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ttrecord",
+        description="Record a ttnn program and find every trace-capture hazard at once.",
+    )
+    parser.add_argument("--version", action="version", version=f"ttrecord {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module, cls in COMMANDS:
+        command = _load(module, cls)
+        doc = (command.__doc__ or "").strip()
+        p = sub.add_parser(
+            name,
+            help=doc.splitlines()[0] if doc else None,
+            description=doc,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        command.prepare_parser(p)
+        p.set_defaults(_command=command)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args._command().run(args)
+    except TtrecordError as exc:
+        print(f"ttrecord {args.command}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

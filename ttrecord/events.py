@@ -1,0 +1,167 @@
+"""The event model shared by the recorder, the store and the analysis.
+
+One `Event` is one thing the recorded program did with ttnn: a call (op, transfer, trace
+lifecycle, sync, device open/close) or something observed around a call (a buffer allocated or
+freed, a warning). Calls carry the tensors they read and wrote as `TensorRef`s; allocations and
+frees carry the `BufferRef` the allocator reported. Everything here is plain data so the
+recorder can build it cheaply and the store can write it without knowing about ttnn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+
+class Kind(str, Enum):
+    OP = "op"
+    H2D = "h2d"
+    D2H = "d2h"
+    ALLOC = "alloc"
+    FREE = "free"
+    TRACE_BEGIN = "trace_begin"
+    TRACE_END = "trace_end"
+    TRACE_EXECUTE = "trace_execute"
+    TRACE_RELEASE = "trace_release"
+    SYNC = "sync"
+    DEVICE_OPEN = "device_open"
+    DEVICE_CLOSE = "device_close"
+    WARNING = "warning"
+    ERROR = "error"
+    NOTE = "note"
+    # Audit mode: a would-be capture region entered/left (args: {"region": qualname}).
+    REGION_BEGIN = "region_begin"
+    REGION_END = "region_end"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Phase(str, Enum):
+    EAGER = "eager"
+    # Eager calls right before a capture that repeat the captured call sites; tagged when the
+    # session is finalized, since only the capture tells which calls were its prep run.
+    PREP = "prep"
+    CAPTURE = "capture"
+    REPLAY = "replay"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Status(str, Enum):
+    """How a call ended. DIED/HUNG mark the call that was running when the process ended."""
+
+    OK = "ok"
+    RAISED = "raised"
+    DIED = "died"
+    HUNG = "hung"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class SessionStatus(str, Enum):
+    RUNNING = "running"
+    OK = "ok"
+    ERROR = "error"
+    CRASHED = "crashed"
+    HUNG = "hung"
+    INTERRUPTED = "interrupted"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# Call kinds: events that have a duration and can be the call that died.
+CALL_KINDS = frozenset(
+    {
+        Kind.OP,
+        Kind.H2D,
+        Kind.D2H,
+        Kind.TRACE_BEGIN,
+        Kind.TRACE_END,
+        Kind.TRACE_EXECUTE,
+        Kind.TRACE_RELEASE,
+        Kind.SYNC,
+        Kind.DEVICE_OPEN,
+        Kind.DEVICE_CLOSE,
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CallSite:
+    """The first frame outside ttnn and ttrecord, plus a short stack (innermost first)."""
+
+    file: str
+    line: int
+    function: str
+    stack: tuple[tuple[str, int, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class BufferRef:
+    """A device buffer as the allocator sees it.
+
+    `size` is the bank-local footprint (`ceil(pages / banks) * aligned_page_size`), so two
+    buffers of one device and buffer type overlap exactly when `[address, address + size)`
+    ranges intersect.
+    """
+
+    device: int
+    buffer_type: str  # "DRAM" | "L1" | "L1_SMALL" | "TRACE" | ...
+    address: int
+    size: int
+    page_size: int | None = None
+    num_pages: int | None = None
+    tensor_id: int | None = None
+
+    @property
+    def end(self) -> int:
+        return self.address + self.size
+
+    def overlaps(self, other: BufferRef) -> bool:
+        return (
+            self.device == other.device
+            and self.buffer_type == other.buffer_type
+            and self.address < other.end
+            and other.address < self.end
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TensorRef:
+    """A tensor argument or result of a call: metadata only, never its data."""
+
+    tensor_id: int | None
+    storage: str  # "device" | "host"
+    shape: tuple[int, ...] = ()
+    dtype: str | None = None
+    layout: str | None = None
+    memory_config: str | None = None
+    buffer: BufferRef | None = None  # None for host tensors
+
+
+@dataclass(slots=True)
+class Event:
+    seq: int
+    kind: Kind
+    name: str
+    phase: Phase = Phase.EAGER
+    t_ns: int = 0
+    dur_ns: int | None = None
+    thread: int = 0
+    device: int | None = None
+    cq: int | None = None
+    trace: int | None = None
+    parent: int | None = None  # seq of the user call this nested call ran inside
+    callsite: CallSite | None = None
+    status: Status = Status.OK
+    error: str | None = None  # exception text (e.g. the TT_FATAL message) for RAISED calls
+    args: dict[str, Any] | None = None  # scalar arguments, JSON-serialisable
+    inputs: tuple[TensorRef, ...] = ()
+    outputs: tuple[TensorRef, ...] = ()
+    buffer: BufferRef | None = None  # for ALLOC / FREE
+    region: str | None = None  # audit region active when the event happened

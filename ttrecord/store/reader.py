@@ -1,0 +1,447 @@
+"""The one query layer over session files, used by the CLI, the analysis and the UI.
+
+`Session.open(path)` refuses anything that is not a readable ttrecord session with a one-line
+`SessionError`. Queries return plain dataclasses (`ttrecord.events`, `ttrecord.findings`) and
+page with LIMIT/keyset so a viewer never loads a million-event session into memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ttrecord.errors import SessionError
+from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, Status, TensorRef
+from ttrecord.findings import Finding, Severity
+from ttrecord.store import schema
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_EVENT_COLUMNS = (
+    "seq, parent, t_ns, dur_ns, thread, kind, name, phase, device, cq, trace, callsite,"
+    " status, error, args, region, buffer"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    path: str
+    id: str
+    script: str
+    argv: list[str]
+    cwd: str
+    python: str
+    ttnn_version: str | None
+    backend: str
+    backend_reason: str | None
+    host: str
+    pid: int | None
+    started_at: float
+    ended_at: float | None
+    status: str
+    exit_code: int | None
+    signal: int | None
+    error_type: str | None
+    error_message: str | None
+    traceback: str | None
+    last_call: int | None
+    options: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class BufferRow:
+    id: int
+    buffer: BufferRef
+    alloc_seq: int
+    free_seq: int | None
+    alloc_phase: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRow:
+    id: int
+    device: int
+    trace_id: int
+    cq: int | None
+    begin_seq: int
+    end_seq: int | None
+    release_seq: int | None
+    ops: int
+    executions: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceRow:
+    id: int
+    arch: str | None
+    num_dram_banks: int | None
+    num_l1_banks: int | None
+    trace_region_size: int | None
+    open_seq: int | None
+    close_seq: int | None
+    info: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class EventFilter:
+    """What a timeline shows. Empty sets and None mean 'any'."""
+
+    phases: frozenset[str] = frozenset()
+    kinds: frozenset[str] = frozenset()
+    name: str | None = None  # substring of the op name
+    device: int | None = None
+    trace: int | None = None
+    text: str | None = None  # substring of name, error or call-site file
+    top_level: bool = False  # only the user's own calls, not nested ones
+    seqs: frozenset[int] = field(default_factory=frozenset)
+
+    def where(self) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if self.phases:
+            clauses.append(f"e.phase IN ({','.join('?' * len(self.phases))})")
+            params += sorted(self.phases)
+        if self.kinds:
+            clauses.append(f"e.kind IN ({','.join('?' * len(self.kinds))})")
+            params += sorted(self.kinds)
+        if self.name:
+            clauses.append("e.name LIKE ?")
+            params.append(f"%{self.name}%")
+        if self.device is not None:
+            clauses.append("e.device = ?")
+            params.append(self.device)
+        if self.trace is not None:
+            clauses.append("e.trace = ?")
+            params.append(self.trace)
+        if self.text:
+            clauses.append(
+                "(e.name LIKE ? OR e.error LIKE ? OR e.callsite IN"
+                " (SELECT id FROM callsites WHERE file LIKE ?))"
+            )
+            params += [f"%{self.text}%"] * 3
+        if self.top_level:
+            clauses.append("e.parent IS NULL")
+        if self.seqs:
+            clauses.append(f"e.seq IN ({','.join('?' * len(self.seqs))})")
+            params += sorted(self.seqs)
+        return (" AND ".join(clauses) or "1"), params
+
+
+def _loads(text: str | None, default: Any = None) -> Any:
+    return json.loads(text) if text else default
+
+
+def _tensor_ref(row: sqlite3.Row | tuple) -> TensorRef:
+    (_, _, _, tensor_id, storage, shape, dtype, layout, memcfg, _, device, btype, addr, size) = row
+    buffer = None
+    if addr is not None and btype is not None:
+        buffer = BufferRef(device, btype, addr, size, tensor_id=tensor_id)
+    return TensorRef(
+        tensor_id=tensor_id,
+        storage=storage,
+        shape=tuple(_loads(shape, [])),
+        dtype=dtype,
+        layout=layout,
+        memory_config=memcfg,
+        buffer=buffer,
+    )
+
+
+class Session:
+    """A read-only view of one session file."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
+        self.path = path
+        self._conn = conn
+        self._callsites: dict[int, CallSite] | None = None
+        self._buffers: dict[int, BufferRef] | None = None
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Session:
+        """Open a session for reading, or raise SessionError saying why it cannot be read."""
+        p = Path(path)
+        if not p.exists():
+            raise SessionError(f"{p}: no such file")
+        if p.is_dir():
+            raise SessionError(f"{p}: is a folder, not a session file")
+        try:
+            with p.open("rb") as fh:
+                magic = fh.read(len(_SQLITE_MAGIC))
+        except OSError as exc:
+            raise SessionError(f"{p}: cannot be read ({exc.strerror})") from None
+        if magic != _SQLITE_MAGIC:
+            raise SessionError(f"{p}: not a ttrecord session (not an SQLite file)")
+        try:
+            conn = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True, check_same_thread=False)
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            if "session" not in tables:
+                raise SessionError(f"{p}: not a ttrecord session (no session table)")
+            row = conn.execute("SELECT format FROM session").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise SessionError(f"{p}: damaged or truncated session ({exc})") from None
+        if row is None or row[0] != schema.FORMAT:
+            raise SessionError(f"{p}: not a ttrecord session")
+        if version > schema.SCHEMA_VERSION:
+            raise SessionError(
+                f"{p}: written by a newer ttrecord (schema {version}; this one reads up to"
+                f" {schema.SCHEMA_VERSION}); upgrade ttrecord"
+            )
+        return cls(p, conn)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _query(self, sql: str, params: tuple | list = ()) -> list[tuple]:
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise SessionError(f"{self.path}: damaged or truncated session ({exc})") from None
+
+    # -- session -------------------------------------------------------------------------
+
+    def info(self) -> SessionInfo:
+        cur = self._conn.execute("SELECT * FROM session")
+        names = [d[0] for d in cur.description]
+        row = dict(zip(names, cur.fetchone()))
+        return SessionInfo(
+            path=str(self.path),
+            id=row["id"],
+            script=row["script"],
+            argv=_loads(row["argv"], []),
+            cwd=row["cwd"],
+            python=row["python"],
+            ttnn_version=row["ttnn_version"],
+            backend=row["backend"],
+            backend_reason=row["backend_reason"],
+            host=row["host"],
+            pid=row["pid"],
+            started_at=row["started_at"],
+            ended_at=row["ended_at"],
+            status=row["status"],
+            exit_code=row["exit_code"],
+            signal=row["signal"],
+            error_type=row["error_type"],
+            error_message=row["error_message"],
+            traceback=row["traceback"],
+            last_call=row["last_call"],
+            options=_loads(row["options"], {}),
+        )
+
+    def counts(self) -> dict[tuple[str, str], int]:
+        """Events per (phase, kind)."""
+        rows = self._query("SELECT phase, kind, count(*) FROM events GROUP BY phase, kind")
+        return {(phase, kind): n for phase, kind, n in rows}
+
+    def event_count(self, filt: EventFilter | None = None) -> int:
+        where, params = (filt or EventFilter()).where()
+        return self._query(f"SELECT count(*) FROM events e WHERE {where}", params)[0][0]
+
+    # -- events --------------------------------------------------------------------------
+
+    def callsites(self) -> dict[int, CallSite]:
+        if self._callsites is None:
+            self._callsites = {
+                cid: CallSite(file, line, function, tuple(tuple(f) for f in _loads(stack, [])))
+                for cid, file, line, function, stack in self._query(
+                    "SELECT id, file, line, function, stack FROM callsites"
+                )
+            }
+        return self._callsites
+
+    def _buffer_refs(self) -> dict[int, BufferRef]:
+        if self._buffers is None:
+            self._buffers = {row.id: row.buffer for row in self.buffers()}
+        return self._buffers
+
+    def _event(self, row: tuple, with_buffer: bool = True) -> Event:
+        (seq, parent, t_ns, dur_ns, thread, kind, name, phase, device, cq, trace, site,
+         status, error, args, region, buffer_id) = row  # fmt: skip
+        return Event(
+            seq=seq,
+            kind=Kind(kind),
+            name=name,
+            phase=Phase(phase),
+            t_ns=t_ns,
+            dur_ns=dur_ns,
+            thread=thread,
+            device=device,
+            cq=cq,
+            trace=trace,
+            parent=parent,
+            callsite=self.callsites().get(site) if site is not None else None,
+            status=Status(status),
+            error=error,
+            args=_loads(args),
+            region=region,
+            buffer=self._buffer_refs().get(buffer_id) if with_buffer and buffer_id else None,
+        )
+
+    def events(
+        self,
+        filt: EventFilter | None = None,
+        limit: int = 200,
+        after_seq: int | None = None,
+        offset: int = 0,
+        with_tensors: bool = False,
+    ) -> list[Event]:
+        """One page of events in seq order: keyset paging with `after_seq`, or `offset`."""
+        where, params = (filt or EventFilter()).where()
+        if after_seq is not None:
+            where += " AND e.seq > ?"
+            params.append(after_seq)
+        rows = self._query(
+            f"SELECT {_EVENT_COLUMNS} FROM events e WHERE {where} ORDER BY e.seq"
+            " LIMIT ? OFFSET ?",
+            [*params, limit, offset],
+        )
+        events = [self._event(r) for r in rows]
+        if with_tensors and events:
+            self._attach_tensors(events)
+        return events
+
+    def event_index(self, seq: int, filt: EventFilter | None = None) -> int:
+        """Position of an event in a filtered timeline, for jumping to it."""
+        where, params = (filt or EventFilter()).where()
+        return self._query(
+            f"SELECT count(*) FROM events e WHERE {where} AND e.seq < ?", [*params, seq]
+        )[0][0]
+
+    def event(self, seq: int) -> Event | None:
+        rows = self._query(f"SELECT {_EVENT_COLUMNS} FROM events e WHERE seq = ?", (seq,))
+        if not rows:
+            return None
+        ev = self._event(rows[0])
+        self._attach_tensors([ev])
+        return ev
+
+    def children(self, seq: int) -> list[Event]:
+        rows = self._query(
+            f"SELECT {_EVENT_COLUMNS} FROM events e WHERE parent = ? ORDER BY seq", (seq,)
+        )
+        return [self._event(r) for r in rows]
+
+    def _attach_tensors(self, events: list[Event]) -> None:
+        by_seq = {ev.seq: ev for ev in events}
+        rows = self._query(
+            "SELECT * FROM tensors WHERE seq BETWEEN ? AND ? ORDER BY seq, role, pos",
+            (min(by_seq), max(by_seq)),
+        )
+        ins: dict[int, list[TensorRef]] = {}
+        outs: dict[int, list[TensorRef]] = {}
+        for row in rows:
+            if row[0] in by_seq:
+                (ins if row[1] == "in" else outs).setdefault(row[0], []).append(_tensor_ref(row))
+        for seq, ev in by_seq.items():
+            ev.inputs = tuple(ins.get(seq, ()))
+            ev.outputs = tuple(outs.get(seq, ()))
+
+    def iter_events(self, batch: int = 20000) -> Iterator[Event]:
+        """Every event with its tensors, in seq order, streamed in batches (for the analysis)."""
+        after = -1
+        while True:
+            page = self.events(limit=batch, after_seq=after, with_tensors=True)
+            if not page:
+                return
+            yield from page
+            after = page[-1].seq
+
+    def last_call(self) -> Event | None:
+        """The call that was running when the program died or hung, if any."""
+        seq = self.info().last_call
+        return self.event(seq) if seq is not None else None
+
+    # -- derived tables ------------------------------------------------------------------
+
+    def buffers(self, device: int | None = None, buffer_type: str | None = None) -> list[BufferRow]:
+        sql = (
+            "SELECT id, device, buffer_type, address, size, page_size, num_pages, tensor_id,"
+            " alloc_seq, free_seq, alloc_phase FROM buffers WHERE 1"
+        )
+        params: list[Any] = []
+        if device is not None:
+            sql += " AND device = ?"
+            params.append(device)
+        if buffer_type is not None:
+            sql += " AND buffer_type = ?"
+            params.append(buffer_type)
+        rows = self._query(sql + " ORDER BY alloc_seq", params)
+        return [
+            BufferRow(
+                id=r[0],
+                buffer=BufferRef(r[1], r[2], r[3], r[4], r[5], r[6], r[7]),
+                alloc_seq=r[8],
+                free_seq=r[9],
+                alloc_phase=r[10],
+            )
+            for r in rows
+        ]
+
+    def traces(self) -> list[TraceRow]:
+        rows = self._query(
+            "SELECT id, device, trace_id, cq, begin_seq, end_seq, release_seq, ops, executions"
+            " FROM traces ORDER BY begin_seq"
+        )
+        return [TraceRow(*r) for r in rows]
+
+    def devices(self) -> list[DeviceRow]:
+        rows = self._query(
+            "SELECT id, arch, num_dram_banks, num_l1_banks, trace_region_size, open_seq,"
+            " close_seq, info FROM devices ORDER BY id"
+        )
+        return [DeviceRow(*r[:7], info=_loads(r[7], {})) for r in rows]
+
+    def findings(self) -> list[Finding]:
+        rows = self._query(
+            "SELECT id, rule, severity, title, message, file, line, function, stack, events,"
+            " evidence, fix, device, trace FROM findings ORDER BY id"
+        )
+        return [
+            Finding(
+                id=r[0],
+                rule=r[1],
+                severity=Severity(r[2]),
+                title=r[3],
+                message=r[4],
+                file=r[5],
+                line=r[6],
+                function=r[7],
+                stack=[tuple(s) for s in _loads(r[8], [])],
+                events=_loads(r[9], []),
+                evidence=_loads(r[10], {}),
+                fix=r[11],
+                device=r[12],
+                trace=r[13],
+            )
+            for r in rows
+        ]
+
+    def source(self, file: str) -> str | None:
+        """The file's text: from disk if it is still there, else the copy kept at record time."""
+        try:
+            return Path(file).read_text(errors="replace")
+        except OSError:
+            rows = self._query("SELECT text FROM sources WHERE file = ?", (file,))
+            return rows[0][0] if rows else None
+
+
+def find_sessions(folder: str | os.PathLike[str]) -> list[Path]:
+    """Session files directly inside a folder, newest first (other SQLite files are skipped)."""
+    found = []
+    for path in Path(folder).glob("*.db"):
+        try:
+            Session.open(path).close()
+        except SessionError:
+            continue
+        found.append(path)
+    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)

@@ -1,0 +1,367 @@
+"""Writes a session file from completed events.
+
+This is the store's hot path: the recorder's supervisor feeds it every event of a run, so rows
+go in with prepared `executemany` batches (one transaction per batch) while sqlite-utils owns
+the schema. The writer also derives the tables that summarise the event stream (buffers with
+their alloc/free pairing, traces, devices) as events arrive, so readers never rebuild them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import sys
+import time
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, SessionStatus, TensorRef
+from ttrecord.findings import Finding
+from ttrecord.store import prep, schema
+
+_EVENT_SQL = (
+    "INSERT OR REPLACE INTO events (seq, parent, t_ns, dur_ns, thread, kind, name, phase, device,"
+    " cq, trace, callsite, status, error, args, region, buffer)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_TENSOR_SQL = (
+    "INSERT OR REPLACE INTO tensors (seq, role, pos, tensor_id, storage, shape, dtype, layout,"
+    " memory_config, buffer, device, buffer_type, address, size)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_MAX_SOURCE_BYTES = 1 << 20
+
+
+def _json(value: Any) -> str | None:
+    if value is None:
+        return None
+    return json.dumps(value, default=repr, separators=(",", ":"))
+
+
+class SessionWriter:
+    """Appends events to one session file. Not thread-safe: one writer per file."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self.db = sqlite_utils.Database(self._conn)
+        schema.create(self.db)
+        self._callsites: dict[CallSite, int] = {}
+        self._live: dict[tuple[int, str, int], tuple[int, int]] = {}  # key -> (buffer id, size)
+        self._next_buffer = 1
+        self._traces: dict[tuple[int, int], int] = {}  # (device, trace_id) -> traces.id
+        self._next_trace = 1
+        self._trace_ops: dict[int, int] = {}
+        self._trace_runs: dict[int, int] = {}
+        self._max_seq = 0
+
+    # -- session row -------------------------------------------------------------------
+
+    def start(
+        self,
+        script: str,
+        argv: list[str],
+        backend: str,
+        backend_reason: str = "",
+        ttnn_version: str | None = None,
+        options: dict[str, Any] | None = None,
+        session_id: str | None = None,
+        started_at: float | None = None,
+        pid: int | None = None,
+    ) -> None:
+        """Write the session row with status `running`, so a reader can open the file at once."""
+        self.db["session"].insert(
+            {
+                "format": schema.FORMAT,
+                "schema_version": schema.SCHEMA_VERSION,
+                "id": session_id or uuid.uuid4().hex,
+                "script": script,
+                "argv": _json(argv),
+                "cwd": os.getcwd(),
+                "python": sys.version.split()[0],
+                "ttnn_version": ttnn_version,
+                "backend": backend,
+                "backend_reason": backend_reason,
+                "host": socket.gethostname(),
+                "pid": pid if pid is not None else os.getpid(),
+                "started_at": started_at if started_at is not None else time.time(),
+                "status": str(SessionStatus.RUNNING),
+                "options": _json(options or {}),
+            },
+            replace=True,
+        )
+
+    def update_session(self, **fields: Any) -> None:
+        """Set columns of the session row (backend chosen late, ttnn version, ...)."""
+        self.db["session"].update(schema.FORMAT, fields)
+
+    def finish(
+        self,
+        status: SessionStatus,
+        exit_code: int | None = None,
+        signal: int | None = None,
+        error_type: str | None = None,
+        error_message: str | None = None,
+        traceback: str | None = None,
+        last_call: int | None = None,
+    ) -> None:
+        """Close the session: derive prep runs, keep source snippets, write the final status."""
+        with self._conn:
+            prep.tag_prep_runs(self._conn)
+            self._store_sources()
+        self.update_session(
+            status=str(status),
+            ended_at=time.time(),
+            exit_code=exit_code,
+            signal=signal,
+            error_type=error_type,
+            error_message=error_message,
+            traceback=traceback,
+            last_call=last_call,
+        )
+        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # -- events --------------------------------------------------------------------------
+
+    def add(self, events: Iterable[Event]) -> int:
+        """Insert a batch of completed events in one transaction; returns how many."""
+        event_rows: list[tuple] = []
+        tensor_rows: list[tuple] = []
+        n = 0
+        with self._conn:
+            for ev in events:
+                n += 1
+                buffer_id = self._track(ev)
+                event_rows.append(
+                    (
+                        ev.seq,
+                        ev.parent,
+                        ev.t_ns,
+                        ev.dur_ns,
+                        ev.thread,
+                        str(ev.kind),
+                        ev.name,
+                        str(ev.phase),
+                        ev.device,
+                        ev.cq,
+                        ev.trace,
+                        self._callsite_id(ev.callsite),
+                        str(ev.status),
+                        ev.error,
+                        _json(ev.args) if ev.args else None,
+                        ev.region,
+                        buffer_id,
+                    )
+                )
+                for role, refs in (("in", ev.inputs), ("out", ev.outputs)):
+                    for pos, ref in enumerate(refs):
+                        tensor_rows.append(self._tensor_row(ev.seq, role, pos, ref))
+            self._conn.executemany(_EVENT_SQL, event_rows)
+            if tensor_rows:
+                self._conn.executemany(_TENSOR_SQL, tensor_rows)
+        return n
+
+    def _callsite_id(self, site: CallSite | None) -> int | None:
+        if site is None:
+            return None
+        known = self._callsites.get(site)
+        if known is not None:
+            return known
+        new_id = len(self._callsites) + 1
+        self._conn.execute(
+            "INSERT INTO callsites (id, file, line, function, stack) VALUES (?, ?, ?, ?, ?)",
+            (new_id, site.file, site.line, site.function, _json([list(f) for f in site.stack])),
+        )
+        self._callsites[site] = new_id
+        return new_id
+
+    def _tensor_row(self, seq: int, role: str, pos: int, ref: TensorRef) -> tuple:
+        buf = ref.buffer
+        buffer_id = None
+        if buf is not None:
+            live = self._live.get((buf.device, buf.buffer_type, buf.address))
+            buffer_id = live[0] if live else self._open_buffer(buf, seq, None)
+        return (
+            seq,
+            role,
+            pos,
+            ref.tensor_id,
+            ref.storage,
+            _json(list(ref.shape)),
+            ref.dtype,
+            ref.layout,
+            ref.memory_config,
+            buffer_id,
+            buf.device if buf else None,
+            buf.buffer_type if buf else None,
+            buf.address if buf else None,
+            buf.size if buf else None,
+        )
+
+    # -- derived tables ------------------------------------------------------------------
+
+    def _track(self, ev: Event) -> int | None:
+        """Keep buffers/traces/devices in step with the event; returns the event's buffer id."""
+        kind = ev.kind
+        if kind is Kind.ALLOC and ev.buffer is not None:
+            return self._alloc(ev.buffer, ev.seq, ev.phase)
+        if kind is Kind.FREE and ev.buffer is not None:
+            return self._free(ev.buffer, ev.seq)
+        if kind is Kind.OP and ev.phase is Phase.CAPTURE and ev.parent is None:
+            row = self._traces.get((ev.device, ev.trace)) if ev.device is not None else None
+            if row is not None:
+                self._trace_ops[row] = self._trace_ops.get(row, 0) + 1
+        elif kind is Kind.TRACE_BEGIN and ev.trace is not None:
+            self._begin_trace(ev)
+        elif kind is Kind.TRACE_END:
+            self._set_trace(ev, "end_seq")
+        elif kind is Kind.TRACE_EXECUTE:
+            row = self._traces.get((ev.device, ev.trace))
+            if row is not None:
+                self._trace_runs[row] = self._trace_runs.get(row, 0) + 1
+                self._conn.execute(
+                    "UPDATE traces SET executions = ? WHERE id = ?", (self._trace_runs[row], row)
+                )
+        elif kind is Kind.TRACE_RELEASE:
+            self._set_trace(ev, "release_seq")
+            self._traces.pop((ev.device, ev.trace), None)
+        elif kind is Kind.DEVICE_OPEN and ev.device is not None:
+            self._open_device(ev)
+        elif kind is Kind.DEVICE_CLOSE and ev.device is not None:
+            self._conn.execute("UPDATE devices SET close_seq = ? WHERE id = ?", (ev.seq, ev.device))
+        return None
+
+    def _open_buffer(self, buf: BufferRef, seq: int, phase: Phase | None) -> int:
+        buffer_id = self._next_buffer
+        self._next_buffer += 1
+        self._conn.execute(
+            "INSERT INTO buffers (id, device, buffer_type, address, size, page_size, num_pages,"
+            " tensor_id, alloc_seq, alloc_phase) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                buffer_id,
+                buf.device,
+                buf.buffer_type,
+                buf.address,
+                buf.size,
+                buf.page_size,
+                buf.num_pages,
+                buf.tensor_id,
+                seq,
+                str(phase) if phase is not None else None,
+            ),
+        )
+        self._live[(buf.device, buf.buffer_type, buf.address)] = (buffer_id, buf.size)
+        return buffer_id
+
+    def _alloc(self, buf: BufferRef, seq: int, phase: Phase) -> int:
+        key = (buf.device, buf.buffer_type, buf.address)
+        live = self._live.get(key)
+        if live is not None:
+            if live[1] == buf.size:
+                # Seen first as a call's output, now confirmed by the allocator: one buffer.
+                self._conn.execute(
+                    "UPDATE buffers SET alloc_phase = coalesce(alloc_phase, ?) WHERE id = ?",
+                    (str(phase), live[0]),
+                )
+                return live[0]
+            # A free we never saw: the old buffer ended when this one took its address.
+            self._conn.execute("UPDATE buffers SET free_seq = ? WHERE id = ?", (seq, live[0]))
+        return self._open_buffer(buf, seq, phase)
+
+    def _free(self, buf: BufferRef, seq: int) -> int | None:
+        live = self._live.pop((buf.device, buf.buffer_type, buf.address), None)
+        if live is None:
+            return None
+        self._conn.execute("UPDATE buffers SET free_seq = ? WHERE id = ?", (seq, live[0]))
+        return live[0]
+
+    def _begin_trace(self, ev: Event) -> None:
+        row = self._next_trace
+        self._next_trace += 1
+        self._traces[(ev.device, ev.trace)] = row
+        self._conn.execute(
+            "INSERT INTO traces (id, device, trace_id, cq, begin_seq, ops, executions)"
+            " VALUES (?, ?, ?, ?, ?, 0, 0)",
+            (row, ev.device, ev.trace, ev.cq, ev.seq),
+        )
+
+    def _set_trace(self, ev: Event, column: str) -> None:
+        row = self._traces.get((ev.device, ev.trace))
+        if row is None:
+            return
+        self._conn.execute(
+            f"UPDATE traces SET {column} = ?, ops = ? WHERE id = ?",
+            (ev.seq, self._trace_ops.get(row, 0), row),
+        )
+
+    def _open_device(self, ev: Event) -> None:
+        args = ev.args or {}
+        self.db["devices"].insert(
+            {
+                "id": ev.device,
+                "arch": args.get("arch"),
+                "num_dram_banks": args.get("num_dram_banks"),
+                "num_l1_banks": args.get("num_l1_banks"),
+                "trace_region_size": args.get("trace_region_size"),
+                "open_seq": ev.seq,
+                "info": _json(args.get("info")),
+            },
+            replace=True,
+        )
+
+    def _store_sources(self) -> None:
+        """Keep the text of every file with a call site, for viewers on another machine."""
+        files = [row[0] for row in self._conn.execute("SELECT DISTINCT file FROM callsites")]
+        for file in files:
+            path = Path(file)
+            try:
+                if path.stat().st_size > _MAX_SOURCE_BYTES:
+                    continue
+                text = path.read_text(errors="replace")
+            except OSError:
+                continue
+            self._conn.execute(
+                "INSERT OR REPLACE INTO sources (file, text) VALUES (?, ?)", (file, text)
+            )
+
+
+def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding]) -> int:
+    """Store the analysis' findings, replacing earlier ones, so viewers need not recompute."""
+    db = sqlite_utils.Database(path)
+    try:
+        rows = [
+            {
+                "rule": f.rule,
+                "severity": str(f.severity),
+                "title": f.title,
+                "message": f.message,
+                "file": f.file,
+                "line": f.line,
+                "function": f.function,
+                "stack": _json([list(s) for s in f.stack]),
+                "events": _json(list(f.events)),
+                "evidence": _json(f.evidence),
+                "fix": f.fix,
+                "device": f.device,
+                "trace": f.trace,
+            }
+            for f in findings
+        ]
+        with db.conn:
+            db.execute("DELETE FROM findings")
+            if rows:
+                db["findings"].insert_all(rows)
+        return len(rows)
+    finally:
+        db.close()
