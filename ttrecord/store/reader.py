@@ -87,6 +87,25 @@ class DeviceRow:
 
 
 @dataclass(frozen=True, slots=True)
+class TimelineRow:
+    """One event as a viewer lists it: flat columns fetched in one query per page."""
+
+    seq: int
+    phase: str
+    kind: str
+    name: str
+    device: int | None
+    trace: int | None
+    file: str | None
+    line: int | None
+    dur_ns: int | None
+    status: str
+    error: str | None
+    address: int | None  # the buffer's address, for alloc/free
+    tensors: tuple[tuple[str, int], ...]  # (role, address) of device tensors, in order
+
+
+@dataclass(frozen=True, slots=True)
 class EventFilter:
     """What a timeline shows. Empty sets and None mean 'any'."""
 
@@ -433,6 +452,55 @@ class Session:
         except OSError:
             rows = self._query("SELECT text FROM sources WHERE file = ?", (file,))
             return rows[0][0] if rows else None
+
+    # -- queries for viewers ---------------------------------------------------------------
+
+    def timeline(
+        self,
+        filt: EventFilter | None = None,
+        limit: int = 200,
+        after_seq: int | None = None,
+        offset: int = 0,
+    ) -> list[TimelineRow]:
+        """One page of flat timeline rows; same paging as `events`, without building Events."""
+        where, params = (filt or EventFilter()).where()
+        if after_seq is not None:
+            where += " AND e.seq > ?"
+            params.append(after_seq)
+        rows = self._query(
+            "SELECT e.seq, e.phase, e.kind, e.name, e.device, e.trace, c.file, c.line, e.dur_ns,"
+            " e.status, e.error, b.address,"
+            " (SELECT group_concat(t.role || ':' || t.address, ' ') FROM tensors t"
+            "  WHERE t.seq = e.seq AND t.address IS NOT NULL)"
+            " FROM events e LEFT JOIN callsites c ON c.id = e.callsite"
+            " LEFT JOIN buffers b ON b.id = e.buffer"
+            f" WHERE {where} ORDER BY e.seq LIMIT ? OFFSET ?",
+            [*params, limit, offset],
+        )
+        out = []
+        for *head, tensors in rows:
+            pairs = tuple(
+                (role, int(addr)) for role, addr in (p.split(":") for p in (tensors or "").split())
+            )
+            out.append(TimelineRow(*head, tensors=pairs))
+        return out
+
+    def trace_buffers(self, trace: TraceRow) -> list[tuple[str, int]]:
+        """(role, buffer id) of every buffer the trace's captured calls read ("in") or wrote."""
+        end = trace.end_seq if trace.end_seq is not None else 1 << 62
+        return self._query(
+            "SELECT DISTINCT t.role, t.buffer FROM events e JOIN tensors t ON t.seq = e.seq"
+            " WHERE e.device = ? AND e.trace = ? AND e.phase = 'capture'"
+            " AND e.seq BETWEEN ? AND ? AND t.buffer IS NOT NULL ORDER BY t.buffer, t.role",
+            (trace.device, trace.trace_id, trace.begin_seq, end),
+        )
+
+    def buffer_users(self, buffer_id: int, limit: int = 500) -> list[tuple[int, str]]:
+        """(seq, role) of the calls that read ("in") or wrote ("out") a buffer, in order."""
+        return self._query(
+            "SELECT DISTINCT seq, role FROM tensors WHERE buffer = ? ORDER BY seq LIMIT ?",
+            (buffer_id, limit),
+        )
 
 
 def find_sessions(folder: str | os.PathLike[str]) -> list[Path]:
