@@ -1,0 +1,162 @@
+"""ttrecord's hardware-free, ttnn-compatible backend.
+
+`from ttrecord import emulator as ttnn` behaves like `import ttnn` (0.81.1 API
+names, signatures and error texts) for the subset implemented here, with the
+semantics trace debugging depends on made real: a p150-like allocator with
+bank-local interleaved buffers, byte-addressed device memory, and trace replay
+against captured addresses. `install()` makes plain `import ttnn` resolve to it.
+
+It is an honest stand-in: `ttnn.__emulator__` is True and `__version__` is not
+a ttnn version. Deviations from real ttnn are documented where they occur
+(ops run once during capture, all outputs are fresh buffers, the allocation
+warning goes through `warnings`).
+"""
+
+from __future__ import annotations
+
+import sys
+from types import ModuleType
+
+from . import _ttnn, decorators, experimental, graph
+from . import device as device  # noqa: PLC0414 - ttnn.device exists in real ttnn
+from . import types as types  # noqa: PLC0414
+from .config import (
+    DEFAULT_L1_SMALL_SIZE,
+    DEFAULT_TRACE_REGION_SIZE,
+    DEFAULT_WORKER_L1_SIZE,
+    P150,
+    DeviceConfig,
+)
+from .device import (
+    Arch,
+    CoreCoord,
+    MeshDevice,
+    MeshEvent,
+    close_device,
+    close_mesh_device,
+    event_synchronize,
+    get_device_ids,
+    get_num_devices,
+    open_device,
+    open_mesh_device,
+    record_event,
+    synchronize_device,
+    wait_for_event,
+)
+from .errors import TraceAllocationWarning
+from .faults import ENV_VAR as FAULT_ENV_VAR
+from .ops.data_movement import (
+    clone,
+    concat,
+    copy,
+    embedding,
+    permute,
+    reshape,
+    slice,
+    to_layout,
+    to_memory_config,
+    transpose,
+)
+from .ops.eltwise import (
+    abs,
+    add,
+    divide,
+    exp,
+    gelu,
+    maximum,
+    minimum,
+    mul,
+    multiply,
+    neg,
+    relu,
+    rsqrt,
+    sigmoid,
+    silu,
+    sqrt,
+    sub,
+    subtract,
+    tanh,
+    typecast,
+)
+from .ops.matmul import linear, matmul
+from .ops.normalization import layer_norm, rms_norm, softmax
+from .ops.reduction import argmax, max, mean, sum
+from .tensor import Tensor
+from .trace import (
+    MeshTraceId,
+    begin_trace_capture,
+    end_trace_capture,
+    execute_trace,
+    is_trace_capture_active,
+    release_trace,
+)
+from .transfers import (
+    allocate_tensor_on_device,
+    copy_device_to_host_tensor,
+    copy_host_to_device_tensor,
+    deallocate,
+    empty,
+    from_device,
+    from_torch,
+    full,
+    full_like,
+    ones,
+    ones_like,
+    rand,
+    to_device,
+    to_torch,
+    zeros,
+    zeros_like,
+)
+from .types import (
+    DRAM_MEMORY_CONFIG,
+    L1_MEMORY_CONFIG,
+    TILE_SIZE,
+    BufferType,
+    DataType,
+    Layout,
+    MemoryConfig,
+    MeshShape,
+    Shape,
+    StorageType,
+    TensorMemoryLayout,
+)
+
+__emulator__ = True
+__version__ = "0+ttrecord.emulator"  # deliberately not a ttnn version
+API_VERSION = "0.81.1"  # the ttnn release whose API this emulates
+
+bfloat16 = DataType.BFLOAT16
+float32 = DataType.FLOAT32
+uint32 = DataType.UINT32
+int32 = DataType.INT32
+uint16 = DataType.UINT16
+uint8 = DataType.UINT8
+bfloat8_b = DataType.BFLOAT8_B
+bfloat4_b = DataType.BFLOAT4_B
+ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR
+TILE_LAYOUT = Layout.TILE
+
+# Submodules a program or a recorder may import as `ttnn.<name>`.
+SUBMODULES = ("experimental", "_ttnn", "_ttnn.reports", "graph", "decorators", "device", "types")
+
+
+def install() -> ModuleType:
+    """Make `import ttnn` (and its submodules) resolve to the emulator; returns it."""
+    module = sys.modules[__name__]
+    sys.modules["ttnn"] = module
+    for name in SUBMODULES:
+        target = module
+        for part in name.split("."):
+            target = getattr(target, part)
+        sys.modules[f"ttnn.{name}"] = target
+    return module
+
+
+def uninstall() -> None:
+    """Undo install() (for tests)."""
+    module = sys.modules[__name__]
+    if sys.modules.get("ttnn") is module:
+        del sys.modules["ttnn"]
+        for name in SUBMODULES:
+            sys.modules.pop(f"ttnn.{name}", None)

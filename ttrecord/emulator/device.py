@@ -1,0 +1,349 @@
+"""Emulated (mesh) devices: address spaces, allocation, open/close, synchronization.
+
+A `MeshDevice` owns one allocator per buffer type and the bytes behind them.
+A mesh of N chips allocates in lockstep (as tt-metal's mesh allocator does, every
+chip gets the same address), and the emulator keeps one copy of the memory for
+the whole mesh, since every tensor is replicated.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import threading
+from typing import Any, Iterable, Optional
+
+from . import errors
+from .allocator import BankAllocator, round_up, size_per_bank
+from .buffer import BufferDesc, DeviceBuffer
+from .config import (
+    DEFAULT_L1_SMALL_SIZE,
+    DEFAULT_TRACE_REGION_SIZE,
+    DEFAULT_WORKER_L1_SIZE,
+    P150,
+    DeviceConfig,
+)
+from .memory import BankedMemory
+from .types import BufferType, MeshShape
+
+# The emulated host has four p150 chips (a p150×4 workstation).
+EMULATED_NUM_DEVICES = 4
+
+
+class Arch(enum.IntEnum):
+    GRAYSKULL = 1
+    WORMHOLE_B0 = 2
+    BLACKHOLE = 3
+    QUASAR = 4
+
+    def __repr__(self) -> str:
+        return f"Arch.{self.name}"
+
+    __str__ = __repr__
+
+
+class CoreCoord:
+    __slots__ = ("x", "y")
+
+    def __init__(self, x: int, y: int) -> None:
+        self.x, self.y = x, y
+
+    def __repr__(self) -> str:
+        return f"(x={self.x},y={self.y})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CoreCoord) and (self.x, self.y) == (other.x, other.y)
+
+
+_open_chips: dict[int, "MeshDevice"] = {}
+# Active ttnn.graph captures; each gets on_allocate/on_deallocate for every buffer.
+GRAPH_LISTENERS: list[Any] = []
+_registry_lock = threading.Lock()
+_mesh_ids = itertools.count()
+
+
+class MeshDevice:
+    """A 1×N mesh of emulated chips with real allocation and memory semantics."""
+
+    def __init__(
+        self,
+        mesh_shape: MeshShape,
+        chip_ids: list[int],
+        *,
+        mesh_id: int,
+        l1_small_size: int = DEFAULT_L1_SMALL_SIZE,
+        trace_region_size: int = DEFAULT_TRACE_REGION_SIZE,
+        worker_l1_size: int = DEFAULT_WORKER_L1_SIZE,
+        num_command_queues: int = 1,
+        config: DeviceConfig = P150,
+    ) -> None:
+        self.config = config
+        self.mesh_shape = mesh_shape
+        self.chip_ids = chip_ids
+        self.mesh_id = mesh_id
+        self.l1_small_size = l1_small_size
+        self.trace_region_size = trace_region_size
+        self.num_command_queues = num_command_queues
+        self.is_open = True
+        self.lock = threading.RLock()
+        dram_top = config.dram_bank_size - trace_region_size
+        l1_top = worker_l1_size or config.worker_l1_size
+        self.allocators = {
+            BufferType.DRAM: BankAllocator(
+                "DRAM", config.dram_unreserved_base, dram_top, config.dram_alignment, top_down=False
+            ),
+            BufferType.L1: BankAllocator(
+                "L1", config.l1_unreserved_base + l1_small_size, l1_top, config.l1_alignment, top_down=True
+            ),
+            BufferType.TRACE: BankAllocator(
+                "TRACE", dram_top, config.dram_bank_size, config.dram_alignment, top_down=False
+            ),
+        }
+        self.memories = {
+            BufferType.DRAM: BankedMemory(config.num_dram_banks, config.dram_unreserved_base, dram_top),
+            BufferType.L1: BankedMemory(config.num_l1_banks, config.l1_unreserved_base, l1_top),
+        }
+        self.live_buffers: dict[int, BufferDesc] = {}
+        self._busy = 0
+        self._deferred_frees: list[BufferDesc] = []
+        # Trace state (driven by trace.py): the capture in progress per cq, the
+        # captured traces, whether allocations are unsafe (a trace was captured
+        # and not every trace is released yet), and the trace buffer bytes used.
+        self.capturing: dict[int, Any] = {}
+        self.traces: dict[int, Any] = {}
+        self.allocations_unsafe = False
+        self.trace_buffers_size = 0
+
+    # --- identity -----------------------------------------------------------------
+    def id(self) -> int:
+        return self.mesh_id
+
+    def arch(self) -> Arch:
+        return Arch[self.config.arch]
+
+    def get_num_devices(self) -> int:
+        return len(self.chip_ids)
+
+    def get_device_ids(self) -> list[int]:
+        return list(self.chip_ids)
+
+    @property
+    def shape(self) -> MeshShape:
+        return self.mesh_shape
+
+    def compute_with_storage_grid_size(self) -> CoreCoord:
+        return CoreCoord(*self.config.compute_grid)
+
+    def dram_grid_size(self) -> CoreCoord:
+        return CoreCoord(self.config.num_dram_banks, 1)
+
+    def num_dram_channels(self) -> int:
+        return self.config.num_dram_banks
+
+    def enable_program_cache(self) -> None:
+        """Program caching is a dispatch-speed feature; nothing to emulate."""
+
+    def disable_and_clear_program_cache(self) -> None:
+        """See enable_program_cache."""
+
+    def __repr__(self) -> str:
+        shape = f"{self.mesh_shape[0]}x{self.mesh_shape[1]}" if len(self.mesh_shape) == 2 else "?"
+        return f"MeshDevice(id={self.mesh_id}, {shape} emulated {self.config.arch.lower()} p150)"
+
+    # --- trace helpers used across modules ----------------------------------------
+    def active_capture(self) -> Optional[Any]:
+        """The trace being captured on any command queue of this device, if any."""
+        if not self.capturing:
+            return None
+        return next(iter(self.capturing.values()))
+
+    # --- allocation -----------------------------------------------------------------
+    def allocate_buffer(self, buffer_type: BufferType, num_pages: int, page_size: int) -> DeviceBuffer:
+        """Allocate an interleaved buffer of `num_pages` pages of `page_size` bytes."""
+        if not self.is_open:
+            raise RuntimeError("ttnn emulator: device is closed")
+        if self.allocations_unsafe and buffer_type != BufferType.TRACE:
+            errors.warn_unsafe_allocation()
+        config = self.config
+        if buffer_type == BufferType.L1:
+            banks, alignment = config.num_l1_banks, config.l1_alignment
+        else:
+            banks, alignment = config.num_dram_banks, config.dram_alignment
+        aligned_page = round_up(page_size, alignment)
+        per_bank = size_per_bank(num_pages, aligned_page, banks, alignment)
+        with self.lock:
+            self._busy += 1
+            try:
+                address = self.allocators[buffer_type].allocate(per_bank)
+            finally:
+                self._busy -= 1
+            desc = BufferDesc(
+                buffer_type,
+                address,
+                num_pages,
+                page_size,
+                aligned_page,
+                per_bank,
+                DeviceBuffer.next_unique_id(),
+            )
+            self.live_buffers[desc.unique_id] = desc
+            self._drain_deferred()
+        for listener in GRAPH_LISTENERS:
+            listener.on_allocate(self, desc)
+        return DeviceBuffer(self, desc)
+
+    def _free_buffer(self, desc: BufferDesc) -> None:
+        """Called from DeviceBuffer.release/__del__: return the block to its allocator."""
+        if not self.is_open:
+            return
+        with self.lock:
+            if self._busy:  # a __del__ fired inside an allocation: finish that first
+                self._deferred_frees.append(desc)
+                return
+            self._free_now(desc)
+
+    def _free_now(self, desc: BufferDesc) -> None:
+        if self.live_buffers.pop(desc.unique_id, None) is None:
+            return
+        self.allocators[desc.buffer_type].free(desc.address)
+        for listener in GRAPH_LISTENERS:
+            listener.on_deallocate(self, desc)
+
+    def _drain_deferred(self) -> None:
+        while self._deferred_frees:
+            self._free_now(self._deferred_frees.pop())
+
+    # --- memory -----------------------------------------------------------------------
+    def read_pages(self, desc: BufferDesc):
+        return self.memories[desc.buffer_type].read_pages(desc.address, desc.num_pages, desc.aligned_page_size)
+
+    def write_pages(self, desc: BufferDesc, pages) -> None:
+        self.memories[desc.buffer_type].write_pages(desc.address, pages)
+
+
+def _check_chip_free(chip_ids: Iterable[int]) -> None:
+    for chip in chip_ids:
+        if not 0 <= chip < EMULATED_NUM_DEVICES:
+            raise RuntimeError(
+                f"TT_FATAL @ tt_metal/impl/device/device_manager.cpp:0: device_id < num_devices\ninfo:\n"
+                f"Device id {chip} is out of range: the emulator provides {EMULATED_NUM_DEVICES} devices"
+            )
+        if chip in _open_chips:
+            raise RuntimeError(f"ttnn emulator: device {chip} is already open in this process")
+
+
+def open_mesh_device(
+    mesh_shape: Optional[MeshShape] = None,
+    l1_small_size: int = DEFAULT_L1_SMALL_SIZE,
+    trace_region_size: int = DEFAULT_TRACE_REGION_SIZE,
+    num_command_queues: int = 1,
+    dispatch_core_config: Any = None,
+    offset: Any = None,
+    physical_device_ids: Optional[list[int]] = None,
+    worker_l1_size: int = DEFAULT_WORKER_L1_SIZE,
+    **_ignored: Any,
+) -> MeshDevice:
+    """Open a mesh of emulated chips (default: every chip in a 1×N row)."""
+    if mesh_shape is None:
+        mesh_shape = MeshShape(1, EMULATED_NUM_DEVICES)
+    n = mesh_shape.mesh_size()
+    chips = list(physical_device_ids) if physical_device_ids else list(range(n))
+    with _registry_lock:
+        _check_chip_free(chips)
+        mesh = MeshDevice(
+            mesh_shape,
+            chips,
+            mesh_id=next(_mesh_ids),
+            l1_small_size=l1_small_size,
+            trace_region_size=trace_region_size,
+            worker_l1_size=worker_l1_size,
+            num_command_queues=num_command_queues,
+        )
+        for chip in chips:
+            _open_chips[chip] = mesh
+    return mesh
+
+
+def open_device(
+    *,
+    device_id: int = 0,
+    l1_small_size: int = DEFAULT_L1_SMALL_SIZE,
+    trace_region_size: int = DEFAULT_TRACE_REGION_SIZE,
+    dispatch_core_config: Any = None,
+    worker_l1_size: int = DEFAULT_WORKER_L1_SIZE,
+    num_command_queues: int = 1,
+) -> MeshDevice:
+    """Open one chip as a 1×1 mesh, as ttnn 0.81.1 does."""
+    return open_mesh_device(
+        MeshShape(1, 1),
+        l1_small_size=l1_small_size,
+        trace_region_size=trace_region_size,
+        num_command_queues=num_command_queues,
+        physical_device_ids=[device_id],
+        worker_l1_size=worker_l1_size,
+    )
+
+
+def close_mesh_device(mesh_device: MeshDevice) -> None:
+    """Close the mesh; its buffers and traces are gone (later frees are no-ops)."""
+    with _registry_lock:
+        for chip in mesh_device.chip_ids:
+            if _open_chips.get(chip) is mesh_device:
+                del _open_chips[chip]
+    with mesh_device.lock:
+        mesh_device.is_open = False
+        mesh_device.live_buffers.clear()
+        mesh_device.traces.clear()
+        mesh_device.capturing.clear()
+
+
+def close_device(device: MeshDevice) -> None:
+    close_mesh_device(device)
+
+
+def get_num_devices() -> int:
+    return EMULATED_NUM_DEVICES
+
+
+def get_device_ids() -> list[int]:
+    return list(range(EMULATED_NUM_DEVICES))
+
+
+def _cq(cq_id: Optional[int]) -> int:
+    return 0 if cq_id is None else int(cq_id)
+
+
+def synchronize_device(device: MeshDevice, cq_id: Optional[int] = None, sub_device_ids: Any = ()) -> None:
+    """Wait for the device. Emulated work completes eagerly, so this only enforces
+    real ttnn's rule that it may not be called inside a trace capture."""
+    if device.capturing:
+        raise errors.events_in_capture()
+
+
+class MeshEvent:
+    _ids = itertools.count(1)
+
+    def __init__(self, device: MeshDevice, cq_id: int) -> None:
+        self.device = device
+        self.cq_id = cq_id
+        self.event_id = next(MeshEvent._ids)
+
+    def __repr__(self) -> str:
+        return f"MeshEvent(device_id={self.device.mesh_id}, cq_id={self.cq_id}, event_id={self.event_id})"
+
+
+def record_event(mesh_device: MeshDevice, cq_id: int, sub_device_ids: Any = (), device_range: Any = None) -> MeshEvent:
+    """Record an event on a command queue (forbidden during capture, as on hardware)."""
+    if mesh_device.capturing:
+        raise errors.events_in_capture()
+    return MeshEvent(mesh_device, _cq(cq_id))
+
+
+def wait_for_event(cq_id: int, event: MeshEvent) -> None:
+    """Make a command queue wait for an event (forbidden during capture)."""
+    if event.device.capturing:
+        raise errors.events_in_capture()
+
+
+def event_synchronize(event: MeshEvent) -> None:
+    """Host waits for an event: everything emulated has already completed."""

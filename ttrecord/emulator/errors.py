@@ -1,0 +1,117 @@
+"""Errors and warnings shaped like the real ones.
+
+Real ttnn raises `RuntimeError` from C++ `TT_FATAL(cond, fmt, ...)` with the text
+`TT_FATAL @ <file>:<line>: <cond>\\ninfo:\\n<message>` followed by a backtrace.
+Tools (and the recorder) match on the message text, so the emulator produces
+the same texts. File/line are those of the tt-metal source that raises the
+error; only the read-in-capture line (fd_mesh_command_queue.cpp:851) was
+measured on ttnn 0.81.1, the others are close approximations.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+_FD_CQ = "tt_metal/distributed/fd_mesh_command_queue.cpp"
+_MESH_DEVICE = "tt_metal/distributed/mesh_device.cpp"
+_MESH_TRACE = "tt_metal/distributed/mesh_trace.cpp"
+
+READS_IN_CAPTURE = "Reads are not supported during trace capture."
+WRITES_IN_CAPTURE = "Writes are not supported during trace capture. trace id: {}"
+EVENTS_IN_CAPTURE = "Event Synchronization is not supported during trace capture."
+TRACE_REGION_TOO_SMALL = (
+    "Creating trace buffers of size {}B on MeshDevice {}, but only {}B is allocated for trace region."
+)
+TRACE_ALLOCATION_UNSAFE = (
+    "Allocating device buffers is potentially unsafe due to the existence of an active trace. "
+    "These buffers may be corrupted once a trace is executed if they are not released before then. "
+    "Use the trace allocation tracker to verify."
+)
+
+
+def tt_fatal(file: str, line: int, condition: str, message: str) -> RuntimeError:
+    """A RuntimeError whose text has the layout of a real TT_FATAL."""
+    return RuntimeError(f"TT_FATAL @ {file}:{line}: {condition}\ninfo:\n{message}")
+
+
+def reads_in_capture() -> RuntimeError:
+    return tt_fatal(_FD_CQ, 851, "!trace_id_.has_value()", READS_IN_CAPTURE)
+
+
+def writes_in_capture(trace_id: int) -> RuntimeError:
+    return tt_fatal(_FD_CQ, 817, "!trace_id_.has_value()", WRITES_IN_CAPTURE.format(int(trace_id)))
+
+
+def events_in_capture() -> RuntimeError:
+    return tt_fatal(_FD_CQ, 944, "!trace_id_.has_value()", EVENTS_IN_CAPTURE)
+
+
+def trace_region_too_small(total: int, mesh_id: int, region: int) -> RuntimeError:
+    return tt_fatal(
+        _MESH_TRACE,
+        80,
+        "mesh_cq.device()->get_trace_buffers_size() <= trace_region_size",
+        TRACE_REGION_TOO_SMALL.format(total, mesh_id, region),
+    )
+
+
+def cq_already_tracing(cq_id: int, trace_id: int) -> RuntimeError:
+    return tt_fatal(
+        _MESH_DEVICE,
+        1083,
+        "!this->mesh_command_queues_[cq_id]->trace_id().has_value()",
+        f"CQ {cq_id} is already being used for tracing tid {int(trace_id)}",
+    )
+
+
+def cq_not_tracing(cq_id: int, trace_id: int) -> RuntimeError:
+    return tt_fatal(
+        _MESH_DEVICE,
+        1101,
+        "this->mesh_command_queues_[cq_id]->trace_id() == trace_id",
+        f"CQ {cq_id} is not being used for tracing tid {int(trace_id)}",
+    )
+
+
+def trace_not_found(trace_id: int, mesh_id: int) -> RuntimeError:
+    return tt_fatal(
+        _MESH_DEVICE,
+        1124,
+        "trace_buffer != nullptr",
+        f"Trace instance {int(trace_id)} must exist on Mesh device {mesh_id}'s "
+        "active sub-device manager 0",
+    )
+
+
+class TraceAllocationWarning(UserWarning):
+    """ttnn's "Allocating device buffers is potentially unsafe ..." warning.
+
+    Real ttnn logs it through tt-metal's logger (loguru-style line on stderr). The
+    emulator issues it through Python's `warnings` module: visible on stderr by
+    default, catchable with `warnings.catch_warnings`, and attributed to the user's
+    line that allocated (the first frame outside ttrecord), so a recorder hooking
+    `warnings.showwarning` sees where it came from.
+    """
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_stacklevel() -> int:
+    """How many frames up the first caller outside ttrecord (and wrapt) is."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not (filename.startswith(_PACKAGE_DIR) or f"{os.sep}wrapt{os.sep}" in filename):
+            return level
+        frame = frame.f_back
+        level += 1
+    return 1
+
+
+def warn_unsafe_allocation() -> None:
+    """Issue the active-trace allocation warning at the user's allocating line."""
+    warnings.warn(TRACE_ALLOCATION_UNSAFE, TraceAllocationWarning, stacklevel=_user_stacklevel())

@@ -1,0 +1,76 @@
+"""Byte-addressed device memory, one array row per bank.
+
+Page `i` of an interleaved buffer lives in bank `i % banks` at
+`base + (i // banks) × aligned_page_size`. Reading or writing a tensor moves the
+bytes of exactly those pages, so two buffers whose bank-local ranges overlap
+really see each other's data, and a trace replay writing at a captured address
+really lands in whatever buffer holds that address now.
+
+Storage is a numpy uint8 array of shape (banks, capacity) covering
+[base, base + capacity); it grows on demand. np.zeros is calloc-backed, so
+untouched pages cost no RAM.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class BankedMemory:
+    """The bytes of one buffer type (DRAM or L1) across all its banks."""
+
+    def __init__(self, num_banks: int, base: int, limit: int) -> None:
+        self.num_banks = num_banks
+        self.base = base
+        self.limit = limit
+        self._data = np.zeros((num_banks, 0), dtype=np.uint8)
+
+    def _ensure(self, end: int) -> None:
+        needed = end - self.base
+        capacity = self._data.shape[1]
+        if needed <= capacity:
+            return
+        new_capacity = max(needed, 2 * capacity, 1 << 16)
+        new_capacity = min(max(new_capacity, needed), max(self.limit - self.base, needed))
+        grown = np.zeros((self.num_banks, new_capacity), dtype=np.uint8)
+        if capacity:
+            grown[:, :capacity] = self._data
+        self._data = grown
+
+    def _region(self, address: int, num_pages: int, page_size: int) -> np.ndarray:
+        """A (banks, rows, page_size) view of a buffer's per-bank reservation."""
+        rows = -(-num_pages // self.num_banks)
+        start = address - self.base
+        self._ensure(address + rows * page_size)
+        region = self._data[:, start : start + rows * page_size]
+        return region.reshape(self.num_banks, rows, page_size)
+
+    def read_pages(self, address: int, num_pages: int, page_size: int) -> np.ndarray:
+        """Copy of the buffer's pages, shape (num_pages, page_size), in page order."""
+        banks = self.num_banks
+        region = self._region(address, num_pages, page_size)
+        if num_pages <= banks:
+            return region[:num_pages, 0, :].copy()
+        ordered = region.transpose(1, 0, 2).reshape(-1, page_size)
+        return ordered[:num_pages]
+
+    def write_pages(self, address: int, pages: np.ndarray) -> None:
+        """Store `pages` (shape (num_pages, page_size)) at the buffer's page slots."""
+        num_pages, page_size = pages.shape
+        banks = self.num_banks
+        region = self._region(address, num_pages, page_size)
+        if num_pages <= banks:
+            region[:num_pages, 0, :] = pages
+            return
+        full_rows, rest = divmod(num_pages, banks)
+        if full_rows:
+            head = pages[: full_rows * banks].reshape(full_rows, banks, page_size)
+            region[:, :full_rows, :] = head.transpose(1, 0, 2)
+        if rest:
+            region[:rest, full_rows, :] = pages[full_rows * banks :]
+
+    def bank_bytes(self, bank: int, address: int, size: int) -> np.ndarray:
+        """Raw bytes of one bank, for tests and debugging."""
+        self._ensure(address + size)
+        start = address - self.base
+        return self._data[bank, start : start + size].copy()

@@ -1,0 +1,1 @@
+"""The ops the emulator implements, grouped by kind (one module per group)."""

@@ -1,0 +1,71 @@
+"""Reductions: argmax, sum, mean."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import torch
+
+from ..decorators import operation
+from ..tensor import Tensor
+from ..types import DataType, Layout, MemoryConfig
+from ._dispatch import as_float, run
+
+
+@operation("ttnn.argmax")
+def argmax(
+    input_tensor: Tensor,
+    *,
+    dim: Optional[int] = None,
+    keepdim: bool = False,
+    memory_config: Optional[MemoryConfig] = None,
+    output_tensor: Optional[Tensor] = None,
+    use_multicore: bool = False,
+    **_: Any,
+) -> Tensor:
+    """Index of the maximum (UINT32, ROW_MAJOR output as in ttnn)."""
+
+    def fn(a: torch.Tensor) -> torch.Tensor:
+        out = torch.argmax(as_float(a), dim=dim, keepdim=keepdim) if dim is not None else torch.argmax(as_float(a))
+        return out.reshape(1) if out.dim() == 0 else out
+
+    return run(
+        "ttnn.argmax",
+        [input_tensor],
+        fn,
+        dtype=DataType.UINT32,
+        layout=Layout.ROW_MAJOR,
+        memory_config=memory_config,
+        output_tensor=output_tensor,
+    )
+
+
+def _reduce(name: str, torch_fn):
+    def op(
+        input_tensor: Tensor,
+        dim: Any = None,
+        keepdim: bool = False,
+        *,
+        memory_config: Optional[MemoryConfig] = None,
+        compute_kernel_config: Any = None,
+        scalar: float = 1.0,
+        **_: Any,
+    ) -> Tensor:
+        dims = dim
+
+        def fn(a: torch.Tensor) -> torch.Tensor:
+            a = as_float(a)
+            out = torch_fn(a) if dims is None else torch_fn(a, dim=dims, keepdim=keepdim)
+            out = out * scalar if scalar != 1.0 else out
+            return out.reshape(1) if out.dim() == 0 else out
+
+        return run(f"ttnn.{name}", [input_tensor], fn, memory_config=memory_config)
+
+    op.__name__ = name
+    op.__doc__ = f"ttnn.{name}(input_tensor, dim=None, keepdim=False)."
+    return operation(f"ttnn.{name}")(op)
+
+
+sum = _reduce("sum", torch.sum)  # noqa: A001 - ttnn's name
+mean = _reduce("mean", torch.mean)
+max = _reduce("max", lambda a, **kw: torch.amax(a, **kw) if kw else torch.amax(a))  # noqa: A001

@@ -1,0 +1,328 @@
+"""`ttnn.Tensor`: a host value or a view of device memory at a buffer's address.
+
+Like the real nanobind class it has no weak-reference support (`__slots__`
+without `__weakref__`) and its device buffer is freed the moment the last
+Python reference goes (the buffer object's `__del__`). A device tensor holds no
+values of its own: every read decodes the bytes currently at its address.
+
+Reads (device→host) and writes (host→device) check for an active trace capture
+on the device and raise real ttnn's TT_FATAL texts.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import torch
+
+from . import errors
+from .buffer import DeviceBuffer
+from .codec import TensorSpec, decode, encode, to_storage
+from .types import (
+    DRAM_MEMORY_CONFIG,
+    DataType,
+    Layout,
+    MemoryConfig,
+    Shape,
+    StorageType,
+    dtype_from_torch,
+    element_size,
+)
+
+_tensor_ids = itertools.count()
+
+
+def check_read(device: Any) -> None:
+    """Real ttnn: TT_FATAL 'Reads are not supported during trace capture.'"""
+    if device.capturing:
+        raise errors.reads_in_capture()
+
+
+def check_write(device: Any) -> None:
+    """Real ttnn: TT_FATAL 'Writes are not supported during trace capture. trace id: N'"""
+    trace = device.active_capture()
+    if trace is not None:
+        raise errors.writes_in_capture(trace.trace_id)
+
+
+class Tensor:
+    """A ttnn tensor on the host or on an emulated device."""
+
+    __slots__ = ("_spec", "_host", "_buffer", "tensor_id")
+
+    def __init__(
+        self,
+        data: Any,
+        data_type: Any = None,
+        device: Any = None,
+        layout: Any = None,
+        mem_config: Optional[MemoryConfig] = None,
+        tile: Any = None,
+        cq_id: Optional[int] = None,
+        pad_value: Optional[float] = None,
+        mesh_mapper: Any = None,
+        *,
+        memory_config: Optional[MemoryConfig] = None,
+        dtype: Any = None,
+    ) -> None:
+        """Tensor(numpy_or_torch, dtype, device, layout[, memory_config]) or
+        Tensor(list_of_values, shape, dtype, layout[, device]) as in real ttnn."""
+        if isinstance(data, (list, tuple)) and isinstance(data_type, (list, tuple, Shape)):
+            shape, data_type, layout, device = data_type, device, layout, mem_config
+            mem_config = None
+            values = torch.tensor(list(data), dtype=torch.float32).reshape(tuple(shape))
+        elif isinstance(data, torch.Tensor):
+            values = data.detach()
+        else:
+            values = torch.from_numpy(np.ascontiguousarray(np.asarray(data)))
+        dtype = dtype if dtype is not None else data_type
+        if dtype is None:
+            dtype = dtype_from_torch(values.dtype)
+        if layout is None:
+            layout = Layout.ROW_MAJOR
+        memory_config = memory_config or mem_config
+        spec = TensorSpec(Shape(values.shape), DataType(dtype), Layout(layout), None)
+        host = to_storage(values, spec.dtype).contiguous()
+        if device is None:
+            self._init_host(spec, host)
+            return
+        check_write(device)
+        spec = spec._replace(memory_config=memory_config or DRAM_MEMORY_CONFIG)
+        buffer = allocate_for(device, spec)
+        device.write_pages(buffer.desc, encode(host, spec, buffer.desc.aligned_page_size))
+        self._init_device(spec, buffer)
+
+    # --- construction without __init__ (used by ops and transfers) -----------------
+    def _init_host(self, spec: TensorSpec, values: torch.Tensor) -> None:
+        self._spec = spec._replace(memory_config=None)
+        self._host = values
+        self._buffer = None
+        self.tensor_id = next(_tensor_ids)
+
+    def _init_device(self, spec: TensorSpec, buffer: DeviceBuffer) -> None:
+        self._spec = spec
+        self._host = None
+        self._buffer = buffer
+        self.tensor_id = next(_tensor_ids)
+
+    @classmethod
+    def on_host(cls, spec: TensorSpec, values: torch.Tensor) -> "Tensor":
+        t = cls.__new__(cls)
+        t._init_host(spec, values)
+        return t
+
+    @classmethod
+    def on_device(cls, spec: TensorSpec, buffer: DeviceBuffer) -> "Tensor":
+        t = cls.__new__(cls)
+        t._init_device(spec, buffer)
+        return t
+
+    # --- metadata (host-side only: never reads device memory) ------------------------
+    @property
+    def shape(self) -> Shape:
+        return self._spec.shape
+
+    @property
+    def logical_shape(self) -> Shape:
+        return self._spec.shape
+
+    @property
+    def padded_shape(self) -> Shape:
+        return self._spec.padded_shape
+
+    @property
+    def dtype(self) -> DataType:
+        return self._spec.dtype
+
+    @property
+    def layout(self) -> Layout:
+        return self._spec.layout
+
+    @property
+    def spec(self) -> TensorSpec:
+        return self._spec
+
+    def get_dtype(self) -> DataType:
+        return self._spec.dtype
+
+    def get_layout(self) -> Layout:
+        return self._spec.layout
+
+    def memory_config(self) -> Optional[MemoryConfig]:
+        return self._spec.memory_config
+
+    def storage_type(self) -> StorageType:
+        return StorageType.HOST if self._buffer is None else StorageType.DEVICE
+
+    def device(self) -> Any:
+        return None if self._buffer is None else self._buffer.device
+
+    def is_allocated(self) -> bool:
+        if self._buffer is None:
+            return self._host is not None
+        return self._buffer.is_allocated
+
+    def is_sharded(self) -> bool:
+        return False
+
+    def _desc(self):
+        if self._buffer is None:
+            raise RuntimeError("TT_FATAL @ ttnn/core/tensor/tensor.cpp:0: is_device_tensor\ninfo:\nTensor is not on device")
+        return self._buffer.desc
+
+    def buffer_address(self) -> int:
+        return self._desc().address
+
+    def buffer_num_pages(self) -> int:
+        return self._desc().num_pages
+
+    def buffer_page_size(self) -> int:
+        return self._desc().page_size
+
+    def buffer_aligned_page_size(self) -> int:
+        return self._desc().aligned_page_size
+
+    def buffer_unique_id(self) -> int:
+        return self._desc().unique_id
+
+    def element_size(self) -> int:
+        return element_size(self._spec.dtype)
+
+    def volume(self) -> int:
+        return self._spec.padded_shape.volume()
+
+    def physical_volume(self) -> int:
+        return self._spec.padded_shape.volume()
+
+    def logical_volume(self) -> int:
+        return self._spec.shape.volume()
+
+    # --- values ------------------------------------------------------------------------
+    def _values(self) -> torch.Tensor:
+        """Current values without any capture check (ops reading their inputs)."""
+        if self._buffer is None:
+            if self._host is None:
+                raise RuntimeError("ttnn emulator: tensor was deallocated")
+            return self._host
+        buffer = self._buffer
+        if not buffer.is_allocated:
+            raise RuntimeError(
+                "TT_FATAL @ ttnn/core/tensor/tensor.cpp:0: is_allocated()\ninfo:\nBuffer is not allocated"
+            )
+        return decode(buffer.device.read_pages(buffer.desc), self._spec)
+
+    def _read(self) -> torch.Tensor:
+        """Values for a device→host transfer: forbidden during capture."""
+        if self._buffer is not None:
+            device = self._buffer.device
+            if device is not None:
+                check_read(device)
+        return self._values()
+
+    def cpu(self, blocking: bool = True, cq_id: Optional[int] = None) -> "Tensor":
+        """Copy to a host tensor (a device read)."""
+        if self._buffer is None:
+            return self
+        return Tensor.on_host(self._spec, self._read().clone())
+
+    def to_torch(self, mesh_composer: Any = None) -> torch.Tensor:
+        return self._read().clone()
+
+    def to_numpy(self) -> np.ndarray:
+        values = self._read()
+        if values.dtype == torch.bfloat16:
+            values = values.float()
+        return values.numpy().copy()
+
+    def to_list(self) -> list:
+        values = self._read()
+        if values.dtype == torch.bfloat16:
+            values = values.float()
+        return values.tolist()
+
+    def item(self) -> Any:
+        values = self._read()
+        if values.numel() != 1:
+            raise RuntimeError("TT_FATAL @ ttnn/core/tensor/tensor.cpp:0: logical_volume() == 1\ninfo:\nitem() needs a one-element tensor")
+        return values.reshape(()).float().item() if values.is_floating_point() else values.reshape(()).item()
+
+    def to(self, device_or_layout: Any, memory_config: Optional[MemoryConfig] = None, cq_id: Optional[int] = None) -> "Tensor":
+        """`to(device)` copies to a device (a write); `to(layout)` converts on the host."""
+        if isinstance(device_or_layout, Layout):
+            from .ops.data_movement import to_layout
+
+            return to_layout(self, device_or_layout)
+        from .transfers import _host_to_device
+
+        return _host_to_device(self, device_or_layout, memory_config)
+
+    def deallocate(self, force: bool = False) -> None:
+        """Free the device buffer now (host tensors drop their values)."""
+        if self._buffer is not None:
+            self._buffer.release()
+        else:
+            self._host = None
+
+    def reshape(self, *shape: Any) -> "Tensor":
+        from .ops.data_movement import reshape
+
+        if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = tuple(shape[0])
+        return reshape(self, shape)
+
+    # --- operators, as ttnn.Tensor forwards them to ttnn ops ---------------------------
+    def __add__(self, other: Any) -> "Tensor":
+        from .ops.eltwise import add
+
+        return add(self, other)
+
+    def __sub__(self, other: Any) -> "Tensor":
+        from .ops.eltwise import subtract
+
+        return subtract(self, other)
+
+    def __mul__(self, other: Any) -> "Tensor":
+        from .ops.eltwise import multiply
+
+        return multiply(self, other)
+
+    def __matmul__(self, other: Any) -> "Tensor":
+        from .ops.matmul import matmul
+
+        return matmul(self, other)
+
+    __radd__ = __add__
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        # Never reads device memory: a repr inside a capture must not be a readback.
+        where = "host" if self._buffer is None else f"device buffer @ {self._buffer.desc.address}"
+        return (
+            f"ttnn.Tensor(<{where}>, shape={self.shape!r}, dtype={self.dtype!r}, "
+            f"layout={self.layout!r})"
+        )
+
+
+def allocate_for(device: Any, spec: TensorSpec) -> DeviceBuffer:
+    """Allocate the device buffer a tensor of `spec` needs."""
+    memory_config = spec.memory_config or DRAM_MEMORY_CONFIG
+    return device.allocate_buffer(memory_config.buffer_type, spec.num_pages(), spec.page_size())
+
+
+def new_device_tensor(device: Any, spec: TensorSpec) -> Tensor:
+    """An allocated, unwritten device tensor (contents: whatever the memory holds)."""
+    if spec.memory_config is None:
+        spec = spec._replace(memory_config=DRAM_MEMORY_CONFIG)
+    return Tensor.on_device(spec, allocate_for(device, spec))
+
+
+def write_values(tensor: Tensor, values: torch.Tensor) -> None:
+    """Store `values` into a device tensor's pages (no capture check: callers decide)."""
+    desc = tensor._buffer.desc
+    tensor._buffer.device.write_pages(desc, encode(values, tensor._spec, desc.aligned_page_size))
+
+
+def shapes_of(tensors: Sequence[Tensor]) -> list[Shape]:
+    return [t.shape for t in tensors]

@@ -1,0 +1,177 @@
+"""Trace capture and replay with addresses baked in, as on hardware.
+
+During a capture every device op runs once and is recorded as an `OpRecord`:
+the function that computes it (scalars and shapes captured as they were) and
+the `BufferDesc` of every buffer it read and wrote. A replay re-runs the
+records against the memory as it is *now*: inputs are decoded from the captured
+addresses, outputs encoded to the captured addresses. Nothing refers to the
+tensors of the capture, so
+
+* an intermediate freed at the end of capture is really free, and a buffer
+  allocated later on its address is overwritten by the next replay;
+* new data in a new tensor never reaches the trace (it reads the old address);
+* a freed and reused input feeds whatever now lives at its address.
+
+Trace command buffers are charged to the device's `trace_region_size`
+(`DeviceConfig.trace_bytes_per_op` bytes per captured op, paged as tt-metal's
+mesh_trace.cpp does); a capture that does not fit fails with real ttnn's message.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable, NamedTuple, Optional
+
+from . import errors, faults
+from .allocator import round_up
+from .buffer import BufferDesc, DeviceBuffer
+from .codec import TensorSpec, decode, encode
+from .types import BufferType
+
+_trace_ids = itertools.count()
+
+
+class MeshTraceId(int):
+    """The id begin_trace_capture returns (an int, printed like ttnn's)."""
+
+    def __repr__(self) -> str:
+        return f"MeshTraceId({int(self)})"
+
+    __str__ = int.__repr__
+
+
+class OpRecord(NamedTuple):
+    """One captured op: how to compute it and where it reads and writes."""
+
+    name: str
+    fn: Callable[..., Any]
+    inputs: tuple[tuple[BufferDesc, TensorSpec], ...]
+    outputs: tuple[tuple[BufferDesc, TensorSpec], ...]
+
+
+class Trace:
+    """A captured trace on one device and command queue."""
+
+    def __init__(self, trace_id: MeshTraceId, cq_id: int) -> None:
+        self.trace_id = trace_id
+        self.cq_id = cq_id
+        self.records: list[OpRecord] = []
+        self.buffer: Optional[DeviceBuffer] = None
+        self.size = 0
+
+    def reads(self) -> list[BufferDesc]:
+        return [d for r in self.records for d, _ in r.inputs]
+
+    def writes(self) -> list[BufferDesc]:
+        return [d for r in self.records for d, _ in r.outputs]
+
+
+def run_record(device: Any, record: OpRecord) -> None:
+    """Execute one captured op against the device memory as it is now."""
+    values = [decode(device.read_pages(desc), spec) for desc, spec in record.inputs]
+    results = record.fn(*values)
+    if not isinstance(results, tuple):
+        results = (results,)
+    for (desc, spec), result in zip(record.outputs, results):
+        device.write_pages(desc, encode(result, spec, desc.aligned_page_size))
+
+
+def interleaved_page_size(buf_size: int, num_banks: int, min_size: int, max_size: int) -> int:
+    """tt-metal's choice of trace buffer page size: the largest power of two in
+    [min_size, max_size] that minimises padding to a whole number of bank rows."""
+    pick, min_waste = min_size, None
+    size = min_size
+    while size <= max_size:
+        fully_banked = num_banks * size
+        waste = round_up(buf_size, fully_banked) - buf_size
+        if min_waste is None or waste <= min_waste:
+            min_waste, pick = waste, size
+        size <<= 1
+    return pick
+
+
+def _cq(cq_id: Optional[int]) -> int:
+    return 0 if cq_id is None else int(cq_id)
+
+
+def begin_trace_capture(mesh_device: Any, *, cq_id: Optional[int] = None) -> MeshTraceId:
+    """Start recording device work on `cq_id`; returns the new trace's id."""
+    cq = _cq(cq_id)
+    trace_id = MeshTraceId(next(_trace_ids))
+    with mesh_device.lock:
+        if cq in mesh_device.capturing:
+            raise errors.cq_already_tracing(cq, trace_id)
+        mesh_device.allocations_unsafe = False  # tt-metal: mark_allocations_safe()
+        mesh_device.capturing[cq] = Trace(trace_id, cq)
+    return trace_id
+
+
+def end_trace_capture(mesh_device: Any, trace_id: int, *, cq_id: Optional[int] = None) -> None:
+    """Stop recording and commit the trace to the trace region."""
+    cq = _cq(cq_id)
+    config = mesh_device.config
+    with mesh_device.lock:
+        trace = mesh_device.capturing.get(cq)
+        if trace is None or trace.trace_id != int(trace_id):
+            raise errors.cq_not_tracing(cq, trace_id)
+        del mesh_device.capturing[cq]
+        unpadded = len(trace.records) * config.trace_bytes_per_op
+        if unpadded:
+            page = interleaved_page_size(
+                unpadded, config.num_dram_banks, config.trace_page_min, config.trace_page_max
+            )
+            padded = round_up(unpadded, page)
+            total = mesh_device.trace_buffers_size + padded
+            if total > mesh_device.trace_region_size:
+                raise errors.trace_region_too_small(total, mesh_device.mesh_id, mesh_device.trace_region_size)
+            trace.buffer = mesh_device.allocate_buffer(BufferType.TRACE, padded // page, page)
+            trace.size = padded
+            mesh_device.trace_buffers_size = total
+        mesh_device.traces[trace.trace_id] = trace
+        mesh_device.allocations_unsafe = True  # tt-metal: mark_allocations_unsafe()
+
+
+def execute_trace(
+    mesh_device: Any, trace_id: int, *, cq_id: Optional[int] = None, blocking: bool = True
+) -> None:
+    """Replay a captured trace. Work completes before returning whether or not
+    `blocking` is set; a later synchronize_device is then a no-op, as on hardware
+    once the queue has drained."""
+    trace = mesh_device.traces.get(int(trace_id))
+    if trace is None:
+        raise errors.trace_not_found(trace_id, mesh_device.mesh_id)
+    faults.on_replay()
+    with mesh_device.lock:
+        for record in trace.records:
+            run_record(mesh_device, record)
+
+
+def release_trace(mesh_device: Any, trace_id: int) -> None:
+    """Free a trace's command buffer; allocations are safe again once none is left."""
+    with mesh_device.lock:
+        trace = mesh_device.traces.pop(int(trace_id), None)
+        if trace is None:
+            return
+        if trace.buffer is not None:
+            trace.buffer.release()
+        mesh_device.trace_buffers_size -= trace.size
+        if not mesh_device.traces:
+            mesh_device.allocations_unsafe = False
+
+
+def is_trace_capture_active(mesh_device: Any) -> bool:
+    return bool(mesh_device.capturing)
+
+
+def record_op(device: Any, name: str, fn: Callable[..., Any], inputs: list, outputs: list) -> None:
+    """Append an op to the capture in progress on `device`, if there is one."""
+    trace = device.active_capture()
+    if trace is not None:
+        trace.records.append(
+            OpRecord(
+                name,
+                fn,
+                tuple((t._buffer.desc, t._spec) for t in inputs),
+                tuple((t._buffer.desc, t._spec) for t in outputs),
+            )
+        )

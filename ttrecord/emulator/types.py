@@ -1,0 +1,263 @@
+"""Value types of the ttnn API: data types, layouts, buffer types, memory configs, shapes.
+
+Enum names and numeric values follow ttnn 0.81.1 so that code comparing
+`tensor.dtype == ttnn.bfloat16` or printing `tensor.layout` behaves the same
+on both backends.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Iterable, Optional
+
+import torch
+
+TILE_SIZE = 32
+
+
+class DataType(enum.IntEnum):
+    BFLOAT16 = 0
+    FLOAT32 = 1
+    UINT32 = 2
+    BFLOAT8_B = 3
+    BFLOAT4_B = 4
+    UINT8 = 5
+    UINT16 = 6
+    INT32 = 7
+    INVALID = 8
+
+    def __repr__(self) -> str:
+        return f"DataType.{self.name}"
+
+    __str__ = __repr__
+
+
+class Layout(enum.IntEnum):
+    ROW_MAJOR = 0
+    TILE = 1
+    INVALID = 2
+
+    def __repr__(self) -> str:
+        return f"Layout.{self.name}"
+
+    __str__ = __repr__
+
+
+class BufferType(enum.IntEnum):
+    DRAM = 0
+    L1 = 1
+    SYSTEM_MEMORY = 2
+    L1_SMALL = 3
+    TRACE = 4
+
+    def __repr__(self) -> str:
+        return f"BufferType.{self.name}"
+
+    __str__ = __repr__
+
+
+class TensorMemoryLayout(enum.IntEnum):
+    INTERLEAVED = 0
+    HEIGHT_SHARDED = 2
+    WIDTH_SHARDED = 3
+    BLOCK_SHARDED = 4
+
+    def __repr__(self) -> str:
+        return f"TensorMemoryLayout.{self.name}"
+
+    __str__ = __repr__
+
+
+class StorageType(enum.IntEnum):
+    HOST = 0
+    DEVICE = 1
+
+    def __repr__(self) -> str:
+        return f"StorageType.{self.name}"
+
+    __str__ = __repr__
+
+
+# Element storage of each supported data type: torch dtype used for host values,
+# bytes per element on device. uint32 is held in torch as int32 bits, as
+# real ttnn's to_torch does (torch has no general uint32 arithmetic).
+_TORCH_DTYPES = {
+    DataType.BFLOAT16: torch.bfloat16,
+    DataType.FLOAT32: torch.float32,
+    DataType.UINT32: torch.int32,
+    DataType.INT32: torch.int32,
+    DataType.UINT16: torch.int16,
+    DataType.UINT8: torch.uint8,
+}
+_ELEMENT_SIZES = {
+    DataType.BFLOAT16: 2,
+    DataType.FLOAT32: 4,
+    DataType.UINT32: 4,
+    DataType.INT32: 4,
+    DataType.UINT16: 2,
+    DataType.UINT8: 1,
+}
+_FROM_TORCH = {
+    torch.bfloat16: DataType.BFLOAT16,
+    torch.float32: DataType.FLOAT32,
+    torch.float64: DataType.FLOAT32,
+    torch.float16: DataType.BFLOAT16,
+    torch.int32: DataType.INT32,
+    torch.int64: DataType.INT32,
+    torch.int16: DataType.UINT16,
+    torch.uint8: DataType.UINT8,
+    torch.bool: DataType.UINT8,
+}
+
+
+def torch_dtype(dtype: DataType) -> torch.dtype:
+    """The torch dtype that holds values of `dtype` on the host."""
+    try:
+        return _TORCH_DTYPES[dtype]
+    except KeyError:
+        raise RuntimeError(f"ttnn emulator: data type {dtype!r} is not supported") from None
+
+
+def element_size(dtype: DataType) -> int:
+    """Bytes per element of `dtype` in device memory."""
+    try:
+        return _ELEMENT_SIZES[dtype]
+    except KeyError:
+        raise RuntimeError(f"ttnn emulator: data type {dtype!r} is not supported") from None
+
+
+def dtype_from_torch(dtype: torch.dtype) -> DataType:
+    """The ttnn data type a torch tensor of `dtype` becomes when no dtype is given."""
+    return _FROM_TORCH.get(dtype, DataType.FLOAT32)
+
+
+class MemoryConfig:
+    """Where a device tensor lives: buffer type and memory layout (interleaved only)."""
+
+    __slots__ = ("memory_layout", "buffer_type", "shard_spec")
+
+    def __init__(
+        self,
+        memory_layout: TensorMemoryLayout = TensorMemoryLayout.INTERLEAVED,
+        buffer_type: BufferType = BufferType.DRAM,
+        shard_spec: Optional[object] = None,
+    ) -> None:
+        if memory_layout != TensorMemoryLayout.INTERLEAVED:
+            raise RuntimeError("ttnn emulator: only INTERLEAVED memory layouts are emulated")
+        self.memory_layout = memory_layout
+        self.buffer_type = buffer_type
+        self.shard_spec = shard_spec
+
+    def is_sharded(self) -> bool:
+        return False
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, MemoryConfig)
+            and self.memory_layout == other.memory_layout
+            and self.buffer_type == other.buffer_type
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.memory_layout, self.buffer_type))
+
+    def __repr__(self) -> str:
+        return (
+            f"MemoryConfig(memory_layout={self.memory_layout!r},"
+            f"buffer_type={self.buffer_type!r},shard_spec=std::nullopt)"
+        )
+
+
+DRAM_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.INTERLEAVED, BufferType.DRAM)
+L1_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.INTERLEAVED, BufferType.L1)
+
+
+class Shape(tuple):
+    """A tensor shape; a tuple of ints that prints like ttnn's `Shape([1, 32])`."""
+
+    def __new__(cls, dims: Iterable[int] = ()) -> "Shape":
+        return super().__new__(cls, (int(d) for d in dims))
+
+    @classmethod
+    def of(cls, dims: tuple) -> "Shape":
+        """Fast path for a tuple/torch.Size of ints (hot in ops)."""
+        return tuple.__new__(cls, dims)
+
+    @property
+    def rank(self) -> int:
+        return len(self)
+
+    def volume(self) -> int:
+        v = 1
+        for d in self:
+            v *= d
+        return v
+
+    def to_rank(self, rank: int) -> "Shape":
+        if rank >= len(self):
+            return Shape((1,) * (rank - len(self)) + tuple(self))
+        return Shape(self[len(self) - rank :])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (tuple, list)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = tuple.__hash__
+
+    def __repr__(self) -> str:
+        return f"Shape({list(self)})"
+
+    __str__ = __repr__
+
+
+class MeshShape:
+    """Rows × columns of devices in a mesh."""
+
+    __slots__ = ("_dims",)
+
+    def __init__(self, *dims: int) -> None:
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        self._dims = tuple(int(d) for d in dims)
+
+    def mesh_size(self) -> int:
+        n = 1
+        for d in self._dims:
+            n *= d
+        return n
+
+    def dims(self) -> int:
+        return len(self._dims)
+
+    def __iter__(self):
+        return iter(self._dims)
+
+    def __getitem__(self, i: int) -> int:
+        return self._dims[i]
+
+    def __len__(self) -> int:
+        return len(self._dims)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MeshShape) and self._dims == other._dims
+
+    def __hash__(self) -> int:
+        return hash(self._dims)
+
+    def __repr__(self) -> str:
+        return f"MeshShape([{', '.join(map(str, self._dims))}])"
+
+
+def padded_shape(shape: Shape, layout: Layout) -> Shape:
+    """Shape as stored on device: TILE layout pads the last two dims to 32."""
+    if layout != Layout.TILE:
+        return shape
+    dims = list(shape.to_rank(2)) if len(shape) < 2 else list(shape)
+    dims[-1] = -(-dims[-1] // TILE_SIZE) * TILE_SIZE
+    dims[-2] = -(-dims[-2] // TILE_SIZE) * TILE_SIZE
+    return Shape(dims)
