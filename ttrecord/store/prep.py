@@ -47,12 +47,13 @@ def tag_prep_runs(conn: sqlite3.Connection) -> int:
             window.append(seq)
         if not seen:  # a window that repeats none of the captured ops is not a prep run
             continue
-        tagged += conn.execute(
-            "UPDATE events SET phase = 'prep' WHERE phase = 'eager' AND ("
-            " seq IN (SELECT value FROM json_each(?))"
-            " OR parent IN (SELECT value FROM json_each(?)))",
-            (str(window), str(window)),
-        ).rowcount
+        rows = [(seq,) for seq in window]
+        before = conn.total_changes
+        conn.executemany("UPDATE events SET phase = 'prep' WHERE seq = ? AND phase = 'eager'", rows)
+        conn.executemany(
+            "UPDATE events SET phase = 'prep' WHERE parent = ? AND phase = 'eager'", rows
+        )
+        tagged += conn.total_changes - before
         conn.execute(
             "UPDATE events SET phase = 'prep' WHERE phase = 'eager' AND kind IN ('alloc', 'free')"
             " AND seq BETWEEN ? AND ?",

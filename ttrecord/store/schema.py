@@ -84,7 +84,7 @@ TABLES: dict[str, dict] = {
             "address": int,
             "size": int,
         },
-        pk=("seq", "role", "pos"),
+        pk=None,  # rowid table; (seq, role, pos) is unique and indexed by seq
     ),
     "buffers": dict(
         columns={
@@ -151,10 +151,14 @@ TABLES: dict[str, dict] = {
     "sources": dict(columns={"file": str, "text": str}, pk="file"),
 }
 
+# Built when the session closes: maintaining them while events stream in would halve the
+# writer's throughput, and a live viewer only pages by seq.
 INDEXES: list[tuple[str, list[str]]] = [
+    ("tensors", ["seq"]),
     ("events", ["kind"]),
     ("events", ["phase"]),
     ("events", ["callsite"]),
+    ("events", ["parent"]),
     ("events", ["name"]),
     ("events", ["device", "trace"]),
     ("tensors", ["buffer"]),
@@ -165,9 +169,12 @@ INDEXES: list[tuple[str, list[str]]] = [
 
 
 def create(db: sqlite_utils.Database) -> None:
-    """Create every table and index; safe on a file that already has them."""
+    """Create every table; safe on a file that already has them."""
     for name, spec in TABLES.items():
         db[name].create(spec["columns"], pk=spec["pk"], if_not_exists=True)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def create_indexes(db: sqlite_utils.Database) -> None:
     for table, columns in INDEXES:
         db[table].create_index(columns, if_not_exists=True)
-    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

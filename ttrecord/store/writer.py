@@ -15,7 +15,8 @@ import sqlite3
 import sys
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ _EVENT_SQL = (
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _TENSOR_SQL = (
-    "INSERT OR REPLACE INTO tensors (seq, role, pos, tensor_id, storage, shape, dtype, layout,"
+    "INSERT INTO tensors (seq, role, pos, tensor_id, storage, shape, dtype, layout,"
     " memory_config, buffer, device, buffer_type, address, size)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
@@ -61,7 +62,9 @@ class SessionWriter:
         self._next_trace = 1
         self._trace_ops: dict[int, int] = {}
         self._trace_runs: dict[int, int] = {}
-        self._max_seq = 0
+        self._shapes: dict[tuple[int, ...], str] = {}
+        self._new_buffers: list[tuple] = []
+        self._freed: list[tuple[int, int]] = []  # (free seq, buffer id)
 
     # -- session row -------------------------------------------------------------------
 
@@ -114,7 +117,8 @@ class SessionWriter:
         last_call: int | None = None,
     ) -> None:
         """Close the session: derive prep runs, keep source snippets, write the final status."""
-        with self._conn:
+        schema.create_indexes(self.db)
+        with self._transaction():
             prep.tag_prep_runs(self._conn)
             self._store_sources()
         self.update_session(
@@ -132,6 +136,17 @@ class SessionWriter:
     def close(self) -> None:
         self._conn.close()
 
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        # The connection is in autocommit mode (so PRAGMAs work anywhere); batch explicitly.
+        self._conn.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
     # -- events --------------------------------------------------------------------------
 
     def add(self, events: Iterable[Event]) -> int:
@@ -139,7 +154,7 @@ class SessionWriter:
         event_rows: list[tuple] = []
         tensor_rows: list[tuple] = []
         n = 0
-        with self._conn:
+        with self._transaction():
             for ev in events:
                 n += 1
                 buffer_id = self._track(ev)
@@ -150,14 +165,14 @@ class SessionWriter:
                         ev.t_ns,
                         ev.dur_ns,
                         ev.thread,
-                        str(ev.kind),
+                        ev.kind,  # str enums bind as their text
                         ev.name,
-                        str(ev.phase),
+                        ev.phase,  # str enums bind as their text
                         ev.device,
                         ev.cq,
                         ev.trace,
                         self._callsite_id(ev.callsite),
-                        str(ev.status),
+                        ev.status,  # str enums bind as their text
                         ev.error,
                         _json(ev.args) if ev.args else None,
                         ev.region,
@@ -166,11 +181,27 @@ class SessionWriter:
                 )
                 for role, refs in (("in", ev.inputs), ("out", ev.outputs)):
                     for pos, ref in enumerate(refs):
-                        tensor_rows.append(self._tensor_row(ev.seq, role, pos, ref))
+                        tensor_rows.append(self._tensor_row(ev, role, pos, ref))
             self._conn.executemany(_EVENT_SQL, event_rows)
-            if tensor_rows:
-                self._conn.executemany(_TENSOR_SQL, tensor_rows)
+            self._conn.executemany(_TENSOR_SQL, tensor_rows)
+            self._flush_buffers()
         return n
+
+    def _flush_buffers(self) -> None:
+        self._conn.executemany(
+            "INSERT INTO buffers (id, device, buffer_type, address, size, page_size, num_pages,"
+            " tensor_id, alloc_seq, alloc_phase) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            self._new_buffers,
+        )
+        self._conn.executemany("UPDATE buffers SET free_seq = ? WHERE id = ?", self._freed)
+        self._new_buffers.clear()
+        self._freed.clear()
+
+    def _shape(self, shape: tuple[int, ...]) -> str:
+        text = self._shapes.get(shape)
+        if text is None:
+            text = self._shapes[shape] = _json(list(shape))
+        return text
 
     def _callsite_id(self, site: CallSite | None) -> int | None:
         if site is None:
@@ -186,19 +217,19 @@ class SessionWriter:
         self._callsites[site] = new_id
         return new_id
 
-    def _tensor_row(self, seq: int, role: str, pos: int, ref: TensorRef) -> tuple:
+    def _tensor_row(self, ev: Event, role: str, pos: int, ref: TensorRef) -> tuple:
         buf = ref.buffer
         buffer_id = None
         if buf is not None:
             live = self._live.get((buf.device, buf.buffer_type, buf.address))
-            buffer_id = live[0] if live else self._open_buffer(buf, seq, None)
+            buffer_id = live[0] if live else self._open_buffer(buf, ev.seq, ev.phase)
         return (
-            seq,
+            ev.seq,
             role,
             pos,
             ref.tensor_id,
             ref.storage,
-            _json(list(ref.shape)),
+            self._shape(ref.shape),
             ref.dtype,
             ref.layout,
             ref.memory_config,
@@ -242,12 +273,10 @@ class SessionWriter:
             self._conn.execute("UPDATE devices SET close_seq = ? WHERE id = ?", (ev.seq, ev.device))
         return None
 
-    def _open_buffer(self, buf: BufferRef, seq: int, phase: Phase | None) -> int:
+    def _open_buffer(self, buf: BufferRef, seq: int, phase: Phase) -> int:
         buffer_id = self._next_buffer
         self._next_buffer += 1
-        self._conn.execute(
-            "INSERT INTO buffers (id, device, buffer_type, address, size, page_size, num_pages,"
-            " tensor_id, alloc_seq, alloc_phase) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        self._new_buffers.append(
             (
                 buffer_id,
                 buf.device,
@@ -258,8 +287,8 @@ class SessionWriter:
                 buf.num_pages,
                 buf.tensor_id,
                 seq,
-                str(phase) if phase is not None else None,
-            ),
+                phase.value,
+            )
         )
         self._live[(buf.device, buf.buffer_type, buf.address)] = (buffer_id, buf.size)
         return buffer_id
@@ -270,20 +299,16 @@ class SessionWriter:
         if live is not None:
             if live[1] == buf.size:
                 # Seen first as a call's output, now confirmed by the allocator: one buffer.
-                self._conn.execute(
-                    "UPDATE buffers SET alloc_phase = coalesce(alloc_phase, ?) WHERE id = ?",
-                    (str(phase), live[0]),
-                )
                 return live[0]
             # A free we never saw: the old buffer ended when this one took its address.
-            self._conn.execute("UPDATE buffers SET free_seq = ? WHERE id = ?", (seq, live[0]))
+            self._freed.append((seq, live[0]))
         return self._open_buffer(buf, seq, phase)
 
     def _free(self, buf: BufferRef, seq: int) -> int | None:
         live = self._live.pop((buf.device, buf.buffer_type, buf.address), None)
         if live is None:
             return None
-        self._conn.execute("UPDATE buffers SET free_seq = ? WHERE id = ?", (seq, live[0]))
+        self._freed.append((seq, live[0]))
         return live[0]
 
     def _begin_trace(self, ev: Event) -> None:

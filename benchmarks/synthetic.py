@@ -1,0 +1,105 @@
+"""Large synthetic sessions through the real writer, shaped like a traced decode loop.
+
+Each step is what a model's decode step looks like to the recorder: an input copy, a handful
+of ops with intermediates allocated and freed, and a readback; every `capture_every` steps the
+loop is captured and replayed. Sessions are cached by size under the temp folder because
+building a million events takes a while and every benchmark wants the same one.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, SessionStatus, TensorRef
+from ttrecord.store.writer import SessionWriter
+
+_FILE = "/models/decoder.py"
+_OPS = ("ttnn.matmul", "ttnn.add", "ttnn.rms_norm", "ttnn.softmax", "ttnn.matmul", "ttnn.silu")
+
+
+def _ref(buf: BufferRef) -> TensorRef:
+    return TensorRef(buf.address, "device", (1, 32, 1024), "BFLOAT16", "TILE", "DRAM", buf)
+
+
+def decode_events(n_events: int, capture_every: int = 50) -> Iterator[Event]:
+    """Yield about `n_events` events of a decode loop with periodic capture and replay."""
+    seq = 0
+    t = 0
+    base = 1048704
+
+    def make(kind: Kind, name: str, line: int | None, **kw) -> Event:
+        nonlocal seq, t
+        seq += 1
+        t += 2000
+        site = CallSite(_FILE, line, "forward") if line is not None else None
+        return Event(seq, kind, name, t_ns=t, dur_ns=1500, device=0, callsite=site, **kw)
+
+    x = BufferRef(0, "DRAM", base, 2048)
+    w = BufferRef(0, "DRAM", base + 2048, 262144)
+    yield make(Kind.DEVICE_OPEN, "open_device", 5, args={"num_dram_banks": 8, "num_l1_banks": 130})
+    yield make(Kind.ALLOC, "alloc", None, buffer=x)
+    yield make(Kind.ALLOC, "alloc", None, buffer=w)
+    step = 0
+    trace_id = 0
+    while seq < n_events:
+        step += 1
+        capture = step % capture_every == 0
+        phase = Phase.CAPTURE if capture else Phase.EAGER
+        if capture:
+            yield make(Kind.TRACE_BEGIN, "begin_trace_capture", 40, trace=trace_id)
+        else:
+            yield make(Kind.H2D, "copy_host_to_device_tensor", 30, outputs=(_ref(x),))
+        prev = x
+        temps = []
+        for i, name in enumerate(_OPS):
+            out = BufferRef(0, "DRAM", base + 264192 + 2048 * i, 2048)
+            yield make(Kind.ALLOC, "alloc", None, buffer=out, phase=phase)
+            trace = trace_id if capture else None
+            ins = (_ref(prev), _ref(w)) if "matmul" in name else (_ref(prev),)
+            yield make(Kind.OP, name, 10 + i, phase=phase, trace=trace, inputs=ins,
+                       outputs=(_ref(out),), args={"step": step} if name == "ttnn.add" else None)  # fmt: skip
+            temps.append(out)
+            prev = out
+        for buf in temps[:-1]:
+            yield make(Kind.FREE, "free", None, buffer=buf, phase=phase)
+        if capture:
+            yield make(Kind.TRACE_END, "end_trace_capture", 42, trace=trace_id)
+            yield make(Kind.TRACE_EXECUTE, "execute_trace", 44, trace=trace_id, phase=Phase.REPLAY)
+            yield make(Kind.TRACE_RELEASE, "release_trace", 46, trace=trace_id)
+            trace_id += 1
+        else:
+            yield make(Kind.D2H, "to_torch", 20, inputs=(_ref(prev),))
+        yield make(Kind.FREE, "free", None, buffer=temps[-1], phase=phase)
+
+
+def write_session(path: str | os.PathLike[str], n_events: int, batch: int = 5000) -> int:
+    """Write a decode-loop session of about n_events events; returns the number written."""
+    writer = SessionWriter(path)
+    writer.start(script=_FILE, argv=[_FILE], backend="emulator")
+    written = 0
+    pending: list[Event] = []
+    for ev in decode_events(n_events):
+        pending.append(ev)
+        if len(pending) >= batch:
+            written += writer.add(pending)
+            pending.clear()
+    written += writer.add(pending)
+    writer.finish(SessionStatus.OK, exit_code=0)
+    writer.close()
+    return written
+
+
+def cached_session(n_events: int) -> Path:
+    """A session of n_events built once per machine and reused by every benchmark."""
+    folder = Path(tempfile.gettempdir()) / "ttrecord-bench"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"decode-{n_events}.db"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp")
+        tmp.unlink(missing_ok=True)
+        write_session(tmp, n_events)
+        tmp.rename(path)
+    return path
