@@ -1,0 +1,293 @@
+"""What every detector needs to know besides the events themselves, derived once per analysis.
+
+Detectors are pure functions of the event stream, but several of them ask the same questions
+(which calls are the user's own, what a trace reads and writes, where an audit region starts),
+so those answers are computed here, lazily and at most once, from the events alone. A test can
+build a context from a hand-made event list; `analyze()` adds what only the session row knows
+(the run's status and working folder).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from ttrecord.events import CALL_KINDS, BufferRef, CallSite, Event, Kind, Phase, Status
+
+RangeKey = tuple[int, str]  # (device, buffer type)
+
+
+@dataclass(slots=True)
+class Access:
+    """One footprint a captured op touched."""
+
+    buffer: BufferRef
+    seq: int  # the captured call that touched it
+    role: str  # "read", "write" (into a buffer that already existed) or "new" (created here)
+    tensor_id: int | None = None
+    shape: tuple[int, ...] = ()
+    dtype: str | None = None
+
+
+@dataclass(eq=False)
+class TraceInfo:
+    """One captured trace: where it began and ended, what it touched, when it ran."""
+
+    device: int | None
+    trace_id: int
+    begin: Event
+    end: Event | None = None
+    release: Event | None = None
+    executes: list[Event] = field(default_factory=list)
+    accesses: list[Access] = field(default_factory=list)
+    ops: int = 0
+    raised_inside: bool = False  # a call inside the capture raised (e.g. a TT_FATAL)
+    freed_inside: set[tuple[int, str, int]] = field(default_factory=set)
+
+    @property
+    def key(self) -> tuple[int | None, int]:
+        return (self.device, self.trace_id)
+
+    def live_at(self, seq: int) -> bool:
+        """Captured and not yet released at `seq`."""
+        if self.end is None or self.end.seq >= seq:
+            return False
+        return self.release is None or self.release.seq > seq
+
+    @cached_property
+    def produced(self) -> set[tuple[int, str, int]]:
+        """Buffers the capture itself created (its intermediates and outputs)."""
+        return {buffer_key(a.buffer) for a in self.accesses if a.role == "new"}
+
+    def inputs(self) -> list[Access]:
+        """Reads of buffers that existed before the capture: the trace's inputs, one per buffer."""
+        seen: set[tuple[int, str, int]] = set()
+        out = []
+        for acc in self.accesses:
+            k = buffer_key(acc.buffer)
+            if acc.role == "read" and k not in self.produced and k not in seen:
+                seen.add(k)
+                out.append(acc)
+        return out
+
+    def kept(self) -> list[Access]:
+        """Buffers the capture created and left allocated: outputs the program holds on to."""
+        seen: set[tuple[int, str, int]] = set()
+        out = []
+        for acc in self.accesses:
+            k = buffer_key(acc.buffer)
+            if acc.role == "new" and k not in self.freed_inside and k not in seen:
+                seen.add(k)
+                out.append(acc)
+        return out
+
+    @cached_property
+    def footprint(self) -> RangeIndex:
+        return RangeIndex(self.accesses)
+
+    @cached_property
+    def written(self) -> RangeIndex:
+        return RangeIndex([a for a in self.accesses if a.role != "read"])
+
+
+def buffer_key(buf: BufferRef) -> tuple[int, str, int]:
+    return (buf.device, buf.buffer_type, buf.address)
+
+
+class RangeIndex:
+    """Bank-local ranges per (device, buffer type), merged for a fast overlap test.
+
+    A trace can touch thousands of buffers and a long run allocates millions of times, so the
+    test is a bisect on merged intervals; the original accesses are scanned only on a hit.
+    """
+
+    def __init__(self, accesses: Sequence[Access]) -> None:
+        self._accesses: dict[RangeKey, list[Access]] = {}
+        for acc in accesses:
+            self._accesses.setdefault((acc.buffer.device, acc.buffer.buffer_type), []).append(acc)
+        self._starts: dict[RangeKey, list[int]] = {}
+        self._ends: dict[RangeKey, list[int]] = {}
+        for key, accs in self._accesses.items():
+            starts: list[int] = []
+            ends: list[int] = []
+            for a in sorted(accs, key=lambda a: a.buffer.address):
+                if starts and a.buffer.address <= ends[-1]:
+                    ends[-1] = max(ends[-1], a.buffer.end)
+                else:
+                    starts.append(a.buffer.address)
+                    ends.append(a.buffer.end)
+            self._starts[key] = starts
+            self._ends[key] = ends
+
+    def hits(self, buf: BufferRef) -> bool:
+        key = (buf.device, buf.buffer_type)
+        starts = self._starts.get(key)
+        if not starts or buf.size <= 0:
+            return False
+        i = bisect.bisect_left(starts, buf.end) - 1  # last interval starting before buf ends
+        return i >= 0 and self._ends[key][i] > buf.address
+
+    def overlapping(self, buf: BufferRef) -> list[Access]:
+        if not self.hits(buf):
+            return []
+        return [a for a in self._accesses[(buf.device, buf.buffer_type)] if a.buffer.overlaps(buf)]
+
+
+@dataclass(slots=True)
+class RegionInstance:
+    """One call of an audited function: a would-be capture region in an eager run."""
+
+    name: str
+    instance: int
+    begin: Event
+    end: Event | None
+    events: list[Event] = field(default_factory=list)
+
+
+class Context:
+    """Derived facts shared by the detectors. Build with `Context(events, status=..., cwd=...)`."""
+
+    def __init__(self, events: Sequence[Event], status: str = "ok", cwd: str | None = None,
+                 backend: str | None = None) -> None:  # fmt: skip
+        self.events = events
+        self.status = status
+        self.cwd = cwd
+        self.backend = backend
+
+    @property
+    def ended_normally(self) -> bool:
+        return self.status == "ok"
+
+    @cached_property
+    def calls(self) -> dict[int, Event]:
+        """Call events by seq, to walk from a nested call or an allocation to the user's line."""
+        return {ev.seq: ev for ev in self.events if ev.kind in CALL_KINDS}
+
+    def outermost(self, ev: Event) -> Event:
+        """The user's own call this event happened inside (itself when top-level)."""
+        seen = 0
+        while ev.parent is not None and seen < 64:
+            parent = self.calls.get(ev.parent)
+            if parent is None:
+                break
+            ev, seen = parent, seen + 1
+        return ev
+
+    def site(self, ev: Event) -> CallSite | None:
+        """The user's line for an event: its own call site, else the nearest caller's."""
+        while ev.callsite is None and ev.parent is not None:
+            parent = self.calls.get(ev.parent)
+            if parent is None:
+                break
+            ev = parent
+        return ev.callsite
+
+    @cached_property
+    def traces(self) -> list[TraceInfo]:
+        return list(_derive_traces(self.events))
+
+    @cached_property
+    def trace_by_begin(self) -> dict[int, TraceInfo]:
+        return {t.begin.seq: t for t in self.traces}
+
+    def in_capture(self, ev: Event) -> bool:
+        return ev.phase is Phase.CAPTURE
+
+    @cached_property
+    def regions(self) -> list[RegionInstance]:
+        return _derive_regions(self.events)
+
+
+def _derive_traces(events: Sequence[Event]) -> Iterator[TraceInfo]:
+    """Walk the stream once, pairing trace calls per (device, trace id) like the runtime does."""
+    open_: dict[tuple[int | None, int], TraceInfo] = {}  # captured, not released
+    capturing: dict[int | None, TraceInfo] = {}  # device -> trace being captured
+    done: list[TraceInfo] = []
+    live: set[tuple[int, str, int]] = set()  # buffers allocated right now, as far as seen
+    for ev in events:
+        kind = ev.kind
+        if kind is Kind.TRACE_BEGIN:
+            if ev.status is Status.OK and ev.trace is not None:
+                info = TraceInfo(ev.device, ev.trace, ev)
+                capturing[ev.device] = info
+                open_[info.key] = info
+                done.append(info)
+            continue
+        if capturing and ev.phase is Phase.CAPTURE and kind is not Kind.TRACE_END:
+            info = capturing.get(ev.device)
+            if info is None and len(capturing) == 1:
+                info = next(iter(capturing.values()))
+            if info is not None:
+                _record_access(info, ev, live)
+        if kind is Kind.ALLOC and ev.buffer is not None:
+            live.add(buffer_key(ev.buffer))
+        elif kind is Kind.FREE and ev.buffer is not None:
+            live.discard(buffer_key(ev.buffer))
+        elif ev.outputs:
+            live.update(buffer_key(r.buffer) for r in ev.outputs if r.buffer is not None)
+        if kind is Kind.TRACE_END:
+            info = capturing.pop(ev.device, None)
+            if info is not None and ev.status is Status.OK:
+                info.end = ev
+        elif kind is Kind.TRACE_EXECUTE:
+            info = open_.get((ev.device, ev.trace))
+            if info is not None:
+                info.executes.append(ev)
+        elif kind is Kind.TRACE_RELEASE:
+            info = open_.pop((ev.device, ev.trace), None)
+            if info is not None and ev.status is Status.OK:
+                info.release = ev
+    yield from done
+
+
+def _record_access(info: TraceInfo, ev: Event, live: set[tuple[int, str, int]]) -> None:
+    if ev.status is not Status.OK:
+        info.raised_inside = True
+    if ev.kind is Kind.ALLOC and ev.buffer is not None:
+        key = buffer_key(ev.buffer)
+        info.freed_inside.discard(key)
+        if key not in live:
+            info.accesses.append(Access(ev.buffer, ev.parent or ev.seq, "new", ev.buffer.tensor_id))
+        return
+    if ev.kind is Kind.FREE and ev.buffer is not None:
+        info.freed_inside.add(buffer_key(ev.buffer))
+        return
+    if ev.kind is Kind.OP and ev.parent is None:
+        info.ops += 1
+    for ref in ev.inputs:
+        if ref.buffer is not None and ref.storage == "device":
+            info.accesses.append(Access(ref.buffer, ev.seq, "read", ref.tensor_id, ref.shape, ref.dtype))
+    for ref in ev.outputs:
+        if ref.buffer is not None and ref.storage == "device":
+            role = "write" if buffer_key(ref.buffer) in live else "new"
+            info.accesses.append(Access(ref.buffer, ev.seq, role, ref.tensor_id, ref.shape, ref.dtype))
+
+
+def _derive_regions(events: Sequence[Event]) -> list[RegionInstance]:
+    instances: list[RegionInstance] = []
+    stack: list[RegionInstance] = []
+    loose: RegionInstance | None = None  # events tagged with a region but never bracketed
+    for ev in events:
+        if ev.kind is Kind.REGION_BEGIN:
+            args = ev.args or {}
+            name = str(args.get("region") or ev.region or "region")
+            inst = RegionInstance(name, int(args.get("instance", len(instances))), ev, None)
+            instances.append(inst)
+            stack.append(inst)
+        elif ev.kind is Kind.REGION_END:
+            if stack:
+                stack.pop().end = ev
+        elif ev.phase is Phase.CAPTURE:
+            continue
+        elif stack:
+            stack[-1].events.append(ev)
+        elif ev.region is not None:
+            if loose is None or loose.name != ev.region:
+                loose = RegionInstance(ev.region, len(instances), ev, None)
+                instances.append(loose)
+            loose.events.append(ev)
+        else:
+            loose = None
+    return instances

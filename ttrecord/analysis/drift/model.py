@@ -1,0 +1,192 @@
+"""The data a drift diff produces: plain frozen records, so the CLI and the UI only render them.
+
+A report pairs two op sequences (two captures, or a prep run and its capture) op by op. Every
+row of `DriftReport.pairs` is one aligned pair or one op present on one side only; the rest of
+the report explains the rows: where the runs first diverged, which live allocation before the
+capture most likely shifted the layout, how addresses moved per device and buffer type, and
+whether one run's baked addresses land on buffers the other run keeps live while replaying.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from ttrecord.events import BufferRef, TensorRef
+
+
+class PairStatus(str, Enum):
+    SAME = "same"
+    CHANGED = "changed"
+    ONLY_A = "only_a"
+    ONLY_B = "only_b"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureRef:
+    """Which op sequence of which session one side of the diff is."""
+
+    path: str
+    number: int  # 1-based, in begin order within the session
+    device: int
+    trace_id: int
+    begin_seq: int
+    end_seq: int | None
+    prep: bool = False  # the prep run before capture `number`, not the capture itself
+
+    @property
+    def label(self) -> str:
+        name = f"{Path(self.path).name}:{self.number}"
+        return f"{name} prep run" if self.prep else name
+
+
+@dataclass(frozen=True, slots=True)
+class CapturedOp:
+    """One top-level op of a capture (or prep run), in the order it was called."""
+
+    seq: int
+    index: int  # position within its capture, from 0
+    name: str
+    file: str
+    line: int
+    function: str
+    inputs: tuple[TensorRef, ...]
+    outputs: tuple[TensorRef, ...]
+    occurrence: int = 0  # how many earlier ops of this capture share (name, file, line)
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.name, self.file, self.line)
+
+    @property
+    def site(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True)
+class LiveBuffer:
+    """A buffer live when a capture began, with the call that allocated it."""
+
+    buffer: BufferRef
+    alloc_seq: int
+    call: str  # the op or transfer that made it ("" if unknown)
+    file: str
+    line: int
+    function: str
+
+    @property
+    def key(self) -> tuple:
+        b = self.buffer
+        return (b.buffer_type, b.size, self.call, self.file, self.line)
+
+
+@dataclass(slots=True)
+class Capture:
+    """One side of a diff, loaded from a session: its ops and the allocator state around it."""
+
+    ref: CaptureRef
+    ops: list[CapturedOp]
+    live_at_start: list[LiveBuffer]  # live when the capture (or prep run) began
+    replay_live: list[tuple[BufferRef, int]]  # (buffer, alloc_seq) live while it can replay
+    has_replay: bool = True  # False for a prep run: nothing replays it
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    slot: str  # "in0", "out1", or "in"/"out" for a changed tensor count
+    field: str  # address, size, buffer_type, shape, dtype, layout, memory_config, storage, count
+    a: Any
+    b: Any
+
+
+@dataclass(frozen=True, slots=True)
+class OpPair:
+    a: CapturedOp | None
+    b: CapturedOp | None
+    changes: tuple[FieldChange, ...] = ()
+
+    @property
+    def status(self) -> PairStatus:
+        if self.a is None:
+            return PairStatus.ONLY_B
+        if self.b is None:
+            return PairStatus.ONLY_A
+        return PairStatus.CHANGED if self.changes else PairStatus.SAME
+
+
+@dataclass(frozen=True, slots=True)
+class LiveDifference:
+    """A buffer live before one run's capture with no counterpart in the other run."""
+
+    run: str  # "a" or "b": the run that has it
+    live: LiveBuffer
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """The allocation that most likely shifted the layout at the first divergence."""
+
+    difference: LiveDifference
+    # The address the other run used there, which this buffer now occupies (None: only near).
+    displaced: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class DriftGroup:
+    """How the buffers of one device and buffer type moved between the runs."""
+
+    device: int
+    buffer_type: str
+    buffers: int  # distinct buffers of run A the aligned ops use
+    moved: int
+    kind: str  # "unchanged" | "constant_offset" | "reshuffled"
+    offsets: tuple[tuple[int, int], ...]  # (offset B - A, buffers), most common first
+
+
+@dataclass(frozen=True, slots=True)
+class Overlap:
+    """A range one run's trace bakes in, overlapping a buffer live in the other run's replay."""
+
+    trace_run: str  # "a" or "b": whose trace range
+    buffer_type: str
+    device: int
+    address: int
+    size: int
+    op_seq: int  # first op of the trace run that uses the range
+    other_address: int
+    other_size: int
+    other_alloc_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class OverlapSummary:
+    checked: bool  # False when a side has no replay phase (a prep run)
+    a_over_b: int = 0
+    b_over_a: int = 0
+    examples: tuple[Overlap, ...] = ()
+
+
+@dataclass(slots=True)
+class DriftReport:
+    a: CaptureRef
+    b: CaptureRef
+    mode: str  # "captures" | "prep"
+    method: str  # how the ops were aligned: "identical" | "myers" | "anchored"
+    pairs: list[OpPair]
+    first_divergence: int | None  # index into pairs
+    cause: Cause | None
+    live_differences: list[LiveDifference] = field(default_factory=list)
+    groups: list[DriftGroup] = field(default_factory=list)
+    overlaps: OverlapSummary = field(default_factory=lambda: OverlapSummary(checked=False))
+
+    def count(self, status: PairStatus) -> int:
+        return sum(1 for p in self.pairs if p.status is status)
+
+    @property
+    def drift(self) -> bool:
+        return self.first_divergence is not None

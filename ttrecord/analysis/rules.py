@@ -1,0 +1,112 @@
+"""The hazard catalog (DESIGN.md, TR001–TR010) and the helpers detectors use to build findings.
+
+Ids, severities and titles are stable: CI configurations, SARIF consumers and stored sessions
+refer to them. The `help` text is the default fix a reporter shows when a rule is listed on its
+own (SARIF rule metadata); each finding carries a fix hint specific to what was found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ttrecord.analysis.context import Context
+from ttrecord.events import BufferRef, Event
+from ttrecord.findings import Finding, Severity
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    severity: Severity
+    title: str
+    help: str
+
+
+RULES: dict[str, Rule] = {
+    r.id: r
+    for r in (
+        Rule("TR001", Severity.ERROR, "Readback inside trace capture",
+             "Move the read (ttnn.to_torch, Tensor.cpu, ...) after ttnn.execute_trace, outside"
+             " begin_trace_capture/end_trace_capture."),
+        Rule("TR002", Severity.ERROR, "Host write inside trace capture",
+             "Pre-allocate the device input before capture and refresh it before each"
+             " execute_trace with ttnn.copy_host_to_device_tensor(host, captured_input)."),
+        Rule("TR003", Severity.ERROR, "Device synchronization inside trace capture",
+             "Synchronize before begin_trace_capture or after execute_trace, never inside the"
+             " captured region."),
+        Rule("TR004", Severity.ERROR, "Allocation over trace memory",
+             "Allocate every buffer the program needs before capture, or release the trace"
+             " (ttnn.release_trace) before allocating; deallocate post-capture tensors before"
+             " the next execute_trace."),
+        Rule("TR005", Severity.ERROR, "Stale or freed trace input",
+             "Keep the captured input tensors alive and write new data into them with"
+             " ttnn.copy_host_to_device_tensor(host, captured_input) or"
+             " ttnn.copy(new, captured_input) before execute_trace."),
+        Rule("TR006", Severity.WARNING, "Trace input/output aliasing",
+             "Give each captured input its own buffer, keep outputs separate from inputs, and"
+             " read (or ttnn.clone) a replay's output before the next execute_trace."),
+        Rule("TR007", Severity.WARNING, "Value baked into the trace",
+             "Pass values that change between steps as device tensors (updated with"
+             " ttnn.copy_host_to_device_tensor), or capture one trace per value."),
+        Rule("TR008", Severity.WARNING, "Host work inside trace capture",
+             "Do host-side work before capture or after execute_trace; inside the captured"
+             " region use only device ops on device tensors."),
+        Rule("TR009", Severity.ERROR, "Trace lifecycle error",
+             "Pair every begin_trace_capture with end_trace_capture, execute only live traces on"
+             " the device that captured them, and call ttnn.release_trace when done."),
+        Rule("TR010", Severity.ERROR, "Overlapping trace regions",
+             "Release one trace before capturing the next, or keep the buffers each trace writes"
+             " alive (and distinct) while both traces are in use."),
+    )
+}  # fmt: skip
+
+
+def hexdec(value: int) -> str:
+    """An address or size as users see it in ttnn logs and the allocator report: hex and decimal."""
+    return f"{value:#x} ({value})"
+
+
+def range_evidence(buf: BufferRef) -> dict[str, Any]:
+    return {
+        "device": buf.device,
+        "buffer_type": buf.buffer_type,
+        "address": hexdec(buf.address),
+        "end": hexdec(buf.end),
+        "size": hexdec(buf.size),
+        "range": f"[{buf.address:#x}, {buf.end:#x})",
+    }
+
+
+def short_file(path: str | None) -> str:
+    return Path(path).name if path else "?"
+
+
+def where(ctx: Context, ev: Event) -> str:
+    site = ctx.site(ev)
+    return f"{short_file(site.file)}:{site.line}" if site else f"event {ev.seq}"
+
+
+def finding(rule: str, ctx: Context, culprit: Event, message: str, *, fix: str | None = None,
+            related: list[int] | tuple[int, ...] = (), evidence: dict[str, Any] | None = None,
+            trace: int | None = None, severity: Severity | None = None) -> Finding:  # fmt: skip
+    """A finding pinned to the user's line of `culprit` (the call that caused the hazard)."""
+    meta = RULES[rule]
+    site = ctx.site(culprit)
+    events = [culprit.seq] + [s for s in dict.fromkeys(related) if s != culprit.seq]
+    return Finding(
+        rule=rule,
+        severity=severity or meta.severity,
+        title=meta.title,
+        message=message,
+        fix=fix or meta.help,
+        file=site.file if site else None,
+        line=site.line if site else None,
+        function=site.function if site else None,
+        stack=[tuple(f) for f in site.stack] if site else [],
+        events=events,
+        evidence=evidence or {},
+        device=culprit.device,
+        trace=trace if trace is not None else culprit.trace,
+    )

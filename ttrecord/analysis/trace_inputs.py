@@ -1,0 +1,267 @@
+"""TR005 stale or freed trace input and TR006 input/output aliasing.
+
+A trace's inputs are the device buffers its captured ops read that existed before the capture.
+Rules:
+- TR005 (freed): an input buffer is freed after the capture read it, and the trace is replayed
+  afterwards (before release_trace). Reported at the call that freed it.
+- TR005 (stale): before an execute_trace, the program wrote new data to the device as a *new*
+  tensor with the shape and dtype of a trace input, and did not write into that input since
+  the previous replay (no `copy_host_to_device_tensor` or `ttnn.copy` into it). Reported at the
+  write that made the new tensor.
+- TR006 (shared inputs): two different tensors the trace takes as inputs share device memory.
+- TR006 (output is an input): a captured op writes into a buffer the trace also reads as an
+  input, so each replay starts from the previous replay's result.
+- TR006 (overwritten output): the program reads one trace output several times after a single
+  replay although it ran the trace several times since its last read, i.e. it expected the
+  earlier replays' results to still be there; every replay writes the same buffer.
+
+Why replay breaks: the trace reads and writes the addresses it captured. A freed input's
+address is reused by other tensors, so replay computes on whatever lives there now; a new input
+tensor sits at another address the trace never reads, so replay computes on the old data; and
+aliased buffers make one replay's output the next replay's input or overwrite earlier results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ttrecord.analysis.context import Access, Context, TraceInfo, buffer_key
+from ttrecord.analysis.rules import finding, range_evidence, where
+from ttrecord.events import Event, Kind, Phase
+from ttrecord.findings import Finding
+
+
+def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    traces = [t for t in ctx.traces if t.end is not None]
+    if not traces:
+        return []
+    findings = _freed_and_stale(events, ctx, traces)
+    for t in traces:
+        findings += _aliasing(ctx, t)
+    findings += _overwritten_outputs(events, ctx, traces)
+    return findings
+
+
+def _freed_and_stale(events: Sequence[Event], ctx: Context, traces: list[TraceInfo]) -> list[Finding]:
+    readers: dict[tuple, list[tuple[TraceInfo, Access]]] = {}
+    for t in traces:
+        for acc in t.inputs():
+            readers.setdefault(buffer_key(acc.buffer), []).append((t, acc))
+    freed: dict[int, list[tuple[Event, Access]]] = {}  # id(trace) -> frees waiting for a replay
+    refreshed: dict[int, set] = {id(t): set() for t in traces}
+    fresh: dict[int, list[tuple[Event, Access, Event]]] = {id(t): [] for t in traces}
+    findings: list[Finding] = []
+    reported: set[tuple] = set()
+    for ev in events:
+        kind = ev.kind
+        if kind is Kind.FREE and ev.buffer is not None:
+            for t, acc in readers.get(buffer_key(ev.buffer), ()):
+                if acc.seq < ev.seq and (t.release is None or t.release.seq > ev.seq):
+                    freed.setdefault(id(t), []).append((ev, acc))
+        elif kind is Kind.TRACE_EXECUTE:
+            for t in traces:
+                if t.device != ev.device or t.trace_id != ev.trace or not t.live_at(ev.seq):
+                    continue
+                for free, acc in freed.pop(id(t), []):
+                    findings.append(_freed_finding(ctx, t, free, acc, ev))
+                for h2d, acc, out in fresh[id(t)]:
+                    site = ctx.site(h2d)
+                    key = (id(t), (site.file, site.line) if site else h2d.seq)
+                    if buffer_key(acc.buffer) not in refreshed[id(t)] and key not in reported:
+                        reported.add(key)
+                        findings.append(_stale_finding(ctx, t, h2d, acc, out, ev))
+                fresh[id(t)] = []
+                refreshed[id(t)] = set()
+        elif ev.outputs and ev.phase is not Phase.CAPTURE:
+            for out in ev.outputs:
+                if out.buffer is None or out.storage != "device":
+                    continue
+                key = buffer_key(out.buffer)
+                for t, _ in readers.get(key, ()):
+                    refreshed[id(t)].add(key)
+                if kind is Kind.H2D:
+                    _note_new_input(ctx, ev, out, traces, readers, fresh)
+    return findings
+
+
+def _note_new_input(ctx, ev, out, traces, readers, fresh) -> None:
+    """An h2d made a new device tensor: remember it if it looks like a trace input."""
+    if buffer_key(out.buffer) in readers:
+        return
+    for t in traces:
+        if t.device != out.buffer.device or not t.live_at(ev.seq):
+            continue
+        for acc in t.inputs():
+            if tuple(acc.shape) == tuple(out.shape) and (acc.dtype or out.dtype) == (out.dtype or acc.dtype):
+                fresh[id(t)].append((ev, acc, out))
+                break
+
+
+def _freed_finding(ctx: Context, t: TraceInfo, free: Event, acc: Access, execute: Event) -> Finding:
+    reader = ctx.calls.get(acc.seq)
+    b = acc.buffer
+    message = (
+        f"The buffer {b.buffer_type} [{b.address:#x}, {b.end:#x}) on device {b.device} is an"
+        f" input of trace {t.trace_id}"
+        + (f" (read by `{reader.name}` at {where(ctx, reader)})" if reader else "")
+        + f", and it is freed here before execute_trace at {where(ctx, execute)} replays the"
+        " trace. The replay still reads that address, which the allocator may already have given"
+        " to another tensor: the trace computes on whatever lives there now."
+    )
+    evidence = {
+        "input": range_evidence(b),
+        "trace": t.trace_id,
+        "device": b.device,
+        "read_by": {"event": acc.seq, "at": where(ctx, reader) if reader else None},
+        "execute": {"event": execute.seq, "at": where(ctx, execute)},
+    }
+    fix = (
+        "Keep the captured input tensor alive (do not ttnn.deallocate it or drop its last"
+        " reference) until after the last execute_trace and ttnn.release_trace; write new data"
+        " into it with ttnn.copy_host_to_device_tensor."
+    )
+    return finding("TR005", ctx, free, message, fix=fix, trace=t.trace_id, evidence=evidence,
+                   related=[execute.seq, acc.seq])  # fmt: skip
+
+
+def _stale_finding(ctx: Context, t: TraceInfo, h2d: Event, acc: Access, out, execute: Event):
+    b, n = acc.buffer, out.buffer
+    message = (
+        f"`{h2d.name}` writes new data into a new device tensor at {n.buffer_type} {n.address:#x},"
+        f" but trace {t.trace_id} reads its input from {b.address:#x}; nothing was written into"
+        f" that captured input before execute_trace at {where(ctx, execute)}, so the replay"
+        " computes on the old data and ignores the new tensor."
+    )
+    evidence = {
+        "new_tensor": range_evidence(n),
+        "captured_input": range_evidence(b),
+        "shape": list(out.shape),
+        "dtype": out.dtype,
+        "trace": t.trace_id,
+        "execute": {"event": execute.seq, "at": where(ctx, execute)},
+    }
+    fix = (
+        "Copy the new data into the captured input instead of making a new tensor:"
+        " ttnn.copy_host_to_device_tensor(host_tensor, captured_input) (or ttnn.copy(new,"
+        " captured_input) for data already on the device) before execute_trace."
+    )
+    return finding("TR005", ctx, h2d, message, fix=fix, trace=t.trace_id, evidence=evidence,
+                   related=[execute.seq, acc.seq])  # fmt: skip
+
+
+def _aliasing(ctx: Context, t: TraceInfo) -> list[Finding]:
+    findings: list[Finding] = []
+    made_inside = {a.tensor_id for a in t.accesses if a.role != "read" and a.tensor_id is not None}
+    inputs = t.inputs()
+    input_keys = {buffer_key(a.buffer) for a in inputs}
+    # Two different tensors (made before capture) read by the trace over shared memory.
+    owners: dict[tuple, Access] = {}
+    for acc in t.accesses:
+        if acc.role != "read" or acc.tensor_id is None or acc.tensor_id in made_inside:
+            continue
+        if buffer_key(acc.buffer) not in input_keys:
+            continue
+        for other in owners.values():
+            if other.tensor_id != acc.tensor_id and other.buffer.overlaps(acc.buffer):
+                findings.append(_shared_input_finding(ctx, t, other, acc))
+                break
+        owners.setdefault(buffer_key(acc.buffer) + (acc.tensor_id,), acc)
+    # A captured op writing into a trace input it does not itself read (output_tensor=, copy).
+    first_read = {}
+    for acc in t.accesses:
+        if acc.role == "read":
+            first_read.setdefault(buffer_key(acc.buffer), acc)
+    for acc in t.accesses:
+        k = buffer_key(acc.buffer)
+        if acc.role != "write" or k not in input_keys:
+            continue
+        call = ctx.calls.get(acc.seq)
+        if call is None or "cache" in call.name.lower():
+            continue  # in-place KV-cache updates are the sanctioned way to keep state
+        if any(r.buffer is not None and buffer_key(r.buffer) == k for r in call.inputs):
+            continue  # views and in-place ops read what they write
+        findings.append(_output_is_input_finding(ctx, t, call, acc, first_read[k]))
+        break
+    return findings
+
+
+def _shared_input_finding(ctx: Context, t: TraceInfo, a: Access, b: Access) -> Finding:
+    call = ctx.calls[b.seq]
+    message = (
+        f"Trace {t.trace_id} takes two different tensors as inputs that share device memory"
+        f" ({a.buffer.buffer_type} {a.buffer.address:#x} and {b.buffer.address:#x}). Writing new"
+        " data into one before a replay silently changes the other."
+    )
+    evidence = {"first": range_evidence(a.buffer), "second": range_evidence(b.buffer),
+                "tensor_ids": [a.tensor_id, b.tensor_id], "trace": t.trace_id}  # fmt: skip
+    return finding("TR006", ctx, call, message, trace=t.trace_id, evidence=evidence,
+                   related=[a.seq])  # fmt: skip
+
+
+def _output_is_input_finding(ctx, t: TraceInfo, call: Event, acc: Access, read: Access) -> Finding:
+    b = acc.buffer
+    message = (
+        f"`{call.name}` writes {b.buffer_type} [{b.address:#x}, {b.end:#x}), which trace"
+        f" {t.trace_id} also reads as an input (at {where(ctx, ctx.calls[read.seq])}). Every"
+        " replay therefore starts from the previous replay's output instead of the data you"
+        " copy in, and the result depends on how many times the trace ran."
+    )
+    evidence = {"buffer": range_evidence(b), "trace": t.trace_id,
+                "written_by": acc.seq, "read_by": read.seq}  # fmt: skip
+    fix = (
+        "Write the trace's result into a separate output tensor, and copy it into the input"
+        " (ttnn.copy) outside the trace if the next step needs it."
+    )
+    return finding("TR006", ctx, call, message, fix=fix, trace=t.trace_id, evidence=evidence,
+                   related=[read.seq])  # fmt: skip
+
+
+def _overwritten_outputs(events: Sequence[Event], ctx: Context, traces: list[TraceInfo]) -> list[Finding]:
+    outputs: dict[tuple, TraceInfo] = {}
+    for t in traces:
+        for acc in t.kept():
+            outputs[buffer_key(acc.buffer)] = t
+    if not outputs:
+        return []
+    runs_since_read: dict[tuple, int] = {k: 0 for k in outputs}
+    reads_this_run: dict[tuple, int] = {k: 0 for k in outputs}
+    backlog: dict[tuple, int] = {k: 0 for k in outputs}  # replays unread when reading began
+    findings: list[Finding] = []
+    reported: set = set()
+    for ev in events:
+        if ev.kind is Kind.TRACE_EXECUTE:
+            for k, t in outputs.items():
+                if t.device == ev.device and t.trace_id == ev.trace:
+                    runs_since_read[k] += 1
+                    reads_this_run[k] = 0
+        elif ev.kind is Kind.D2H and ev.phase is not Phase.CAPTURE:
+            for ref in ev.inputs:
+                k = buffer_key(ref.buffer) if ref.buffer is not None else None
+                if k not in outputs:
+                    continue
+                if reads_this_run[k] == 0:
+                    backlog[k] = runs_since_read[k]
+                reads_this_run[k] += 1
+                runs_since_read[k] = 0
+                site = ctx.site(ev)
+                where_key = (site.file, site.line) if site else ev.seq
+                if reads_this_run[k] >= 2 and backlog[k] >= 2 and (k, where_key) not in reported:
+                    reported.add((k, where_key))
+                    findings.append(_overwritten_finding(ctx, outputs[k], ev, ref, backlog[k]))
+    return findings
+
+
+def _overwritten_finding(ctx: Context, t: TraceInfo, ev: Event, ref, runs: int) -> Finding:
+    b = ref.buffer
+    message = (
+        f"`{ev.name}` reads an output of trace {t.trace_id} ({b.buffer_type} {b.address:#x})"
+        f" again after {runs} replays with no read in between. Every replay writes the same"
+        " buffer, so all these reads see the last replay's result; the earlier ones were"
+        " overwritten."
+    )
+    evidence = {"output": range_evidence(b), "trace": t.trace_id, "replays_before_read": runs}
+    fix = (
+        "Read each replay's output (ttnn.to_torch) or ttnn.clone it before the next"
+        " execute_trace; a trace's output tensor is one buffer reused by every replay."
+    )
+    return finding("TR006", ctx, ev, message, fix=fix, trace=t.trace_id, evidence=evidence)

@@ -1,0 +1,207 @@
+"""TR004 allocation over trace memory and TR010 overlapping trace regions.
+
+Rules, on bank-local footprints `[address, address + size)` of one device and buffer type:
+- TR004: a buffer allocated after `end_trace_capture` of a trace that is not released,
+  overlapping a range that trace reads or writes, and still allocated when `execute_trace` of
+  that trace runs. Allocations freed before the next replay, on another device or buffer type,
+  or made after `release_trace` are safe and not reported.
+- TR010: two traces live at once on one device where one trace writes a range that overlaps a
+  buffer the other trace created and keeps (an output the program holds), or where their trace
+  buffers overlap.
+
+Why replay breaks: a trace replays with every address baked in, including the intermediates
+freed when capture ended. The allocator hands those addresses out again, so a replay writes
+its intermediates over whatever now lives there: the new tensor is silently corrupted (or the
+trace reads garbage and the device hangs). Real ttnn only warns ("Allocating device buffers is
+potentially unsafe due to the existence of an active trace") and the damage depends on layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ttrecord.analysis.context import Access, Context, TraceInfo, buffer_key
+from ttrecord.analysis.rules import finding, range_evidence, where
+from ttrecord.events import Event, Kind, Phase
+from ttrecord.findings import Finding
+
+_MAX_RANGES = 4  # trace ranges listed in one finding's evidence
+
+
+def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    return detect_allocations(events, ctx) + detect_overlapping_traces(events, ctx)
+
+
+def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    """TR004: one pass, holding post-capture allocations until they are freed or a replay hits them."""
+    pending_traces = sorted((t for t in ctx.traces if t.end is not None), key=lambda t: t.end.seq)
+    live: dict[int | None, list[TraceInfo]] = {}
+    candidates: dict[tuple, tuple[Event, list[tuple[TraceInfo, list[Access]]], int]] = {}
+    reported: set[tuple[int, int]] = set()
+    findings: list[Finding] = []
+    nxt = 0
+    for i, ev in enumerate(events):
+        while nxt < len(pending_traces) and pending_traces[nxt].end.seq < ev.seq:
+            t = pending_traces[nxt]
+            live.setdefault(t.device, []).append(t)
+            nxt += 1
+        kind = ev.kind
+        if kind is Kind.ALLOC:
+            buf = ev.buffer
+            if buf is None or ev.phase is Phase.CAPTURE:
+                continue
+            key = buffer_key(buf)
+            candidates.pop(key, None)
+            hits = [
+                (t, t.footprint.overlapping(buf))
+                for t in live.get(buf.device, ())
+                if t.footprint.hits(buf)
+            ]
+            if hits:
+                candidates[key] = (ev, hits, i)
+        elif kind is Kind.FREE:
+            if ev.buffer is not None and candidates:
+                candidates.pop(buffer_key(ev.buffer), None)
+        elif kind is Kind.TRACE_EXECUTE:
+            if not candidates:
+                continue
+            for alloc, hits, index in candidates.values():
+                for trace, accesses in hits:
+                    if trace.device != ev.device or trace.trace_id != ev.trace:
+                        continue
+                    if (alloc.seq, id(trace)) in reported:
+                        continue
+                    reported.add((alloc.seq, id(trace)))
+                    maker = _allocating_call(ctx, events, alloc, index)
+                    findings.append(_allocation_finding(ctx, alloc, maker, trace, accesses, ev))
+        elif kind is Kind.TRACE_RELEASE:
+            traces = live.get(ev.device, [])
+            live[ev.device] = [t for t in traces if t.trace_id != ev.trace]
+    return findings
+
+
+def _allocating_call(ctx: Context, events: Sequence[Event], alloc: Event, index: int) -> Event:
+    """The user's call that made the buffer: the alloc's caller, else the call that output it."""
+    if alloc.parent is not None or alloc.callsite is not None:
+        return ctx.outermost(alloc)
+    key = buffer_key(alloc.buffer)
+    for ev in events[index + 1 : index + 64]:
+        if any(r.buffer is not None and buffer_key(r.buffer) == key for r in ev.outputs):
+            return ctx.outermost(ev)
+    return alloc
+
+
+def _describe_accesses(ctx: Context, accesses: list[Access]) -> list[dict]:
+    """One entry per trace range, with how the trace uses it (created/written/read by which op)."""
+    ranges: dict[tuple, dict] = {}
+    for acc in accesses:
+        k = (buffer_key(acc.buffer), acc.buffer.size)
+        desc = ranges.get(k)
+        if desc is None:
+            if len(ranges) >= _MAX_RANGES:
+                continue
+            desc = ranges[k] = {**range_evidence(acc.buffer), "used_by": [], "events": []}
+        call = ctx.calls.get(acc.seq)
+        role = {"read": "read", "write": "written", "new": "created"}[acc.role]
+        use = f"{role} by `{call.name}` at {where(ctx, call)}" if call else role
+        if use not in desc["used_by"]:
+            desc["used_by"].append(use)
+            desc["events"].append(acc.seq)
+    return list(ranges.values())
+
+
+def _allocation_finding(ctx: Context, alloc: Event, maker: Event, trace: TraceInfo,
+                        accesses: list[Access], execute: Event) -> Finding:  # fmt: skip
+    buf = alloc.buffer
+    assert buf is not None
+    first = next((a for a in accesses if a.role != "read" and a.seq in ctx.calls),
+                 next((a for a in accesses if a.seq in ctx.calls), accesses[0]))  # fmt: skip
+    call = ctx.calls.get(first.seq)
+    verb = "reads" if first.role == "read" else "writes"
+    what = f"`{maker.name}`" if maker is not alloc else "This allocation"
+    message = (
+        f"{what} allocates {buf.buffer_type} [{buf.address:#x}, {buf.end:#x}) on device"
+        f" {buf.device} after trace {trace.trace_id} was captured, over"
+        f" [{first.buffer.address:#x}, {first.buffer.end:#x}), which the trace {verb}"
+        + (f" (`{call.name}` at {where(ctx, call)})" if call else "")
+        + f". The buffer is still allocated when execute_trace runs at {where(ctx, execute)},"
+        " so the replay writes over it (or reads it as its own data): the tensor is silently"
+        " corrupted."
+    )
+    evidence = {
+        "allocated": range_evidence(buf),
+        "trace_ranges": _describe_accesses(ctx, accesses),
+        "trace": trace.trace_id,
+        "device": buf.device,
+        "captured": f"{where(ctx, trace.begin)} to {where(ctx, trace.end)}",
+        "execute": {"event": execute.seq, "at": where(ctx, execute)},
+    }
+    fix = (
+        f"Allocate this tensor before begin_trace_capture (at {where(ctx, trace.begin)}) and reuse"
+        " it, deallocate it before the next execute_trace, or call ttnn.release_trace"
+        f"(device, {trace.trace_id}) before allocating."
+    )
+    return finding("TR004", ctx, maker, message, fix=fix, trace=trace.trace_id, evidence=evidence,
+                   related=[alloc.seq, execute.seq, first.seq])  # fmt: skip
+
+
+def detect_overlapping_traces(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    """TR010: pairs of traces live at once whose writes land on what the other one keeps."""
+    traces = [t for t in ctx.traces if t.end is not None]
+    findings: list[Finding] = []
+    for i, later in enumerate(traces):
+        for earlier in traces[:i]:
+            if earlier.device != later.device or not earlier.live_at(later.end.seq):
+                continue
+            hit = _trace_buffer_overlap(earlier, later) or _kept_overlap(earlier, later)
+            if hit is not None:
+                findings.append(_overlap_finding(ctx, earlier, later, *hit))
+    return findings
+
+
+def _trace_buffer_overlap(a: TraceInfo, b: TraceInfo) -> tuple[Access, Access, str] | None:
+    for acc in b.accesses:
+        if acc.buffer.buffer_type == "TRACE":
+            for other in a.footprint.overlapping(acc.buffer):
+                if other.buffer.buffer_type == "TRACE":
+                    return other, acc, "trace buffers overlap"
+    return None
+
+
+def _kept_overlap(a: TraceInfo, b: TraceInfo) -> tuple[Access, Access, str] | None:
+    """A range one trace writes that overlaps an output the other trace created and keeps."""
+    for writer, keeper in ((a, b), (b, a)):
+        for kept in keeper.kept():
+            for w in writer.written.overlapping(kept.buffer):
+                if w.role == "write" and buffer_key(w.buffer) == buffer_key(kept.buffer):
+                    continue  # writing into the other trace's live output: deliberate sharing
+                pair = (w, kept) if writer is a else (kept, w)
+                return pair[0], pair[1], (
+                    f"trace {writer.trace_id} writes over an output trace {keeper.trace_id} keeps"
+                )
+    return None
+
+
+def _overlap_finding(ctx: Context, a: TraceInfo, b: TraceInfo, acc_a: Access, acc_b: Access,
+                     how: str) -> Finding:  # fmt: skip
+    message = (
+        f"Trace {b.trace_id} (captured at {where(ctx, b.begin)}) and trace {a.trace_id}"
+        f" (captured at {where(ctx, a.begin)}) are both live on device {b.device}, and their"
+        f" memory overlaps: trace {a.trace_id} uses {acc_a.buffer.buffer_type}"
+        f" [{acc_a.buffer.address:#x}, {acc_a.buffer.end:#x}) and trace {b.trace_id} uses"
+        f" [{acc_b.buffer.address:#x}, {acc_b.buffer.end:#x}) ({how}). Replaying one overwrites"
+        " what the other produced, so results depend on the order the traces run in."
+    )
+    evidence = {
+        "device": b.device,
+        "traces": [a.trace_id, b.trace_id],
+        f"trace_{a.trace_id}": _describe_accesses(ctx, [acc_a])[0],
+        f"trace_{b.trace_id}": _describe_accesses(ctx, [acc_b])[0],
+    }
+    fix = (
+        f"Release trace {a.trace_id} (ttnn.release_trace) before capturing trace {b.trace_id},"
+        " or allocate the outputs both traces keep before either capture so neither can land"
+        " on the other's intermediates."
+    )
+    return finding("TR010", ctx, b.begin, message, fix=fix, trace=b.trace_id, evidence=evidence,
+                   related=[b.end.seq, a.begin.seq, acc_a.seq, acc_b.seq])  # fmt: skip
