@@ -21,7 +21,12 @@ class Rule:
     id: str
     severity: Severity
     title: str
-    help: str
+    help: str  # the default fix
+
+    @property
+    def why(self) -> str:
+        """The rule and why it breaks replay, for rule listings (SARIF fullDescription)."""
+        return WHY[self.id]
 
 
 RULES: dict[str, Rule] = {
@@ -61,6 +66,31 @@ RULES: dict[str, Rule] = {
              " alive (and distinct) while both traces are in use."),
     )
 }  # fmt: skip
+
+
+WHY: dict[str, str] = {
+    "TR001": "A device-to-host read while a capture is active on that device. Traces replay"
+    " device commands only; real ttnn aborts reads during capture.",
+    "TR002": "A host-to-device write while a capture is active. The write would happen once at"
+    " capture time; real ttnn aborts writes during capture.",
+    "TR003": "synchronize_device or an event wait while a capture is active; real ttnn aborts"
+    " event synchronization during capture.",
+    "TR004": "A buffer allocated after end_trace_capture (trace not released) overlapping an"
+    " address range the trace reads or writes, live across an execute_trace: the replay"
+    " silently overwrites it.",
+    "TR005": "A buffer the trace reads is freed after capture, or new input data goes to a new"
+    " tensor instead of into the captured buffer before execute_trace: the replay computes on"
+    " stale or foreign data.",
+    "TR006": "Two captured inputs share a buffer, a trace output is also an input, or a replay's"
+    " output is read after the next replay overwrote it.",
+    "TR007": "A Python scalar or shape argument of a captured op differed between eager"
+    " iterations of the same call site; every replay uses the captured value.",
+    "TR008": "Host work inside the capture region: it is not recorded, so replay skips it.",
+    "TR009": "Execute of a released or unknown trace, a trace never released, a capture never"
+    " ended, or a capture replayed on another device.",
+    "TR010": "Two live traces whose written address ranges or trace buffers overlap: replaying"
+    " one corrupts the other's results.",
+}
 
 
 def hexdec(value: int) -> str:

@@ -22,6 +22,7 @@ Pair = tuple[int | None, int | None]
 
 DEFAULT_MAX_EDITS = 1000
 _GAP_MAX_EDITS = 200
+_GAP_BUDGET = 2_000_000  # sum of squared edit bounds over all gaps
 
 
 def align(
@@ -165,11 +166,15 @@ def _anchored(a: np.ndarray, b: np.ndarray) -> list[tuple[int, int]]:
             candidates.append((i, j))
     anchors = _longest_increasing(candidates)
     matches: list[tuple[int, int]] = []
+    budget = _GAP_BUDGET  # bounds the total search when the runs barely resemble each other
     pi = pj = 0
     for i, j in [*anchors, (len(al), len(bl))]:
         if i > pi and j > pj:
-            gap = _myers(a[pi:i], b[pj:j], _GAP_MAX_EDITS) or []
-            matches.extend((pi + gi, pj + gj) for gi, gj in gap)
+            edits = min(i - pi + j - pj, _GAP_MAX_EDITS)
+            if edits * edits <= budget:
+                budget -= edits * edits
+                gap = _myers(a[pi:i], b[pj:j], edits) or []
+                matches.extend((pi + gi, pj + gj) for gi, gj in gap)
         if i < len(al):
             matches.append((i, j))
         pi, pj = i + 1, j + 1

@@ -1,0 +1,85 @@
+"""Address drift between two trace captures: align their ops, compare buffers, explain why.
+
+Pure functions over the store's reader: `load_capture` reads one side, `diff_captures` turns two
+sides into a `DriftReport`, `diff_targets` does both for what the user named on the command line
+(or in the UI). Rendering lives in `render`; nothing here prints.
+"""
+
+from __future__ import annotations
+
+from ttrecord.store.reader import Session
+
+from .align import align
+from .capture import CaptureSpec, load_capture, resolve_targets
+from .cause import likely_cause, live_differences, replay_overlaps
+from .compare import compare_ops, drift_groups
+from .model import (
+    Capture,
+    CapturedOp,
+    CaptureRef,
+    Cause,
+    DriftGroup,
+    DriftReport,
+    FieldChange,
+    LiveBuffer,
+    LiveDifference,
+    OpPair,
+    Overlap,
+    OverlapSummary,
+    PairStatus,
+)
+
+__all__ = [
+    "Capture", "CapturedOp", "CaptureRef", "CaptureSpec", "Cause", "DriftGroup", "DriftReport",
+    "FieldChange", "LiveBuffer", "LiveDifference", "OpPair", "Overlap", "OverlapSummary",
+    "PairStatus", "align", "diff_captures", "diff_targets", "load_capture", "resolve_targets",
+]  # fmt: skip
+
+
+def pair_ops(a: list[CapturedOp], b: list[CapturedOp]) -> tuple[list[OpPair], str]:
+    """Align two op lists and compare every aligned pair; returns the pairs and the method."""
+    indices, method = align([op.key for op in a], [op.key for op in b])
+    pairs = []
+    for i, j in indices:
+        if i is None:
+            pairs.append(OpPair(None, b[j]))
+        elif j is None:
+            pairs.append(OpPair(a[i], None))
+        else:
+            pairs.append(OpPair(a[i], b[j], compare_ops(a[i], b[j])))
+    return pairs, method
+
+
+def diff_captures(a: Capture, b: Capture) -> DriftReport:
+    """Everything that differs between two loaded captures, and the likely cause."""
+    pairs, method = pair_ops(a.ops, b.ops)
+    first = next((k for k, p in enumerate(pairs) if p.status is not PairStatus.SAME), None)
+    differences = live_differences(a.live_at_start, b.live_at_start)
+    cause = likely_cause(pairs[first], differences) if first is not None else None
+    return DriftReport(
+        a=a.ref,
+        b=b.ref,
+        mode="prep" if a.ref.prep else "captures",
+        method=method,
+        pairs=pairs,
+        first_divergence=first,
+        cause=cause,
+        live_differences=differences,
+        groups=drift_groups(pairs),
+        overlaps=replay_overlaps(a, b, pairs),
+    )
+
+
+def diff_targets(a: CaptureSpec, b: CaptureSpec | None) -> DriftReport:
+    """Open the sessions, load both sides and diff them. `b=None`: the prep run of `a` vs `a`.
+
+    Raises SessionError / TtrecordError (one line) for files or captures that do not exist.
+    """
+    with Session.open(a.path) as sa:
+        if b is None:
+            return diff_captures(load_capture(sa, a.number, prep=True), load_capture(sa, a.number))
+        capture_a = load_capture(sa, a.number)
+        if b.path == a.path:
+            return diff_captures(capture_a, load_capture(sa, b.number))
+    with Session.open(b.path) as sb:
+        return diff_captures(capture_a, load_capture(sb, b.number))

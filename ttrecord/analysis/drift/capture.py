@@ -1,0 +1,219 @@
+"""Picks captures out of sessions and loads what a diff needs from them through the reader.
+
+A capture is the events between a TRACE_BEGIN and its TRACE_END on one device; captures are
+numbered 1, 2, … in begin order within a session. Its prep run is the eager pass the store
+tagged `prep` right before it (the same call sites, run once to compile and allocate), which
+must use the very input buffers the capture bakes in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ttrecord.errors import TtrecordError
+from ttrecord.events import CALL_KINDS, BufferRef, Event, Kind
+from ttrecord.store.reader import EventFilter, Session, TraceRow
+
+from .model import Capture, CapturedOp, CaptureRef, LiveBuffer
+
+_PAGE = 20000
+_SEQS_PER_QUERY = 900  # stays under SQLite's bound-parameter limit
+_OPS = frozenset({str(Kind.OP)})
+_CALLS = frozenset(str(k) for k in CALL_KINDS)
+_TARGET = re.compile(r"^(?P<path>.+):(?P<number>\d+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureSpec:
+    """One side of a diff as the user named it: a session file and a capture number."""
+
+    path: str
+    number: int | None = None  # None: the first capture
+
+    @classmethod
+    def parse(cls, text: str) -> CaptureSpec:
+        """`S.db` or `S.db:N` (a file that really is named `S.db:N` wins)."""
+        match = _TARGET.match(text)
+        if match and not Path(text).exists():
+            number = int(match["number"])
+            if number < 1:
+                raise TtrecordError(f"{text}: capture numbers start at 1")
+            return cls(match["path"], number)
+        return cls(text)
+
+
+def resolve_targets(
+    targets: Sequence[str], captures: Sequence[int] = (), prep: bool = False
+) -> tuple[CaptureSpec, CaptureSpec | None]:
+    """Turn the command line's sessions and --capture numbers into the two sides of a diff.
+
+    Returns (A, B), or (capture, None) for --prep. Raises TtrecordError for combinations that
+    do not name exactly two op sequences.
+    """
+    specs = [CaptureSpec.parse(t) for t in targets]
+    if any(n < 1 for n in captures):
+        raise TtrecordError("capture numbers start at 1")
+    if not 1 <= len(specs) <= 2:
+        raise TtrecordError("give one or two session files")
+    if any(s.number is not None for s in specs) and captures:
+        raise TtrecordError("give capture numbers either as FILE:N or with --capture, not both")
+    if prep:
+        if len(specs) != 1 or len(captures) > 1:
+            raise TtrecordError("--prep compares one capture with its own prep run: give one session")
+        spec = specs[0]
+        return CaptureSpec(spec.path, captures[0] if captures else spec.number), None
+    if len(specs) == 1:
+        if len(captures) != 2:
+            raise TtrecordError(
+                "one session: name two captures with --capture N --capture M (or use --prep)"
+            )
+        return CaptureSpec(specs[0].path, captures[0]), CaptureSpec(specs[0].path, captures[1])
+    if len(captures) > 2:
+        raise TtrecordError("at most two --capture numbers")
+    if len(captures) == 1:
+        captures = [captures[0], captures[0]]
+    if captures:
+        specs = [CaptureSpec(s.path, n) for s, n in zip(specs, captures)]
+    return specs[0], specs[1]
+
+
+def pick_trace(session: Session, number: int | None) -> tuple[int, TraceRow]:
+    traces = session.traces()
+    name = session.path.name
+    if not traces:
+        raise TtrecordError(f"{name}: no trace capture in this session")
+    n = number or 1
+    if n > len(traces):
+        plural = "capture" if len(traces) == 1 else "captures"
+        raise TtrecordError(f"{name}: has {len(traces)} {plural}; there is no capture {n}")
+    return n, traces[n - 1]
+
+
+def load_capture(session: Session, number: int | None = None, prep: bool = False) -> Capture:
+    """The ops of capture `number` (or of its prep run) and the allocator state around it."""
+    n, trace = pick_trace(session, number)
+    ref = CaptureRef(
+        str(session.path), n, trace.device, trace.trace_id, trace.begin_seq, trace.end_seq, prep
+    )
+    if prep:
+        after = _previous_capture_end(session, trace)
+        filt = EventFilter(phases=frozenset({"prep"}), kinds=_OPS, device=trace.device,
+                           top_level=True)  # fmt: skip
+        ops = _load_ops(session, filt, after, trace.begin_seq)
+        if not ops:
+            raise TtrecordError(
+                f"{session.path.name}: capture {n} has no prep run (no eager run of its ops"
+                " right before begin_trace_capture)"
+            )
+        start = ops[0].seq
+    else:
+        end = trace.end_seq if trace.end_seq is not None else 1 << 62
+        filt = EventFilter(phases=frozenset({"capture"}), kinds=_OPS, device=trace.device,
+                           top_level=True)  # fmt: skip
+        ops = _load_ops(session, filt, trace.begin_seq, end)
+        start = trace.begin_seq
+    live = _live_at(session, trace.device, start)
+    replay = [] if prep else _replay_live(session, trace)
+    return Capture(ref, ops, live, replay, has_replay=not prep)
+
+
+def _previous_capture_end(session: Session, trace: TraceRow) -> int:
+    ends = [
+        t.end_seq or t.begin_seq
+        for t in session.traces()
+        if t.device == trace.device and t.begin_seq < trace.begin_seq
+    ]
+    return max(ends, default=0)
+
+
+def _load_ops(session: Session, filt: EventFilter, after: int, before: int) -> list[CapturedOp]:
+    ops: list[CapturedOp] = []
+    seen: dict[tuple[str, str, int], int] = {}
+    while True:
+        page = session.events(filt, limit=_PAGE, after_seq=after, with_tensors=True)
+        for ev in page:
+            if ev.seq >= before:
+                return ops
+            site = ev.callsite
+            file, line, function = (site.file, site.line, site.function) if site else ("?", 0, "?")
+            key = (ev.name, file, line)
+            occurrence = seen.get(key, 0)
+            seen[key] = occurrence + 1
+            ops.append(CapturedOp(ev.seq, len(ops), ev.name, file, line, function,
+                                  ev.inputs, ev.outputs, occurrence))  # fmt: skip
+        if len(page) < _PAGE:
+            return ops
+        after = page[-1].seq
+
+
+def _live_at(session: Session, device: int, seq: int) -> list[LiveBuffer]:
+    """Buffers of the device live just before `seq`, each with the call that allocated it."""
+    rows = [
+        r for r in session.buffers(device=device)
+        if r.alloc_seq < seq and (r.free_seq is None or r.free_seq > seq)
+    ]  # fmt: skip
+    makers = _allocating_calls(session, [r.alloc_seq for r in rows])
+    out = []
+    for r in rows:
+        call = makers.get(r.alloc_seq)
+        site = call.callsite if call is not None else None
+        out.append(
+            LiveBuffer(
+                buffer=r.buffer,
+                alloc_seq=r.alloc_seq,
+                call=call.name if call is not None else "",
+                file=site.file if site else "?",
+                line=site.line if site else 0,
+                function=site.function if site else "?",
+            )
+        )
+    return out
+
+
+def _allocating_calls(session: Session, seqs: list[int]) -> dict[int, Event]:
+    """For each allocation seq: the call that made it (its parent, the event itself when the
+    buffer was first seen as a call's output, else the nearest call before it)."""
+    events = _events_by_seq(session, seqs)
+    parents = _events_by_seq(session, [e.parent for e in events.values() if e.parent is not None])
+    calls = EventFilter(kinds=_CALLS, top_level=True)
+    out: dict[int, Event] = {}
+    for seq in seqs:
+        ev = events.get(seq)
+        if ev is None:
+            continue
+        if ev.kind is not Kind.ALLOC:
+            out[seq] = ev
+        elif ev.parent is not None and ev.parent in parents:
+            out[seq] = parents[ev.parent]
+        else:
+            before = session.event_index(seq, calls)
+            if before:
+                out[seq] = session.events(calls, limit=1, offset=before - 1)[0]
+    return out
+
+
+def _events_by_seq(session: Session, seqs: list[int]) -> dict[int, Event]:
+    found: dict[int, Event] = {}
+    unique = sorted(set(seqs))
+    for start in range(0, len(unique), _SEQS_PER_QUERY):
+        chunk = frozenset(unique[start : start + _SEQS_PER_QUERY])
+        for ev in session.events(EventFilter(seqs=chunk), limit=len(chunk)):
+            found[ev.seq] = ev
+    return found
+
+
+def _replay_live(session: Session, trace: TraceRow) -> list[tuple[BufferRef, int]]:
+    """Buffers of the trace's device live at some point while the trace could be replayed:
+    from the end of the capture until it is released (or the session ends)."""
+    if trace.end_seq is None:
+        return []
+    start = trace.end_seq
+    stop = trace.release_seq if trace.release_seq is not None else 1 << 62
+    return [
+        (r.buffer, r.alloc_seq)
+        for r in session.buffers(device=trace.device)
+        if r.alloc_seq < stop and (r.free_seq is None or r.free_seq > start)
+    ]

@@ -1,0 +1,164 @@
+"""Explains drift: which allocation shifted the layout, and where baked addresses now land.
+
+The allocator places every buffer by what is live at that moment, so the layout a capture
+bakes in is decided by the buffers live when it begins. Pairing those buffers between the two
+runs (by buffer type, size and the call that made them, in allocation order) leaves the extra
+and missing ones; the likely cause of the first divergence is the unpaired buffer that now sits
+where the other run put the diverging tensor, or else the nearest one below it.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import defaultdict
+from pathlib import Path
+
+from ttrecord.events import BufferRef
+
+from .align import align
+from .model import (
+    Capture,
+    Cause,
+    FieldChange,
+    LiveBuffer,
+    LiveDifference,
+    OpPair,
+    Overlap,
+    OverlapSummary,
+)
+
+MAX_OVERLAP_EXAMPLES = 200
+
+
+def live_differences(a: list[LiveBuffer], b: list[LiveBuffer]) -> list[LiveDifference]:
+    """Buffers live before one run's capture that have no counterpart in the other's."""
+    a = sorted(a, key=lambda lb: lb.alloc_seq)
+    b = sorted(b, key=lambda lb: lb.alloc_seq)
+    pairs, _ = align([lb.key for lb in a], [lb.key for lb in b])
+    out = []
+    for i, j in pairs:
+        if j is None:
+            out.append(LiveDifference("a", a[i]))
+        elif i is None:
+            out.append(LiveDifference("b", b[j]))
+    return out
+
+
+def _moved_buffer(pair: OpPair) -> tuple[FieldChange, BufferRef, BufferRef] | None:
+    """The first tensor of an aligned pair whose address changed, with both buffers."""
+    assert pair.a is not None and pair.b is not None
+    for change in pair.changes:
+        if change.field != "address":
+            continue
+        role = "in" if change.slot.startswith("in") else "out"
+        pos = int(change.slot[len(role) :])
+        ta = (pair.a.inputs if role == "in" else pair.a.outputs)[pos]
+        tb = (pair.b.inputs if role == "in" else pair.b.outputs)[pos]
+        if ta.buffer is not None and tb.buffer is not None:
+            return change, ta.buffer, tb.buffer
+    return None
+
+
+def likely_cause(pair: OpPair, differences: list[LiveDifference]) -> Cause | None:
+    """The unpaired live buffer that best explains the first divergent pair's moved address."""
+    if pair.a is None or pair.b is None or not differences:
+        return None
+    moved = _moved_buffer(pair)
+    if moved is None:
+        return None
+    _, ba, bb = moved
+    # An extra buffer in one run that covers where the other run put this tensor took its place.
+    for diff in differences:
+        other = ba if diff.run == "b" else bb
+        if diff.live.buffer.overlaps(other):
+            return Cause(diff, displaced=other.address)
+    # Otherwise the closest unpaired buffer of that type below the tensor in the run that has it.
+    below = [
+        d for d in differences
+        if d.live.buffer.buffer_type == ba.buffer_type and d.live.buffer.device == ba.device
+        and d.live.buffer.address <= (bb.address if d.run == "b" else ba.address)
+    ]  # fmt: skip
+    if below:
+        best = max(below, key=lambda d: (d.live.buffer.address, d.live.alloc_seq))
+        return Cause(best, displaced=None)
+    same_type = [d for d in differences if d.live.buffer.buffer_type == ba.buffer_type]
+    if same_type:
+        return Cause(max(same_type, key=lambda d: d.live.alloc_seq), displaced=None)
+    return None
+
+
+def _trace_ranges(capture: Capture) -> dict[tuple[int, str, int, int], int]:
+    """(device, buffer type, address, size) of every buffer the ops use -> first op seq."""
+    ranges: dict[tuple[int, str, int, int], int] = {}
+    for op in capture.ops:
+        for t in (*op.inputs, *op.outputs):
+            b = t.buffer
+            if b is not None:
+                ranges.setdefault((b.device, b.buffer_type, b.address, b.size), op.seq)
+    return ranges
+
+
+def _stable_ranges(pairs: list[OpPair]) -> set[tuple[int, str, int, int]]:
+    """Ranges every aligned pair keeps in place: the other run's buffer there is the same one."""
+    stable: set[tuple[int, str, int, int]] = set()
+    unstable: set[tuple[int, str, int, int]] = set()
+    for pair in pairs:
+        if pair.a is None or pair.b is None:
+            continue
+        for ta, tb in ((pair.a.inputs, pair.b.inputs), (pair.a.outputs, pair.b.outputs)):
+            for x, y in zip(ta, tb):
+                for t, other in ((x, y), (y, x)):
+                    b, o = t.buffer, other.buffer
+                    if b is None:
+                        continue
+                    key = (b.device, b.buffer_type, b.address, b.size)
+                    same = o is not None and (o.buffer_type, o.address, o.size) == key[1:]
+                    (stable if same else unstable).add(key)
+    return stable - unstable
+
+
+def _overlaps(trace_run: str, ranges: dict, live: list[tuple[BufferRef, int]],
+              stable: set, own_until: int | None) -> list[Overlap]:  # fmt: skip
+    """Every (trace range, live buffer) overlap. `own_until`: both runs are one session, so a
+    live buffer at exactly a trace range allocated by then is the trace's own buffer."""
+    by_type: dict[tuple[int, str], list[tuple[int, int, int]]] = defaultdict(list)
+    for buf, alloc_seq in live:
+        by_type[(buf.device, buf.buffer_type)].append((buf.address, buf.size, alloc_seq))
+    for bucket in by_type.values():
+        bucket.sort()
+    widest = {k: max(s for _, s, _ in v) for k, v in by_type.items()}
+    found: list[Overlap] = []
+    for (device, btype, address, size), op_seq in ranges.items():
+        bucket = by_type.get((device, btype))
+        if not bucket:
+            continue
+        end = address + size
+        idx = bisect_left(bucket, (end, -1, -1)) - 1
+        while idx >= 0 and bucket[idx][0] + widest[(device, btype)] > address:
+            o_addr, o_size, o_seq = bucket[idx]
+            idx -= 1
+            if o_addr + o_size <= address:
+                continue
+            if (o_addr, o_size) == (address, size) and (
+                (device, btype, address, size) in stable
+                or (own_until is not None and o_seq <= own_until)
+            ):
+                continue  # the same tensor in both runs, or the trace's own buffer
+            found.append(Overlap(trace_run, btype, device, address, size, op_seq,
+                                 o_addr, o_size, o_seq))  # fmt: skip
+    found.sort(key=lambda o: (o.op_seq, o.address))
+    return found
+
+
+def replay_overlaps(a: Capture, b: Capture, pairs: list[OpPair]) -> OverlapSummary:
+    """Would one run's trace, replayed in the other run's layout, touch that run's live buffers?"""
+    if not (a.has_replay and b.has_replay):
+        return OverlapSummary(checked=False)
+    stable = _stable_ranges(pairs)
+    same_file = Path(a.ref.path).resolve() == Path(b.ref.path).resolve()
+    a_end = a.ref.end_seq if same_file else None
+    b_end = b.ref.end_seq if same_file else None
+    a_over_b = _overlaps("a", _trace_ranges(a), b.replay_live, stable, a_end)
+    b_over_a = _overlaps("b", _trace_ranges(b), a.replay_live, stable, b_end)
+    examples = (a_over_b[: MAX_OVERLAP_EXAMPLES // 2] + b_over_a[: MAX_OVERLAP_EXAMPLES // 2])
+    return OverlapSummary(True, len(a_over_b), len(b_over_a), tuple(examples))

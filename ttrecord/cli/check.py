@@ -1,0 +1,43 @@
+"""`ttrecord check`: every trace-capture hazard of a recorded session, for people and CI."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ttrecord.errors import TtrecordError
+
+
+class Check:
+    """Find every trace-capture hazard (TR001-TR010) in a recorded session.
+
+    ttrecord check SESSION.db                     findings with their lines, in the terminal
+    ttrecord check SESSION.db --format sarif -o ttrecord.sarif   for GitHub code scanning
+    ttrecord check SESSION.db --format json --fail-on warning    for scripts and CI
+
+    Exits 1 when a finding reaches the --fail-on level (default: error), 0 otherwise, and 2
+    when the session cannot be read. The findings are also stored in the session, where
+    `ttrecord tui` and `ttrecord report` show them.
+    """
+
+    @staticmethod
+    def prepare_parser(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("session", metavar="SESSION.db", help="a recorded session")
+        parser.add_argument("--format", choices=("text", "json", "sarif"), default="text",
+                            help="output format (default: text)")  # fmt: skip
+        parser.add_argument("--fail-on", choices=("error", "warning"), default="error",
+                            help="lowest severity that makes the exit status 1 (default: error)")  # fmt: skip
+        parser.add_argument("-o", "--output", metavar="FILE",
+                            help="write the report to FILE instead of standard output")  # fmt: skip
+
+    def run(self, args: argparse.Namespace) -> int:
+        from ttrecord.report import run_check
+
+        if args.output is None:
+            return run_check(args.session, args.format, args.fail_on, sys.stdout)
+        try:
+            out = open(args.output, "w", encoding="utf-8")
+        except OSError as exc:
+            raise TtrecordError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
+        with out:
+            return run_check(args.session, args.format, args.fail_on, out)

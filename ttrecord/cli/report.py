@@ -1,0 +1,29 @@
+"""`ttrecord report`: what a recorded run did and what is wrong with it, in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+
+
+class Report:
+    """Summarise a recorded session: status, backend, devices, events, traces and findings.
+
+    ttrecord report SESSION.db
+
+    Shows how the run ended (for a crash or hang, the call that was running and its line), the
+    backend (real ttnn or the emulator), the devices, event counts per phase and kind, each
+    trace (ops captured, replays, bytes written) and the hazards grouped by severity with their
+    source lines. Use `ttrecord check` for machine-readable output and exit codes.
+    """
+
+    @staticmethod
+    def prepare_parser(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("session", metavar="SESSION.db", help="a recorded session")
+
+    def run(self, args: argparse.Namespace) -> int:
+        import sys
+
+        from ttrecord.report.summary import render_report
+
+        render_report(args.session, sys.stdout)
+        return 0

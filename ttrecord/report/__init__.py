@@ -1,0 +1,112 @@
+"""Output for `ttrecord check` and `ttrecord report`: one module per format.
+
+A format is a function `render(result: CheckResult, out: TextIO) -> None` registered in
+FORMATS, so a new output format is one new module and one line. `run_check` is the one entry
+point the `check` command and `run --check` share: analyze, store the findings in the session
+for viewers, render, and turn the worst severity into an exit code.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from ttrecord.findings import Finding, Severity
+
+
+@dataclass
+class CheckResult:
+    path: str
+    session_id: str
+    script: str
+    backend: str
+    status: str
+    cwd: str | None
+    events: int
+    findings: list[Finding]
+    sources: Callable[[str], str | None] = field(default=lambda _file: None, repr=False)
+
+    def summary(self) -> dict:
+        by_severity = {str(s): 0 for s in Severity}
+        by_rule: dict[str, int] = {}
+        for f in self.findings:
+            by_severity[str(f.severity)] += 1
+            by_rule[f.rule] = by_rule.get(f.rule, 0) + 1
+        return {
+            "total": len(self.findings),
+            "by_severity": by_severity,
+            "by_rule": dict(sorted(by_rule.items())),
+            "events": self.events,
+        }
+
+    def source_line(self, file: str | None, line: int | None) -> str | None:
+        if not file or not line:
+            return None
+        text = self.sources(file)
+        if text is None:
+            return None
+        lines = text.splitlines()
+        return lines[line - 1] if 0 < line <= len(lines) else None
+
+
+def _formats() -> dict[str, Callable[[CheckResult, TextIO], None]]:
+    from ttrecord.report import jsonfmt, sarif, text
+
+    return {"text": text.render, "json": jsonfmt.render, "sarif": sarif.render}
+
+
+FORMAT_NAMES = ("text", "json", "sarif")
+
+
+def fails(findings: list[Finding], fail_on: str) -> bool:
+    """Whether any finding reaches the fail level ('error' or 'warning')."""
+    level = Severity(fail_on).rank
+    return any(f.severity.rank >= level for f in findings)
+
+
+def check_session(path: str, store: bool = True) -> CheckResult:
+    """Analyze a session file and (by default) store its findings for viewers."""
+    from ttrecord.analysis import analyze
+    from ttrecord.store.reader import Session
+
+    with Session.open(path) as session:
+        info = session.info()
+        findings = analyze(session)
+        events = session.event_count()
+        texts: dict[str, str | None] = {}
+
+        def source(file: str) -> str | None:
+            if file not in texts:
+                texts[file] = session.source(file)
+            return texts[file]
+
+        for f in findings:  # read sources now: the session closes when this block ends
+            if f.file:
+                source(f.file)
+    if store:
+        _store(path, findings)
+    return CheckResult(
+        path=str(path), session_id=info.id, script=info.script, backend=info.backend,
+        status=info.status, cwd=info.cwd, events=events, findings=findings,
+        sources=lambda file: texts.get(file),
+    )  # fmt: skip
+
+
+def _store(path: str, findings: list[Finding]) -> None:
+    import sqlite3
+
+    from ttrecord.store.writer import replace_findings
+
+    try:
+        replace_findings(path, findings)
+    except sqlite3.Error as exc:  # read-only copy, locked file: the report still stands
+        print(f"ttrecord check: findings not stored in {path} ({exc})", file=sys.stderr)
+
+
+def run_check(path: str, fmt: str = "text", fail_on: str = "error", out: TextIO | None = None) -> int:
+    """`ttrecord check`: 1 when a finding reaches `fail_on`, else 0 (SessionError propagates)."""
+    result = check_session(path)
+    _formats()[fmt](result, out or sys.stdout)
+    return 1 if fails(result.findings, fail_on) else 0

@@ -1,0 +1,44 @@
+"""`ttrecord check --format json`: one object with the session, its findings and a summary.
+
+The shape is a stable interface for scripts and CI:
+{"session", "backend", "status", "findings": [{"id", "severity", "title", "message", "file",
+"line", "function", "events", "evidence", "fix"}], "summary": {...}}.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from ttrecord.findings import Finding
+from ttrecord.report import CheckResult
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    return {
+        "id": f.rule,
+        "severity": str(f.severity),
+        "title": f.title,
+        "message": f.message,
+        "file": f.file,
+        "line": f.line,
+        "function": f.function,
+        "events": list(f.events),
+        "evidence": f.evidence,
+        "fix": f.fix,
+    }
+
+
+def document(result: CheckResult) -> dict[str, Any]:
+    return {
+        "session": result.path,
+        "backend": result.backend,
+        "status": result.status,
+        "findings": [finding_dict(f) for f in result.findings],
+        "summary": result.summary(),
+    }
+
+
+def render(result: CheckResult, out: TextIO) -> None:
+    json.dump(document(result), out, indent=2, default=repr)
+    out.write("\n")

@@ -1,0 +1,103 @@
+"""`ttrecord check --format sarif`: SARIF 2.1.0, for GitHub code scanning and editors.
+
+Every catalog rule is listed in the tool's rules (id, title, why, help = the fix), so a viewer
+can explain a rule id even without results. Each result points at the user's line; files under
+the session's working folder are given relative to it (base id SRCROOT) so that code scanning
+matches them to the repository, other files as absolute file URIs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path, PurePosixPath
+from typing import Any, TextIO
+
+from ttrecord import __version__
+from ttrecord.analysis.rules import RULES
+from ttrecord.findings import Finding, Severity
+from ttrecord.report import CheckResult
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def _artifact(file: str, cwd: str | None) -> dict[str, Any]:
+    path = Path(file)
+    if cwd and path.is_absolute():
+        try:
+            rel = path.relative_to(cwd)
+        except ValueError:
+            pass
+        else:
+            return {"uri": PurePosixPath(*rel.parts).as_posix(), "uriBaseId": "SRCROOT"}
+    if path.is_absolute():
+        return {"uri": path.as_uri()}
+    return {"uri": PurePosixPath(*path.parts).as_posix(), "uriBaseId": "SRCROOT"}
+
+
+def _rule(rule_id: str) -> dict[str, Any]:
+    r = RULES[rule_id]
+    return {
+        "id": r.id,
+        "name": "".join(w.capitalize() for w in r.title.replace("/", " ").split()),
+        "shortDescription": {"text": r.title},
+        "fullDescription": {"text": r.why},
+        "help": {"text": r.help},
+        "defaultConfiguration": {"level": _LEVEL[r.severity]},
+    }
+
+
+def _result(f: Finding, index: dict[str, int], cwd: str | None) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": f.rule,
+        "ruleIndex": index[f.rule],
+        "level": _LEVEL[f.severity],
+        "message": {"text": f"{f.message} Fix: {f.fix}"},
+        "properties": {"title": f.title, "events": list(f.events), "evidence": f.evidence,
+                       "fix": f.fix, "device": f.device, "trace": f.trace},  # fmt: skip
+    }
+    if f.file:
+        location: dict[str, Any] = {
+            "physicalLocation": {
+                "artifactLocation": _artifact(f.file, cwd),
+                **({"region": {"startLine": f.line}} if f.line and f.line > 0 else {}),
+            }
+        }
+        if f.function:
+            location["logicalLocations"] = [{"name": f.function, "kind": "function"}]
+        result["locations"] = [location]
+    frames = [
+        {"location": {"physicalLocation": {"artifactLocation": _artifact(file, cwd),
+                                           "region": {"startLine": line}},
+                      "message": {"text": func}}}
+        for file, line, func in f.stack if file and line and line > 0
+    ]  # fmt: skip
+    if frames:
+        result["stacks"] = [{"message": {"text": "call stack"}, "frames": frames}]
+    return result
+
+
+def document(result: CheckResult) -> dict[str, Any]:
+    rule_ids = sorted(RULES)
+    index = {r: i for i, r in enumerate(rule_ids)}
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "ttrecord",
+                "version": __version__,
+                "rules": [_rule(r) for r in rule_ids],
+            }
+        },
+        "results": [_result(f, index, result.cwd) for f in result.findings],
+        "invocations": [{"executionSuccessful": True,
+                         "properties": {"session": result.path, "status": result.status,
+                                        "backend": result.backend}}],  # fmt: skip
+    }
+    if result.cwd:
+        run["originalUriBaseIds"] = {"SRCROOT": {"uri": Path(result.cwd).as_uri() + "/"}}
+    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def render(result: CheckResult, out: TextIO) -> None:
+    json.dump(document(result), out, indent=2, default=repr)
+    out.write("\n")

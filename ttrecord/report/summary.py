@@ -1,0 +1,176 @@
+"""`ttrecord report`: a one-screen account of a recorded run, rendered with rich.
+
+Order follows the questions people ask: did it finish (and if not, which call died, on which
+line), what ran it (real ttnn or the emulator, said plainly), on which devices, what it did
+(events per phase and kind), which traces it captured and replayed, and what is wrong
+(findings by severity, each with its line of code). Findings are computed fresh, the same way
+`ttrecord check` computes them, so the report never shows a stale analysis.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TextIO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ttrecord.analysis import run_detectors
+from ttrecord.analysis.context import Context, TraceInfo, buffer_key
+from ttrecord.analysis.rules import where
+from ttrecord.findings import Finding, Severity
+from ttrecord.report.text import STYLE
+from ttrecord.store.reader import DeviceRow, Session, SessionInfo
+
+_STATUS_STYLE = {"ok": "bold green", "running": "bold yellow", "interrupted": "bold yellow",
+                 "error": "bold red", "crashed": "bold red", "hung": "bold red"}  # fmt: skip
+
+
+def render_report(path: str, out: TextIO) -> None:
+    console = Console(file=out, highlight=False)
+    with Session.open(path) as session:
+        info = session.info()
+        events = list(session.iter_events())
+        ctx = Context(events, status=info.status, cwd=info.cwd, backend=info.backend)
+        findings = run_detectors(events, ctx)
+        devices = session.devices()
+        sizes = {(b.buffer.device, b.buffer.buffer_type, b.buffer.address): b.buffer
+                 for b in session.buffers()}  # fmt: skip
+        console.print(_header(info))
+        console.print(_status(info, session))
+        console.print(_backend(info))
+        if devices:
+            console.print(_devices(devices))
+        console.print(_counts(session.counts()))
+        if ctx.traces:
+            console.print(_traces(ctx, ctx.traces, devices, sizes))
+        _findings(console, findings, session)
+
+
+def _header(info: SessionInfo) -> Text:
+    took = f", {info.ended_at - info.started_at:.1f} s" if info.ended_at else ""
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.started_at))
+    return Text.assemble(("ttrecord session ", "bold"), info.path, "\n",
+                         f"  script {' '.join(info.argv) or info.script}\n",
+                         f"  started {started}{took}, in {info.cwd} on {info.host}")  # fmt: skip
+
+
+def _status(info: SessionInfo, session: Session) -> Text:
+    text = Text.assemble("  status ", (info.status.upper(), _STATUS_STYLE.get(info.status, "bold")))
+    if info.exit_code is not None:
+        text.append(f" (exit code {info.exit_code}")
+        text.append(f", signal {info.signal})" if info.signal else ")")
+    if info.error_type or info.error_message:
+        text.append(f"\n  {info.error_type or 'error'}: {info.error_message or ''}", style="red")
+    if info.status in ("crashed", "hung", "error", "running", "interrupted"):
+        last = session.last_call()
+        if last is not None:
+            verb = {"crashed": "died in", "hung": "hung in"}.get(info.status, "last call")
+            site = last.callsite
+            text.append(f"\n  {verb} ", style="red")
+            text.append(f"`{last.name}`", style="bold red")
+            if site is not None:
+                text.append(f" at {site.file}:{site.line} in {site.function}", style="red")
+                src = _line(session, site.file, site.line)
+                if src:
+                    text.append(f"\n    {site.line:>5} | {src.strip()}", style="bold")
+            if last.error:
+                text.append(f"\n  {last.error}", style="red")
+    return text
+
+
+def _backend(info: SessionInfo) -> Text:
+    if info.backend == "emulator":
+        what = Text.assemble("  backend ", ("emulator", "bold magenta"),
+                             " (ttrecord's hardware-free ttnn stand-in: no Tenstorrent device ran"
+                             " this program)")  # fmt: skip
+    else:
+        version = f" {info.ttnn_version}" if info.ttnn_version else ""
+        what = Text.assemble("  backend ", (f"ttnn{version}", "bold"), " (real device)")
+    if info.backend_reason:
+        what.append(f"; {info.backend_reason}", style="dim")
+    return what
+
+
+def _devices(devices: list[DeviceRow]) -> Table:
+    table = Table(title="Devices", title_justify="left")
+    for col in ("device", "arch", "DRAM banks", "L1 banks", "trace region", "opened", "closed"):
+        table.add_column(col, justify="right" if col not in ("arch",) else "left")
+    for d in devices:
+        region = f"{d.trace_region_size:,} B" if d.trace_region_size is not None else "-"
+        table.add_row(str(d.id), d.arch or "-", _opt(d.num_dram_banks), _opt(d.num_l1_banks),
+                      region, _opt(d.open_seq, "#"), _opt(d.close_seq, "#"))  # fmt: skip
+    return table
+
+
+def _opt(value: int | None, prefix: str = "") -> str:
+    return f"{prefix}{value}" if value is not None else "-"
+
+
+def _counts(counts: dict[tuple[str, str], int]) -> Table:
+    phases = [p for p in ("eager", "prep", "capture", "replay") if any(k[0] == p for k in counts)]
+    kinds = sorted({k for _, k in counts}, key=lambda k: -sum(n for (p, kk), n in counts.items() if kk == k))
+    table = Table(title=f"Events ({sum(counts.values()):,})", title_justify="left")
+    table.add_column("kind")
+    for p in phases:
+        table.add_column(p, justify="right")
+    table.add_column("total", justify="right", style="bold")
+    for kind in kinds:
+        row = [counts.get((p, kind), 0) for p in phases]
+        table.add_row(kind, *(f"{n:,}" if n else "" for n in row), f"{sum(row):,}")
+    return table
+
+
+def _traces(ctx: Context, traces: Sequence[TraceInfo], devices: list[DeviceRow], sizes: dict) -> Table:
+    banks = {d.id: {"DRAM": d.num_dram_banks, "L1": d.num_l1_banks} for d in devices}
+    table = Table(title="Traces", title_justify="left")
+    for col in ("device", "trace", "captured", "ops", "replays", "bytes written/replay", "state"):
+        table.add_column(col, justify="left" if col in ("captured", "state") else "right")
+    for t in traces:
+        written: dict[tuple, int] = {}
+        for acc in t.accesses:
+            if acc.role == "read":
+                continue
+            key = buffer_key(acc.buffer)
+            full = sizes.get(key)
+            if full is not None and full.page_size and full.num_pages:
+                written[key] = full.page_size * full.num_pages
+            else:
+                n = banks.get(acc.buffer.device, {}).get(acc.buffer.buffer_type) or 1
+                written[key] = acc.buffer.size * n
+        span = f"{where(ctx, t.begin)} - {where(ctx, t.end)}" if t.end else f"{where(ctx, t.begin)} - (never ended)"
+        state = "released" if t.release else ("capture never ended" if t.end is None else "live at exit")
+        table.add_row(str(t.device), str(t.trace_id), span, str(t.ops), str(len(t.executes)),
+                      f"{sum(written.values()):,}", state)  # fmt: skip
+    return table
+
+
+def _line(session: Session, file: str | None, line: int | None) -> str | None:
+    if not file or not line:
+        return None
+    text = session.source(file)
+    if text is None:
+        return None
+    lines = text.splitlines()
+    return lines[line - 1] if 0 < line <= len(lines) else None
+
+
+def _findings(console: Console, findings: list[Finding], session: Session) -> None:
+    if not findings:
+        console.print(Text("No trace hazards found.", style="bold green"))
+        return
+    for sev in (Severity.ERROR, Severity.WARNING, Severity.INFO):
+        group = [f for f in findings if f.severity is sev]
+        if not group:
+            continue
+        console.print(Text(f"{len(group)} {sev}{'s' if len(group) != 1 else ''}", style=STYLE[sev]))
+        for f in group:
+            loc = f"{f.file}:{f.line}" if f.file else "(no call site)"
+            console.print(Text.assemble("  ", (f.rule, "bold"), f" {f.title}  ", (loc, "cyan")))
+            src = _line(session, f.file, f.line)
+            if src is not None:
+                console.print(Text(f"    {f.line:>5} | {src.strip()}", style="bold"))
+            console.print(Text(f"    {f.message}"))
+            console.print(Text.assemble("    ", ("fix: ", "green"), f.fix))

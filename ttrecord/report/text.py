@@ -1,0 +1,81 @@
+"""`ttrecord check` in the terminal: each finding with its line of code, evidence and fix.
+
+Rendered with rich so colour follows the terminal (plain text when piped or written to a
+file). Findings come most severe first, each pinned to `file:line` in the form editors and
+terminals turn into links.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from rich.console import Console, Group
+from rich.padding import Padding
+from rich.text import Text
+
+from ttrecord.findings import Finding, Severity
+from ttrecord.report import CheckResult
+
+STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold blue"}
+
+
+def flatten(evidence: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """Evidence as `key: value` lines; nested address ranges shown by their range text."""
+    rows: list[tuple[str, str]] = []
+    for key, value in evidence.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            if "range" in value:
+                extra = f" {value['buffer_type']} on device {value['device']}" if "buffer_type" in value else ""
+                uses = "; ".join(value.get("used_by", []))
+                rows.append((name, f"{value['range']}{extra}, {value['size']} bytes/bank"
+                             + (f" ({uses})" if uses else "")))  # fmt: skip
+            else:
+                rows += flatten(value, f"{name}.")
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            for i, item in enumerate(value):
+                rows += flatten({f"{key}[{i}]": item}, prefix)
+        else:
+            rows.append((name, str(value)))
+    return rows
+
+
+def finding_renderable(f: Finding, result: CheckResult) -> Group:
+    head = Text.assemble((f"{f.severity}", STYLE[f.severity]), " ", (f.rule, "bold"), "  ", f.title)
+    where = f"{f.file}:{f.line}" if f.file else "(no call site recorded)"
+    parts: list[Any] = [head, Text.assemble("  ", (where, "cyan"), f" in {f.function}" if f.function else "")]
+    src = result.source_line(f.file, f.line)
+    if src is not None:
+        parts.append(Text.assemble(f"    {f.line:>5} | ", (src.rstrip(), "bold")))
+    parts.append(Padding(Text(f.message), (0, 0, 0, 2)))
+    rows = flatten(f.evidence)
+    if rows:
+        ev = Text("  evidence:\n", style="dim")
+        for key, value in rows:
+            ev.append(f"    {key}: ", style="dim")
+            ev.append(f"{value}\n")
+        ev.rstrip()
+        parts.append(ev)
+    parts.append(Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 2)))
+    parts.append(Text(""))
+    return Group(*parts)
+
+
+def summary_line(result: CheckResult) -> Text:
+    s = result.summary()
+    where = f"{result.path} ({result.backend}, run {result.status}, {result.events} events)"
+    if not result.findings:
+        return Text.assemble(("No trace hazards found", "bold green"), f" in {where}.")
+    counts = ", ".join(
+        f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in s["by_severity"].items() if n
+    )
+    rules = ", ".join(f"{rule} x{n}" for rule, n in s["by_rule"].items())
+    return Text.assemble((f"{s['total']} finding{'s' if s['total'] != 1 else ''}", "bold"),
+                         f": {counts} ({rules}) in {where}.")  # fmt: skip
+
+
+def render(result: CheckResult, out: TextIO) -> None:
+    console = Console(file=out, highlight=False, soft_wrap=False)
+    for f in result.findings:
+        console.print(finding_renderable(f, result))
+    console.print(summary_line(result))
