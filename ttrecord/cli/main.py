@@ -19,6 +19,8 @@ from ttrecord.errors import TtrecordError
 # (subcommand, module under ttrecord.cli, class name)
 COMMANDS: list[tuple[str, str, str]] = [
     ("export", "export", "Export"),
+    ("check", "check", "Check"),
+    ("report", "report", "Report"),
 ]
 
 
