@@ -19,6 +19,7 @@ from ttrecord.errors import TtrecordError
 # (subcommand, module under ttrecord.cli, class name)
 COMMANDS: list[tuple[str, str, str]] = [
     ("export", "export", "Export"),
+    ("tui", "tui", "Tui"),
     ("check", "check", "Check"),
     ("report", "report", "Report"),
 ]

@@ -1,1 +1,1 @@
-"""x"""
+"""One module per screen."""

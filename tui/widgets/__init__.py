@@ -1,1 +1,1 @@
-"""x"""
+"""Widgets that own their DEFAULT_CSS."""

@@ -1,0 +1,43 @@
+"""Fixtures for the UI tests: sessions on disk, a fixed clock and helpers to read the screen."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+from rich.console import Console
+
+from tui_sessions import build_alloc_after_capture
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """Run in a fresh folder (sources resolve relative to it) with times shown in UTC."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield tmp_path
+    monkeypatch.undo()
+    time.tzset()
+
+
+@pytest.fixture
+def alloc_session(workdir):
+    return build_alloc_after_capture(workdir)
+
+
+async def settle(pilot, rounds: int = 6) -> None:
+    """Let workers finish and their messages land (a result may start another worker)."""
+    for _ in range(rounds):
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def screen_text(app) -> str:
+    """What the terminal shows right now, as plain text."""
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), record=True,
+                      force_terminal=True, legacy_windows=False)  # fmt: skip
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text()

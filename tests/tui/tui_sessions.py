@@ -1,0 +1,107 @@
+"""Session files the UI tests open, built through the real writer with SessionBuilder."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from ttrecord.events import SessionStatus
+from ttrecord.findings import Finding, Severity
+from ttrecord.store.writer import replace_findings
+from ttrecord.testing import TILE_BYTES, SessionBuilder
+
+SCRIPT = "alloc_after_capture.py"
+SCRIPT_TEXT = '''import torch
+import ttnn
+
+device = ttnn.open_device(device_id=0, trace_region_size=1 << 20)
+x = ttnn.from_torch(torch.rand(32, 32), layout=ttnn.TILE_LAYOUT, device=device)
+w = ttnn.from_torch(torch.rand(32, 32), layout=ttnn.TILE_LAYOUT, device=device)
+
+
+def step(x):
+    h = ttnn.matmul(x, w)
+    return ttnn.relu(h)
+
+
+step(x)  # compile run
+tid = ttnn.begin_trace_capture(device, cq_id=0)
+y = step(x)
+ttnn.end_trace_capture(device, tid, cq_id=0)
+scratch = ttnn.from_torch(torch.zeros(32, 32), layout=ttnn.TILE_LAYOUT, device=device)
+ttnn.execute_trace(device, tid, cq_id=0, blocking=True)
+print(ttnn.to_torch(scratch))
+ttnn.release_trace(device, tid)
+'''
+OFFENDING_LINE = 18
+X, W, H, Y_EAGER, Y_CAPTURE = (0x100080 + i * TILE_BYTES for i in range(5))
+STARTED_AT = 1_780_000_000.0  # fixed so snapshots do not change with the clock
+
+
+def build_alloc_after_capture(folder: Path, name: str = "alloc_after_capture.db") -> Path:
+    """A capture whose freed intermediate is reused by a buffer allocated after capture.
+
+    `scratch` (line 18) lands on the address trace 0 writes `h` to on replay, so
+    execute_trace overwrites it: a TR004 finding with the two ranges as evidence.
+    """
+    (folder / SCRIPT).write_text(SCRIPT_TEXT)
+    b = SessionBuilder(file=SCRIPT)
+    b.open_device(line=4)
+    x = b.alloc(X)
+    b.h2d(x, line=5, name="from_torch")
+    w = b.alloc(W)
+    b.h2d(w, line=6, name="from_torch")
+    h = b.alloc(H)
+    b.op("ttnn.matmul", [x, w], [h], line=10)
+    y = b.alloc(Y_EAGER)
+    b.op("ttnn.relu", [h], [y], line=11)
+    b.free(h)
+    tid = b.begin_trace(line=15)
+    h = b.alloc(H)
+    capture_matmul = b.op("ttnn.matmul", [x, w], [h], line=10)
+    y2 = b.alloc(Y_CAPTURE)
+    b.op("ttnn.relu", [h], [y2], line=11)
+    b.free(h)
+    b.end_trace(tid, line=17)
+    scratch = b.alloc(H)
+    alloc_seq = b.events[-1].seq
+    b.h2d(scratch, line=OFFENDING_LINE, name="from_torch")
+    execute = b.execute(tid, line=19)
+    b.d2h(scratch, line=20)
+    b.release(tid, line=21)
+    path = folder / name
+    b.write(path, script=SCRIPT)
+    finding = Finding(
+        rule="TR004",
+        severity=Severity.ERROR,
+        title="allocation over trace memory",
+        message=(
+            "scratch was allocated after trace 0 was captured, on addresses the trace writes"
+            " on replay: execute_trace overwrites it."
+        ),
+        fix="Allocate scratch before begin_trace_capture, or release the trace first.",
+        file=SCRIPT,
+        line=OFFENDING_LINE,
+        function="<module>",
+        stack=[(SCRIPT, OFFENDING_LINE, "<module>")],
+        events=[alloc_seq, execute.seq, capture_matmul.seq],
+        evidence={
+            "allocated": {"address": H, "size": TILE_BYTES, "buffer_type": "DRAM"},
+            "trace_writes": {"address": H, "size": TILE_BYTES, "buffer_type": "DRAM"},
+        },
+        device=0,
+        trace=tid,
+    )
+    replace_findings(path, [finding])
+    freeze_times(path)
+    return path
+
+
+def freeze_times(path: Path, status: SessionStatus | None = None) -> None:
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("UPDATE session SET started_at = ?, ended_at = ?, host = 'host', cwd = '.'",
+                     (STARTED_AT, STARTED_AT + 2))  # fmt: skip
+        if status is not None:
+            conn.execute("UPDATE session SET status = ?", (str(status),))
+    conn.close()

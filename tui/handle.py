@@ -1,0 +1,45 @@
+"""One open session shared by a screen's thread workers."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from ttrecord.errors import SessionError
+from ttrecord.store.reader import Session
+
+T = TypeVar("T")
+
+
+class SessionHandle:
+    """Opens the session on first use and serialises queries on its one connection.
+
+    Workers run on their own threads; sqlite3 allows a connection to be shared across threads
+    only when calls do not interleave, and the reader caches call sites and buffers per
+    Session, so one lock-guarded Session beats reopening (and re-caching) per query.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._session: Session | None = None
+        self._lock = threading.Lock()
+
+    def run(self, query: Callable[[Session], T]) -> T:
+        """Run `query` on the session; raises SessionError if the file cannot be read."""
+        with self._lock:
+            if self._session is None:
+                self._session = Session.open(self.path)
+            try:
+                return query(self._session)
+            except SessionError:
+                raise
+            except Exception as exc:  # a file changed or damaged under us
+                raise SessionError(f"{self.path}: cannot be read ({exc})") from None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._session is not None:
+                self._session.close()
+                self._session = None

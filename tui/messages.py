@@ -1,0 +1,56 @@
+"""Messages that thread workers post back to the screens (plain dataclasses)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.message import Message
+
+from ttrecord.store.reader import TimelineRow
+
+
+@dataclass
+class Loaded(Message):
+    """A screen's snapshot is ready (`data`), or could not be built (`error`)."""
+
+    data: Any
+    error: str | None = None
+
+
+@dataclass
+class PageLoaded(Message):
+    """One page of timeline rows for the filter generation that asked for it."""
+
+    generation: int
+    page: int
+    rows: list[TimelineRow]
+
+
+@dataclass
+class RowCount(Message):
+    generation: int
+    total: int
+    index: int | None = None  # where the event to jump to sits in the filtered rows
+
+
+@dataclass
+class BufferUsers(Message):
+    """The calls that touched a buffer, for the memory map's detail pane."""
+
+    buffer_id: int
+    rows: list[tuple[TimelineRow, str]]  # (call, "reads" / "writes")
+
+
+@dataclass
+class EventChosen(Message):
+    """The user chose an event (enter or click) in a list of events."""
+
+    seq: int
+
+
+@dataclass
+class RowHighlighted(Message):
+    """The cursor of a line-based view moved to `index`."""
+
+    index: int

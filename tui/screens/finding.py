@@ -1,0 +1,152 @@
+"""One finding: why it breaks replay, the evidence, the fix, and the line that caused it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from ttrecord.errors import SessionError
+from ttrecord.findings import Finding
+from ttrecord.tui.format import SEVERITY_STYLE, evidence_value, hexaddr, site
+from ttrecord.tui.messages import Loaded
+from ttrecord.tui.snapshots import FindingData, finding_data
+from ttrecord.tui.widgets.tables import fill_table
+
+
+class FindingScreen(Screen):
+    DEFAULT_CSS = """
+    FindingScreen VerticalScroll { height: 1fr; }
+    FindingScreen .block { padding: 0 1 1 1; height: auto; }
+    FindingScreen .label { padding: 0 1; text-style: bold; color: $accent; height: auto; }
+    FindingScreen #source { padding: 0 1 1 1; height: auto; }
+    FindingScreen #related { height: auto; max-height: 12; }
+    """
+    BINDINGS = [
+        Binding("t", "timeline", "Timeline at event"),
+        Binding("m", "memory", "Memory map"),
+        Binding("o", "op", "Op detail"),
+        Binding("escape", "app.pop_screen", "Back"),
+    ]
+
+    def __init__(self, path: Path, finding: Finding) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.finding = finding
+        self.data: FindingData | None = None
+
+    def compose(self) -> ComposeResult:
+        f = self.finding
+        yield Header()
+        with VerticalScroll():
+            title = Text()
+            title.append(f" {str(f.severity).upper()} ", SEVERITY_STYLE.get(str(f.severity), "") + " reverse")
+            title.append(f" {f.rule}  {f.title}", "bold")
+            yield Static(title, id="title", classes="block")
+            yield Static(f.message, id="message", classes="block")
+            yield Static("Evidence", classes="label")
+            yield Static(self._evidence(), id="evidence", classes="block")
+            yield Static("Fix", classes="label")
+            yield Static(f.fix, id="fix", classes="block")
+            yield Static(self._where(), id="where", classes="label")
+            yield Static("Loading source…", id="source")
+            yield Static("Stack", classes="label")
+            yield Static(self._stack(), id="stack", classes="block")
+            yield Static("Related events (enter: show on the timeline)", classes="label")
+            yield DataTable(id="related", cursor_type="row")
+        yield Footer()
+
+    def _evidence(self) -> Text:
+        text = Text()
+        if self.finding.device is not None:
+            text.append(f"device {self.finding.device}")
+            text.append(f"  trace {self.finding.trace}\n" if self.finding.trace is not None else "\n")
+        for key, value in self.finding.evidence.items():
+            text.append(f"{key}: ", "bold")
+            text.append(evidence_value(key, value) + "\n")
+        return text if text else Text("No evidence recorded.", "dim")
+
+    def _where(self) -> str:
+        f = self.finding
+        if not f.file:
+            return "Source"
+        return f"Source  {f.file}:{f.line}" + (f" in {f.function}" if f.function else "")
+
+    def _stack(self) -> Text:
+        if not self.finding.stack:
+            return Text("No stack recorded.", "dim")
+        return Text("\n".join(f"{site(file, line)} in {func}" for file, line, func in self.finding.stack))
+
+    def on_mount(self) -> None:
+        self.title = self.path.name
+        self.sub_title = f"{self.finding.rule} {self.finding.title}"
+        self.query_one("#related", DataTable).focus()
+        self._load()
+
+    @work(thread=True, exclusive=True)
+    def _load(self) -> None:
+        try:
+            data = self.app.handle(self.path).run(lambda s: finding_data(s, self.finding))
+            self.post_message(Loaded(data))
+        except SessionError as exc:
+            self.post_message(Loaded(None, str(exc)))
+
+    def on_loaded(self, message: Loaded) -> None:
+        source = self.query_one("#source", Static)
+        if message.error:
+            source.update(Text(message.error, "red"))
+            return
+        self.data = data = message.data
+        if data.source is None:
+            source.update(Text(data.source_note or "No source.", "yellow"))
+        else:
+            src = data.source
+            dark = self.app.current_theme.dark if self.app.current_theme else True
+            source.update(
+                Syntax(src.text, "python", line_numbers=True, line_range=(src.first, src.last),
+                       highlight_lines={src.line}, theme="monokai" if dark else "default",
+                       background_color="default")  # fmt: skip
+            )
+        rows = []
+        for row in data.related:
+            addrs = hexaddr(row.address) if row.address is not None else " ".join(
+                f"{role}:{hexaddr(a)}" for role, a in row.tensors
+            )
+            rows.append([row.seq, row.phase, row.kind, row.name, site(row.file, row.line), addrs])
+        fill_table(self.query_one("#related", DataTable),
+                   ("seq", "phase", "kind", "op", "call site", "addresses"), rows)  # fmt: skip
+
+    def _selected_seq(self) -> int | None:
+        if self.data and self.data.related:
+            table = self.query_one("#related", DataTable)
+            return self.data.related[min(table.cursor_row, len(self.data.related) - 1)].seq
+        return self.finding.events[0] if self.finding.events else None
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_timeline()
+
+    def action_timeline(self) -> None:
+        from ttrecord.tui.screens.timeline import TimelineScreen
+
+        self.app.push_screen(TimelineScreen(self.path, jump_seq=self._selected_seq()))
+
+    def action_memory(self) -> None:
+        from ttrecord.tui.screens.memory import MemoryScreen
+
+        seq = self.finding.events[0] if self.finding.events else None
+        self.app.push_screen(MemoryScreen(self.path, focus_seq=seq, device=self.finding.device))
+
+    def action_op(self) -> None:
+        seq = self._selected_seq()
+        if seq is not None:
+            from ttrecord.tui.screens.op_detail import OpDetailScreen
+
+            self.app.push_screen(OpDetailScreen(self.path, seq))

@@ -1,0 +1,132 @@
+"""One session at a glance: status, backend, devices, traces, and findings by severity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from ttrecord.errors import SessionError
+from ttrecord.tui.format import SEVERITY_STYLE, STATUS_STYLE, site, size_text, when
+from ttrecord.tui.messages import Loaded
+from ttrecord.tui.snapshots import OverviewData, overview
+from ttrecord.tui.widgets.tables import fill_table
+
+
+class OverviewScreen(Screen):
+    DEFAULT_CSS = """
+    OverviewScreen #summary { padding: 0 1; height: auto; }
+    OverviewScreen #notices { padding: 0 1; height: auto; color: $warning; }
+    OverviewScreen .section { padding: 1 1 0 1; text-style: bold; height: auto; }
+    OverviewScreen #traces { height: auto; max-height: 8; }
+    OverviewScreen #findings { height: 1fr; }
+    """
+    BINDINGS = [
+        Binding("enter", "open_finding", "Open finding"),
+        Binding("t", "timeline", "Timeline"),
+        Binding("m", "memory", "Memory map"),
+        Binding("escape", "app.pop_screen", "Back"),
+    ]
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.handle = None
+        self.data: OverviewData | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Vertical():
+            yield Static("Loading…", id="summary")
+            yield Static("", id="notices")
+            yield Static("Findings", classes="section")
+            yield DataTable(id="findings", cursor_type="row")
+            yield Static("Traces", classes="section")
+            yield DataTable(id="traces", cursor_type="row", show_cursor=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = self.path.name
+        self.sub_title = "overview"
+        self.handle = self.app.handle(self.path)
+        self.query_one("#findings", DataTable).focus()
+        self._load()
+
+    @work(thread=True, exclusive=True)
+    def _load(self) -> None:
+        try:
+            self.post_message(Loaded(self.handle.run(overview)))
+        except SessionError as exc:
+            self.post_message(Loaded(None, str(exc)))
+
+    def on_loaded(self, message: Loaded) -> None:
+        if message.error:
+            self.query_one("#summary", Static).update(
+                Text(f"This session cannot be shown.\n{message.error}", "bold red")
+            )
+            return
+        self.data = data = message.data
+        info = data.info
+        text = Text()
+        text.append(f"{Path(info.script).name}", "bold")
+        text.append("  ")
+        text.append(info.status, STATUS_STYLE.get(info.status, ""))
+        text.append(f"  backend {info.backend}")
+        if info.backend_reason:
+            text.append(f" ({info.backend_reason})", "dim")
+        text.append(f"\nstarted {when(info.started_at)}   {data.events:,} events  ")
+        text.append("  ".join(f"{p} {n:,}" for p, n in sorted(data.phases.items())), "dim")
+        for dev in data.devices:
+            text.append(
+                f"\ndevice {dev.id}: {dev.arch or '?'}, {dev.num_dram_banks or '?'} DRAM banks,"
+                f" {dev.num_l1_banks or '?'} L1 banks, trace region {size_text(dev.trace_region_size)}"
+            )
+        self.query_one("#summary", Static).update(text)
+        self.query_one("#notices", Static).update("\n".join(data.notices))
+        rows = [
+            [Text(str(f.severity), SEVERITY_STYLE.get(str(f.severity), "")), f.rule, f.title,
+             site(f.file, f.line)]
+            for f in data.findings
+        ]  # fmt: skip
+        if not data.findings:
+            rows = [["", "", Text("No hazards found.", "green"), ""]]
+        fill_table(self.query_one("#findings", DataTable), ("severity", "rule", "title", "line"), rows)
+        fill_table(
+            self.query_one("#traces", DataTable),
+            ("device", "trace", "captured ops", "replays", "capture seqs", "released at"),
+            [
+                [t.device, t.trace_id, t.ops, t.executions,
+                 f"{t.begin_seq}–{t.end_seq if t.end_seq is not None else '?'}",
+                 t.release_seq if t.release_seq is not None else "never"]
+                for t in data.traces
+            ],
+        )  # fmt: skip
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.data_table.id == "findings":
+            self.action_open_finding()
+
+    def action_open_finding(self) -> None:
+        if self.data is None or not self.data.findings:
+            return
+        row = self.query_one("#findings", DataTable).cursor_row
+        from ttrecord.tui.screens.finding import FindingScreen
+
+        self.app.push_screen(FindingScreen(self.path, self.data.findings[row]))
+
+    def action_timeline(self) -> None:
+        from ttrecord.tui.screens.timeline import TimelineScreen
+
+        self.app.push_screen(TimelineScreen(self.path))
+
+    def action_memory(self) -> None:
+        from ttrecord.tui.screens.memory import MemoryScreen
+
+        self.app.push_screen(MemoryScreen(self.path))

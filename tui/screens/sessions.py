@@ -1,0 +1,128 @@
+"""Every session given on the command line or found in a folder, one row each."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from ttrecord.tui.format import SEVERITY_STYLE, STATUS_STYLE, when
+from ttrecord.tui.messages import Loaded
+from ttrecord.tui.snapshots import SessionSummary, summarize
+from ttrecord.tui.widgets.tables import fill_table
+
+DIFF_MODULE = "ttrecord.tui.screens.diff"
+COLUMNS = (" ", "session", "script", "started", "status", "backend", "events", "findings")
+
+
+class SessionsScreen(Screen):
+    DEFAULT_CSS = """
+    SessionsScreen #sessions-note { padding: 0 1; color: $text-muted; }
+    SessionsScreen DataTable { height: 1fr; }
+    """
+    BINDINGS = [
+        Binding("enter", "open", "Open"),
+        Binding("space", "mark", "Mark"),
+        Binding("d", "diff", "Diff marked"),
+        Binding("r", "reload", "Reload"),
+    ]
+
+    def __init__(self, paths: list[Path], note: str = "") -> None:
+        super().__init__()
+        self.paths = paths
+        self.note = note
+        self.summaries: list[SessionSummary] = []
+        self.marked: list[Path] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(self.note, id="sessions-note")
+        yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "ttrecord"
+        self.sub_title = "sessions"
+        self.action_reload()
+
+    def action_reload(self) -> None:
+        if not self.paths:
+            self.query_one("#sessions-note", Static).update(
+                self.note + "\nNo ttrecord sessions here. Record one with"
+                " `ttrecord run -o session.db script.py`, or pass session files."
+            )
+            return
+        self._load(list(self.paths))
+
+    @work(thread=True, exclusive=True)
+    def _load(self, paths: list[Path]) -> None:
+        self.post_message(Loaded([summarize(p) for p in paths]))
+
+    def on_loaded(self, message: Loaded) -> None:
+        self.summaries = message.data
+        self._fill()
+
+    def _fill(self) -> None:
+        rows = []
+        for s in self.summaries:
+            mark = "●" if s.path in self.marked else " "
+            if s.error or s.info is None:
+                rows.append([mark, s.path.name, Text(s.error or "unreadable", "red"), "", "", "", "", ""])
+                continue
+            status = Text(s.info.status, STATUS_STYLE.get(s.info.status, ""))
+            if s.died_call:
+                status.append(f" in {s.died_call}", "red")
+            findings = Text()
+            for sev in ("error", "warning", "info"):
+                if s.severities.get(sev):
+                    findings.append(f"{s.severities[sev]} {sev}  ", SEVERITY_STYLE[sev])
+            rows.append([mark, s.path.name, Path(s.info.script).name, when(s.info.started_at),
+                         status, s.info.backend, f"{s.events:,}", findings or "none"])  # fmt: skip
+        fill_table(self.query_one(DataTable), COLUMNS, rows)
+
+    def _current(self) -> SessionSummary | None:
+        table = self.query_one(DataTable)
+        if not self.summaries or table.cursor_row >= len(self.summaries):
+            return None
+        return self.summaries[table.cursor_row]
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()
+
+    def action_open(self) -> None:
+        current = self._current()
+        if current is None:
+            return
+        from ttrecord.tui.screens.overview import OverviewScreen
+
+        self.app.push_screen(OverviewScreen(current.path))
+
+    def action_mark(self) -> None:
+        current = self._current()
+        if current is None:
+            return
+        if current.path in self.marked:
+            self.marked.remove(current.path)
+        else:
+            self.marked = [*self.marked, current.path][-2:]
+        self._fill()
+
+    def action_diff(self) -> None:
+        if len(self.marked) != 2:
+            self.notify("Mark two sessions with space, then press d.", severity="warning")
+            return
+        try:
+            module = importlib.import_module(DIFF_MODULE)
+        except ModuleNotFoundError as exc:
+            if exc.name != DIFF_MODULE:
+                raise
+            self.notify("Diffing sessions is not available in this version.", severity="warning")
+            return
+        self.app.push_screen(module.DiffScreen(*self.marked))

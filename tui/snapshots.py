@@ -1,0 +1,164 @@
+"""What each screen shows, computed from a session into frozen snapshots.
+
+These functions are pure in the sense that matters here: session in, plain data out, no
+widgets. Screens call them inside thread workers and only render the result, so the same
+code is easy to test and never blocks the event loop.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ttrecord.errors import SessionError
+from ttrecord.events import SessionStatus
+from ttrecord.findings import Finding
+from ttrecord.store.reader import (
+    DeviceRow,
+    EventFilter,
+    Session,
+    SessionInfo,
+    TimelineRow,
+    TraceRow,
+)
+
+SOURCE_CONTEXT = 7  # lines either side of a finding's line
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """One line of the sessions list; `error` set when the file cannot be read."""
+
+    path: Path
+    info: SessionInfo | None = None
+    events: int = 0
+    severities: dict[str, int] = field(default_factory=dict)
+    died_call: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class OverviewData:
+    info: SessionInfo
+    events: int
+    phases: dict[str, int]
+    devices: tuple[DeviceRow, ...]
+    traces: tuple[TraceRow, ...]
+    findings: tuple[Finding, ...]  # most severe first
+    notices: tuple[str, ...]  # running, empty, crashed: said plainly at the top
+
+
+@dataclass(frozen=True)
+class SourceExcerpt:
+    file: str
+    text: str  # the whole file; the view shows a window of it
+    line: int
+    first: int
+    last: int
+
+
+@dataclass(frozen=True)
+class FindingData:
+    finding: Finding
+    source: SourceExcerpt | None
+    source_note: str | None  # why there is no source, said in the UI
+    related: tuple[TimelineRow, ...]
+
+
+def sort_findings(findings: list[Finding]) -> tuple[Finding, ...]:
+    """Most severe first, then in the order the program hit them."""
+    return tuple(
+        sorted(findings, key=lambda f: (-f.severity.rank, f.events[0] if f.events else 0))
+    )
+
+
+def load_findings(session: Session) -> list[Finding]:
+    """Stored findings; for a finished session without any, the analysis computes them."""
+    stored = session.findings()
+    if stored or session.info().status == str(SessionStatus.RUNNING):
+        return stored
+    try:
+        from ttrecord.analysis import analyze  # type: ignore[attr-defined]
+    except ImportError:
+        return stored
+    return list(analyze(session))
+
+
+def describe_call(session: Session, seq: int | None) -> str | None:
+    if seq is None:
+        return None
+    rows = session.timeline(EventFilter(seqs=frozenset({seq})), limit=1)
+    if not rows:
+        return f"#{seq}"
+    row = rows[0]
+    where = f" at {Path(row.file).name}:{row.line}" if row.file else ""
+    return f"{row.name}{where} (#{row.seq})"
+
+
+def summarize(path: Path) -> SessionSummary:
+    """Open one session just long enough to describe it; never raises for a bad file."""
+    try:
+        with Session.open(path) as session:
+            info = session.info()
+            severities = Counter(str(f.severity) for f in session.findings())
+            died = None
+            if info.status in ("crashed", "hung", "error"):
+                died = describe_call(session, info.last_call) or info.error_message
+            return SessionSummary(path, info, session.event_count(), dict(severities), died)
+    except SessionError as exc:
+        return SessionSummary(path, error=str(exc))
+
+
+def overview(session: Session) -> OverviewData:
+    info = session.info()
+    phases: Counter[str] = Counter()
+    for (phase, _kind), n in session.counts().items():
+        phases[phase] += n
+    total = sum(phases.values())
+    notices = []
+    if info.status == str(SessionStatus.RUNNING):
+        notices.append(
+            "This session is still being recorded (or the recorder was killed before it"
+            " finished): what you see may be incomplete."
+        )
+    if info.status in ("crashed", "hung"):
+        died = describe_call(session, info.last_call)
+        notices.append(f"The program {info.status} during {died or 'an unknown call'}.")
+    if info.error_message and info.status == "error":
+        notices.append(f"The program raised {info.error_type or 'an error'}: {info.error_message}")
+    if total == 0:
+        notices.append("No ttnn calls were recorded in this session.")
+    return OverviewData(
+        info=info,
+        events=total,
+        phases=dict(phases),
+        devices=tuple(session.devices()),
+        traces=tuple(session.traces()),
+        findings=sort_findings(load_findings(session)),
+        notices=tuple(notices),
+    )
+
+
+def source_excerpt(session: Session, file: str | None, line: int | None) -> tuple[SourceExcerpt | None, str | None]:
+    if not file or line is None:
+        return None, "This finding is not tied to a line of source."
+    text = session.source(file)
+    if text is None:
+        return None, f"Source not available: {file} is not on this machine and no copy was stored."
+    n_lines = text.count("\n") + 1
+    first = max(1, line - SOURCE_CONTEXT)
+    last = min(n_lines, line + SOURCE_CONTEXT)
+    if line > n_lines:
+        return None, f"{file} has {n_lines} lines now; line {line} is gone (the file changed)."
+    return SourceExcerpt(file, text, line, first, last), None
+
+
+def finding_data(session: Session, finding: Finding) -> FindingData:
+    source, note = source_excerpt(session, finding.file, finding.line)
+    related: tuple[TimelineRow, ...] = ()
+    if finding.events:
+        rows = session.timeline(EventFilter(seqs=frozenset(finding.events)), limit=len(finding.events))
+        order = {seq: i for i, seq in enumerate(finding.events)}
+        related = tuple(sorted(rows, key=lambda r: order.get(r.seq, 0)))
+    return FindingData(finding, source, note, related)

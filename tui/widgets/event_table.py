@@ -1,0 +1,211 @@
+"""A timeline of any length: a ScrollView that pages rows from SQLite into an LRU cache.
+
+Only the visible page and its neighbours are ever in memory. A page is fetched with a keyset
+query (`seq > last seq of the page before`) when that page is cached, which is what scrolling
+does, and with LIMIT/OFFSET only for a jump. Fetches run in thread workers; until a page
+arrives its lines render as placeholders, so the UI never waits on SQLite.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events, work
+from textual.binding import Binding
+from textual.geometry import Region, Size
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ttrecord.store.reader import EventFilter, TimelineRow
+from ttrecord.tui.format import PHASE_COLOR, duration, hexaddr, site
+from ttrecord.tui.handle import SessionHandle
+from ttrecord.tui.messages import EventChosen, PageLoaded, RowCount
+
+PAGE = 100
+MAX_PAGES = 40
+
+# (title, width); the last column takes what is left.
+COLUMNS = (("seq", 8), ("phase", 9), ("kind", 14), ("op", 30), ("dev", 4), ("tr", 4),
+           ("call site", 24), ("dur", 9), ("addresses", 0))  # fmt: skip
+
+
+def header_text() -> str:
+    return "".join(title.ljust(width) if width else title for title, width in COLUMNS)
+
+
+def row_cells(row: TimelineRow) -> list[str]:
+    if row.address is not None:
+        addrs = hexaddr(row.address)
+    else:
+        addrs = " ".join(f"{'→' if role == 'out' else ''}{hexaddr(a)}" for role, a in row.tensors)
+    return [
+        str(row.seq), row.phase, row.kind, row.name,
+        "" if row.device is None else str(row.device),
+        "" if row.trace is None else str(row.trace),
+        site(row.file, row.line), duration(row.dur_ns), addrs,
+    ]  # fmt: skip
+
+
+class EventTable(ScrollView, can_focus=True):
+    """Rows of a filtered event stream; `cursor` is the selected row's index."""
+
+    DEFAULT_CSS = """
+    EventTable { height: 1fr; }
+    """
+    BINDINGS = [
+        Binding("up,k", "move(-1)", "Up", show=False),
+        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "jump_start", "First", show=False),
+        Binding("end", "jump_end", "Last", show=False),
+        Binding("enter", "choose", "Op detail"),
+    ]
+
+    cursor: reactive[int] = reactive(0, always_update=True)
+
+    def __init__(self, handle: SessionHandle, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.handle = handle
+        self.filter = EventFilter()
+        self.total = 0
+        self.generation = 0
+        self._pages: OrderedDict[int, list[TimelineRow]] = OrderedDict()
+        self._pending: set[int] = set()
+        self._jump_seq: int | None = None
+
+    # -- data ------------------------------------------------------------------------------
+
+    def load(self, filt: EventFilter, jump_seq: int | None = None) -> None:
+        """Show a new filter; optionally put the cursor on an event once it is counted."""
+        self.generation += 1
+        self.filter = filt
+        self._pages.clear()
+        self._pending.clear()
+        self._jump_seq = jump_seq
+        self._count(self.generation, filt, jump_seq)
+
+    @work(thread=True, group="count", exclusive=True)
+    def _count(self, generation: int, filt: EventFilter, jump_seq: int | None) -> None:
+        total = self.handle.run(lambda s: s.event_count(filt))
+        index = None
+        if jump_seq is not None:
+            index = self.handle.run(lambda s: s.event_index(jump_seq, filt))
+        self.post_message(RowCount(generation, total, index))
+
+    def on_row_count(self, message: RowCount) -> None:
+        if message.generation != self.generation:
+            return
+        self.total = message.total
+        self.virtual_size = Size(self.size.width, self.total)
+        index = message.index if message.index is not None else 0
+        self.cursor = min(index, max(0, self.total - 1))
+        self.scroll_to(y=max(0, self.cursor - self.size.height // 3), animate=False)
+        self.refresh()
+
+    def _request(self, page: int) -> None:
+        if page < 0 or page * PAGE >= self.total or page in self._pages or page in self._pending:
+            return
+        self._pending.add(page)
+        before = self._pages.get(page - 1)
+        after_seq = before[-1].seq if before and len(before) == PAGE else None
+        offset = 0 if after_seq is not None else page * PAGE
+        self._fetch(self.generation, page, self.filter, after_seq, offset)
+
+    @work(thread=True, group="pages")
+    def _fetch(self, generation: int, page: int, filt: EventFilter, after_seq: int | None,
+               offset: int) -> None:  # fmt: skip
+        rows = self.handle.run(lambda s: s.timeline(filt, PAGE, after_seq, offset))
+        self.post_message(PageLoaded(generation, page, rows))
+
+    def on_page_loaded(self, message: PageLoaded) -> None:
+        message.stop()
+        if message.generation != self.generation:
+            return
+        self._pending.discard(message.page)
+        self._pages[message.page] = message.rows
+        while len(self._pages) > MAX_PAGES:
+            self._pages.popitem(last=False)
+        self.refresh()
+
+    def row(self, index: int) -> TimelineRow | None:
+        rows = self._pages.get(index // PAGE)
+        if rows is None:
+            return None
+        self._pages.move_to_end(index // PAGE)
+        offset = index % PAGE
+        return rows[offset] if offset < len(rows) else None
+
+    @property
+    def loading(self) -> bool:
+        return bool(self._pending)
+
+    # -- rendering -------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        index = self.scroll_offset.y + y
+        width = self.size.width
+        if index >= self.total:
+            return Strip.blank(width)
+        row = self.row(index)
+        page = index // PAGE
+        if row is None:
+            self._request(page)
+            return Strip([Segment("  …".ljust(width), Style(dim=True))], width)
+        if y == 0:
+            self._request(page - 1)
+        if y == self.size.height - 1:
+            self._request(page + 1)
+        return self._strip(row, index == self.cursor, width)
+
+    def _strip(self, row: TimelineRow, selected: bool, width: int) -> Strip:
+        cells = row_cells(row)
+        phase_style = Style(color=PHASE_COLOR.get(row.phase, "white"))
+        name_style = Style(color="red", bold=True) if row.status != "ok" else Style()
+        segments = [Segment("▌", phase_style)]
+        for i, ((_, w), text) in enumerate(zip(COLUMNS, cells)):
+            style = phase_style if i == 1 else name_style if i == 3 else Style()
+            if w and len(text) > w - 1:
+                # Call sites keep their line number; other cells keep their start.
+                text = "…" + text[-(w - 2):] if i == 6 else text[: w - 2] + "…"
+            if w:
+                text = text.ljust(w)
+            segments.append(Segment(text, style))
+        strip = Strip(segments).crop(0, width).extend_cell_length(width)
+        if selected:
+            strip = strip.apply_style(Style(reverse=True))
+        return strip
+
+    # -- cursor ----------------------------------------------------------------------------
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.refresh()
+        self.scroll_to_region(Region(0, new, 1, 1), animate=False, immediate=True)
+
+    def action_move(self, delta: int) -> None:
+        if self.total:
+            self.cursor = max(0, min(self.total - 1, self.cursor + delta))
+
+    def action_page(self, direction: int) -> None:
+        self.action_move(direction * max(1, self.size.height - 1))
+
+    def action_jump_start(self) -> None:
+        self.action_move(-self.total)
+
+    def action_jump_end(self) -> None:
+        self.action_move(self.total)
+
+    def action_choose(self) -> None:
+        row = self.row(self.cursor)
+        if row is not None:
+            self.post_message(EventChosen(row.seq))
+
+    def on_click(self, event: events.Click) -> None:
+        index = self.scroll_offset.y + event.y
+        if 0 <= index < self.total:
+            if index == self.cursor and event.chain > 1:
+                self.action_choose()
+            self.cursor = index
