@@ -18,10 +18,13 @@ from ttrecord.errors import TtrecordError
 
 # (subcommand, module under ttrecord.cli, class name)
 COMMANDS: list[tuple[str, str, str]] = [
+    ("run", "run", "Run"),
+    ("sessions", "sessions", "Sessions"),
     ("export", "export", "Export"),
     ("tui", "tui", "Tui"),
     ("check", "check", "Check"),
     ("report", "report", "Report"),
+    ("diff", "diff", "Diff"),
 ]
 
 

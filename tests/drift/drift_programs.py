@@ -1,0 +1,101 @@
+"""Recorded programs for the drift tests, written through the real writer.
+
+`Program` plays a model the way the recorder sees it: each call is an op event, and the buffer
+it allocates follows as an alloc event whose parent is that call. Addresses come from a small
+first-fit allocator (DRAM bottom-up, 2 KiB pages), so an extra allocation shifts everything
+after it exactly as the real allocator would.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ttrecord.events import BufferRef
+from ttrecord.testing import TILE_BYTES, SessionBuilder
+
+BASE = 1 << 20
+
+
+class Program:
+    def __init__(self, file: str = "model.py") -> None:
+        self.b = SessionBuilder(file=file)
+        self.used: dict[int, int] = {}  # address -> size
+        self.b.open_device()
+
+    def _first_fit(self, size: int) -> int:
+        address = BASE
+        for start in sorted(self.used):
+            if start - address >= size:
+                break
+            address = max(address, start + self.used[start])
+        return address
+
+    def call(self, name: str, line: int, inputs: list[BufferRef] = (), size: int = TILE_BYTES,
+             buffer_type: str = "DRAM") -> BufferRef:  # fmt: skip
+        """An op that allocates one output buffer."""
+        address = self._first_fit(size)
+        self.used[address] = size
+        out = BufferRef(0, buffer_type, address, size, TILE_BYTES, size // TILE_BYTES)
+        op = self.b.op(name, list(inputs), [out], line=line)
+        self.b.alloc(address, size, buffer_type)
+        self.b.events[-1].parent = op.seq
+        return out
+
+    def free(self, buf: BufferRef) -> None:
+        self.used.pop(buf.address, None)
+        self.b.free(buf)
+
+    def step(self, x: BufferRef, w: BufferRef, extra_op: bool = False,
+             skip_relu: bool = False) -> BufferRef:  # fmt: skip
+        """One decode step: matmul, (optional extra add), relu, softmax; returns the output."""
+        y = self.call("ttnn.matmul", 10, [x, w])
+        if extra_op:
+            y2 = self.call("ttnn.add", 11, [y, w])
+            self.free(y)
+            y = y2
+        if not skip_relu:
+            z = self.call("ttnn.relu", 12, [y])
+            self.free(y)
+            y = z
+        out = self.call("ttnn.softmax", 13, [y])
+        self.free(y)
+        return out
+
+    def capture(self, x: BufferRef, w: BufferRef, **step) -> BufferRef:
+        """Prep run, then capture and replay of one step; the output stays live."""
+        self.free(self.step(x, w, **step))
+        trace = self.b.begin_trace(line=20)
+        out = self.step(x, w, **step)
+        self.b.end_trace(trace, line=21)
+        self.b.execute(trace, line=22)
+        return out
+
+    def write(self, path: Path) -> str:
+        return self.b.write(path)
+
+
+def two_captures(path: Path, extra_before_second: bool) -> str:
+    """One session, two captures of the same step; optionally an extra allocation (line 30)
+    stays live between them."""
+    p = Program()
+    w = p.call("ttnn.from_torch", 3)
+    x = p.call("ttnn.from_torch", 4)
+    out = p.capture(x, w)
+    p.b.d2h(out, line=23)
+    p.free(out)
+    p.b.release(0, line=24)
+    if extra_before_second:
+        p.call("ttnn.zeros", 30)
+    p.capture(x, w)
+    return p.write(path)
+
+
+def one_capture(path: Path, extra_alloc: bool = False, **step) -> str:
+    """One session, one capture; optionally an extra allocation (line 30) before it."""
+    p = Program()
+    w = p.call("ttnn.from_torch", 3)
+    x = p.call("ttnn.from_torch", 4)
+    if extra_alloc:
+        p.call("ttnn.zeros", 30)
+    p.capture(x, w, **step)
+    return p.write(path)

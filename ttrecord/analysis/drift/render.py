@@ -1,0 +1,331 @@
+"""Drift reports as JSON (docs/diff-json.md) and as rich renderables for the terminal.
+
+`to_json` is the documented, stable structure (validated against diff.schema.json in the
+tests); `to_renderables` is what `ttrecord diff` prints. Both only read the report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from ttrecord.events import TensorRef
+
+from .model import (
+    CapturedOp,
+    CaptureRef,
+    Cause,
+    DriftReport,
+    FieldChange,
+    LiveBuffer,
+    OpPair,
+    Overlap,
+    PairStatus,
+)
+
+JSON_VERSION = 1
+
+
+# -- JSON ----------------------------------------------------------------------------------
+
+
+def _capture_json(ref: CaptureRef, ops: int) -> dict[str, Any]:
+    return {
+        "path": ref.path,
+        "capture": ref.number,
+        "prep": ref.prep,
+        "device": ref.device,
+        "trace_id": ref.trace_id,
+        "begin_seq": ref.begin_seq,
+        "end_seq": ref.end_seq,
+        "ops": ops,
+    }
+
+
+def _op_json(op: CapturedOp | None) -> dict[str, Any] | None:
+    if op is None:
+        return None
+    return {
+        "seq": op.seq,
+        "index": op.index,
+        "name": op.name,
+        "file": op.file,
+        "line": op.line,
+        "function": op.function,
+        "occurrence": op.occurrence,
+    }
+
+
+def _change_json(c: FieldChange) -> dict[str, Any]:
+    fix = (lambda v: list(v) if isinstance(v, tuple) else v)  # noqa: E731
+    return {"slot": c.slot, "field": c.field, "a": fix(c.a), "b": fix(c.b)}
+
+
+def _pair_json(index: int, pair: OpPair) -> dict[str, Any]:
+    return {
+        "index": index,
+        "status": str(pair.status),
+        "a": _op_json(pair.a),
+        "b": _op_json(pair.b),
+        "changes": [_change_json(c) for c in pair.changes],
+    }
+
+
+def _live_json(run: str, live: LiveBuffer) -> dict[str, Any]:
+    b = live.buffer
+    return {
+        "run": run,
+        "device": b.device,
+        "buffer_type": b.buffer_type,
+        "address": b.address,
+        "size": b.size,
+        "alloc_seq": live.alloc_seq,
+        "call": live.call,
+        "file": live.file,
+        "line": live.line,
+        "function": live.function,
+    }
+
+
+def _cause_json(cause: Cause | None) -> dict[str, Any] | None:
+    if cause is None:
+        return None
+    diff = cause.difference
+    return {
+        "kind": "extra_allocation" if diff.run == "b" else "missing_allocation",
+        "allocation": _live_json(diff.run, diff.live),
+        "displaced_address": cause.displaced,
+    }
+
+
+def _overlap_json(o: Overlap) -> dict[str, Any]:
+    return {
+        "trace_run": o.trace_run,
+        "device": o.device,
+        "buffer_type": o.buffer_type,
+        "address": o.address,
+        "size": o.size,
+        "op_seq": o.op_seq,
+        "live_address": o.other_address,
+        "live_size": o.other_size,
+        "live_alloc_seq": o.other_alloc_seq,
+    }
+
+
+def to_json(report: DriftReport, all_ops: bool = False) -> dict[str, Any]:
+    """The documented JSON structure; `ops` lists only differing rows unless all_ops."""
+    n_a = sum(1 for p in report.pairs if p.a is not None)
+    n_b = sum(1 for p in report.pairs if p.b is not None)
+    first = report.first_divergence
+    counts = {str(s): 0 for s in PairStatus}
+    for p in report.pairs:
+        counts[str(p.status)] += 1
+    return {
+        "version": JSON_VERSION,
+        "mode": report.mode,
+        "drift": report.drift,
+        "a": _capture_json(report.a, n_a),
+        "b": _capture_json(report.b, n_b),
+        "alignment": {"method": report.method, **counts},
+        "first_divergence": _pair_json(first, report.pairs[first]) if first is not None else None,
+        "cause": _cause_json(report.cause),
+        "live_differences": [_live_json(d.run, d.live) for d in report.live_differences],
+        "drift_by_buffer_type": [
+            {
+                "device": g.device,
+                "buffer_type": g.buffer_type,
+                "buffers": g.buffers,
+                "moved": g.moved,
+                "kind": g.kind,
+                "offsets": [{"offset": off, "buffers": n} for off, n in g.offsets],
+            }
+            for g in report.groups
+        ],
+        "replay_overlaps": {
+            "checked": report.overlaps.checked,
+            "a_over_b": report.overlaps.a_over_b,
+            "b_over_a": report.overlaps.b_over_a,
+            "examples": [_overlap_json(o) for o in report.overlaps.examples],
+        },
+        "ops": [
+            _pair_json(k, p)
+            for k, p in enumerate(report.pairs)
+            if all_ops or p.status is not PairStatus.SAME
+        ],
+    }
+
+
+# -- text ------------------------------------------------------------------------------------
+
+
+def fmt_value(field: str, value: Any) -> str:
+    if value is None:
+        return "-"
+    if field == "address" and isinstance(value, int):
+        return f"0x{value:x}"
+    if isinstance(value, tuple):
+        return "x".join(str(v) for v in value) or "()"
+    return str(value)
+
+
+def fmt_change(c: FieldChange) -> str:
+    return f"{c.slot} {c.field} {fmt_value(c.field, c.a)} → {fmt_value(c.field, c.b)}"
+
+
+def fmt_tensors(tensors: tuple[TensorRef, ...]) -> str:
+    """Addresses of device tensors (`h` for host ones), for compact op rows."""
+    return " ".join(f"0x{t.buffer.address:x}" if t.buffer else "h" for t in tensors) or "-"
+
+
+def _side(op: CapturedOp | None) -> str:
+    if op is None:
+        return "—"
+    return f"{op.name} at {op.site} (#{op.occurrence + 1}, event {op.seq})"
+
+
+def cause_sentence(report: DriftReport) -> str | None:
+    """One sentence naming the allocation that most likely shifted the layout."""
+    cause = report.cause
+    if cause is None:
+        return None
+    diff = cause.difference
+    b = diff.live.buffer
+    has, lacks = ("B", "A") if diff.run == "b" else ("A", "B")
+    where = f"{diff.live.file}:{diff.live.line}"
+    call = f" ({diff.live.call})" if diff.live.call else ""
+    took = ""
+    if cause.displaced is not None:
+        took = (f" (where {lacks} put this tensor)" if cause.displaced == b.address
+                else f" (over {lacks}'s 0x{cause.displaced:x})")  # fmt: skip
+    return (
+        f"{has} has a {b.size:,}-byte {b.buffer_type} buffer live at 0x{b.address:x}{took}"
+        f" before the capture, which {lacks} does not: allocated at {where}{call}, event"
+        f" {diff.live.alloc_seq}"
+    )
+
+
+def _summary(report: DriftReport) -> Text:
+    counts = {s: report.count(s) for s in PairStatus}
+    text = Text()
+    if not report.drift:
+        text.append("No drift", style="bold green")
+        text.append(f": {counts[PairStatus.SAME]:,} ops aligned, every buffer in place.")
+        return text
+    text.append("Drift", style="bold red")
+    text.append(
+        f": {counts[PairStatus.CHANGED]:,} of {counts[PairStatus.SAME] + counts[PairStatus.CHANGED]:,}"
+        f" aligned ops changed, {counts[PairStatus.ONLY_A]:,} only in A,"
+        f" {counts[PairStatus.ONLY_B]:,} only in B (aligned by op, call site and occurrence;"
+        f" {report.method})."
+    )
+    return text
+
+
+def _first(report: DriftReport) -> list[RenderableType]:
+    if report.first_divergence is None:
+        return []
+    pair = report.pairs[report.first_divergence]
+    out: list[RenderableType] = [Text("\nFirst divergence", style="bold")]
+    if pair.status is PairStatus.ONLY_A:
+        out.append(Text(f"  only in A: {_side(pair.a)}"))
+    elif pair.status is PairStatus.ONLY_B:
+        out.append(Text(f"  only in B: {_side(pair.b)}"))
+    else:
+        out.append(Text(f"  {_side(pair.a)}; B event {pair.b.seq}"))  # type: ignore[union-attr]
+        out.extend(Text(f"    {fmt_change(c)}", style="yellow") for c in pair.changes[:8])
+    sentence = cause_sentence(report)
+    if sentence:
+        out.append(Text("Likely cause", style="bold"))
+        out.append(Text(f"  {sentence}", style="red"))
+    elif pair.status is PairStatus.CHANGED:
+        out.append(Text("  No extra or missing live allocation before the capture explains it;"
+                        " the layouts differ by freed and reused memory.", style="dim"))  # fmt: skip
+    return out
+
+
+def _groups_table(report: DriftReport) -> Table | None:
+    if not report.groups:
+        return None
+    table = Table("device", "buffer type", "buffers", "moved", "drift", "offsets (B − A)",
+                  title="Drift by device and buffer type", title_justify="left")  # fmt: skip
+    for g in report.groups:
+        offsets = ", ".join(f"{off:+,} ×{n}" for off, n in g.offsets[:4])
+        if len(g.offsets) > 4:
+            offsets += f", … {len(g.offsets) - 4} more"
+        style = {"unchanged": "green", "constant_offset": "yellow"}.get(g.kind, "red")
+        table.add_row(str(g.device), g.buffer_type, f"{g.buffers:,}", f"{g.moved:,}",
+                      Text(g.kind.replace("_", " "), style=style), offsets or "-")  # fmt: skip
+    return table
+
+
+def _live_table(report: DriftReport, limit: int) -> Table | None:
+    if not report.live_differences:
+        return None
+    table = Table("run", "buffer", "address", "bytes", "allocated by", "event",
+                  title="Live before the capture in one run only", title_justify="left")  # fmt: skip
+    for d in report.live_differences[:limit]:
+        b = d.live.buffer
+        table.add_row(d.run.upper(), b.buffer_type, f"0x{b.address:x}", f"{b.size:,}",
+                      f"{d.live.call} {d.live.file}:{d.live.line}".strip(), str(d.live.alloc_seq))  # fmt: skip
+    if len(report.live_differences) > limit:
+        table.caption = f"… {len(report.live_differences) - limit} more"
+    return table
+
+
+def _overlap_text(report: DriftReport) -> list[RenderableType]:
+    o = report.overlaps
+    if not o.checked:
+        return [Text("\nReplay overlap: not applicable (a prep run is never replayed).", style="dim")]
+    lines: list[RenderableType] = [Text("\nTrace ranges over buffers live in the other run's replay", style="bold")]  # fmt: skip
+    for run, other, n in (("A", "B", o.a_over_b), ("B", "A", o.b_over_a)):
+        style = "red" if n else "green"
+        lines.append(Text(f"  {run}'s trace over {other}'s live buffers: {n:,}", style=style))
+    for ex in o.examples[:5]:
+        lines.append(Text(
+            f"    {ex.trace_run.upper()} {ex.buffer_type} 0x{ex.address:x}+{ex.size:,} (op event"
+            f" {ex.op_seq}) overlaps 0x{ex.other_address:x}+{ex.other_size:,} (event"
+            f" {ex.other_alloc_seq})", style="dim"))  # fmt: skip
+    return lines
+
+
+def _ops_table(report: DriftReport, limit: int) -> Table | None:
+    rows = [(k, p) for k, p in enumerate(report.pairs) if p.status is not PairStatus.SAME]
+    if not rows:
+        return None
+    table = Table("#", "A event", "B event", "op", "call site", "what differs",
+                  title="Ops that differ", title_justify="left")  # fmt: skip
+    for k, p in rows[:limit]:
+        op = p.a or p.b
+        assert op is not None
+        if p.status is PairStatus.CHANGED:
+            what = Text("; ".join(fmt_change(c) for c in p.changes[:3]), style="yellow")
+            if len(p.changes) > 3:
+                what.append(f"; … {len(p.changes) - 3} more")
+        else:
+            what = Text("only in A" if p.status is PairStatus.ONLY_A else "only in B", style="red")
+        table.add_row(str(k), str(p.a.seq) if p.a else "—", str(p.b.seq) if p.b else "—",
+                      op.name, op.site, what)  # fmt: skip
+    if len(rows) > limit:
+        table.caption = f"… {len(rows) - limit:,} more (--limit, or --format json for all)"
+    return table
+
+
+def to_renderables(report: DriftReport, limit: int = 50) -> RenderableType:
+    """Everything `ttrecord diff` prints, top to bottom."""
+    a_ops = sum(1 for p in report.pairs if p.a is not None)
+    b_ops = sum(1 for p in report.pairs if p.b is not None)
+    head = Text()
+    head.append("A ", style="bold")
+    head.append(f"{report.a.label} (device {report.a.device}, trace {report.a.trace_id}, {a_ops:,} ops)\n")  # fmt: skip
+    head.append("B ", style="bold")
+    head.append(f"{report.b.label} (device {report.b.device}, trace {report.b.trace_id}, {b_ops:,} ops)")  # fmt: skip
+    parts: list[RenderableType | None] = [head, _summary(report), *_first(report)]
+    if report.drift:
+        parts += [_groups_table(report), _live_table(report, limit), *_overlap_text(report),
+                  _ops_table(report, limit)]  # fmt: skip
+    elif report.overlaps.a_over_b or report.overlaps.b_over_a:
+        parts += _overlap_text(report)
+    return Group(*(p for p in parts if p is not None))
