@@ -155,3 +155,50 @@ def test_writes_and_sync_inside_capture_mock_accepts_emulator_raises_like_hardwa
     real, emu = capture_semantics
     assert real[call] == "ok", "the mock device now rejects this call: update the lane notes"
     assert emu[call].startswith("RuntimeError: ") and hardware_text in emu[call], emu[call]
+
+
+@pytest.fixture(scope="module")
+def op_temporaries(tmp_path_factory):
+    cwd = tmp_path_factory.mktemp("temps")
+    real = run_script(sys.executable, "op_temporaries.py", cwd)
+    assert real.returncode == 0, describe(real)
+    emu = run_script(emulator_python(), "op_temporaries.py", cwd, env=DIRECT_EMULATOR)
+    assert emu.returncode == 0, describe(emu)
+    return seq_output(real), seq_output(emu)
+
+
+GRAPH_NODE_DIFF = (
+    "emulator differs: real ttnn.graph buffer_allocate/buffer_deallocate params are ints "
+    "{address: 1050752, buffer_type: 0, device_id: 1, layout: 'INTERLEAVED', "
+    "max_size_per_bank: 2048, num_cores: 0, page_size: 2048, size: 8192 (total bytes), "
+    "type: 'DRAM'}; the emulator gives strings {address: '1050752', size: '2048' (per bank), "
+    "type, layout, device_id: '0', buffer_id} and no max_size_per_bank/page_size/buffer_type/num_cores")
+
+
+@pytest.mark.xfail(strict=True, reason=GRAPH_NODE_DIFF)
+def test_graph_buffer_nodes_have_the_real_params(op_temporaries):
+    real, emu = op_temporaries
+    real_params = {k: v for k, v in real["node_params"].items() if k != "device_id"}
+    emu_params = {k: v for k, v in emu.get("node_params", {}).items() if k != "device_id"}
+    assert emu_params == real_params
+
+
+def test_add_allocates_like_the_real_op(op_temporaries):
+    real, emu = op_temporaries
+    assert real["node_params"]["max_size_per_bank"] == ["int", 2048]
+    for key in ("address", "shape", "new_buffers"):
+        assert emu["add"][key] == real["add"][key], (key, real["add"], emu["add"])
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "emulator differs: real ttnn.sum/ttnn.mean(64x64, dim=-1) allocate a 2048 B/bank intermediate "
+    "at the next free address, free it inside the call and return the output after it "
+    "(1052800, not 1050752); sum's first call also leaves a 512 B/bank op-owned DRAM buffer "
+    "(1054848) alive; ttnn.graph shows the temporary's allocate/deallocate nodes. The emulator "
+    "allocates only the output, at 1050752."))
+@pytest.mark.parametrize("op", ["sum", "mean"])
+def test_reductions_allocate_like_the_real_ops(op_temporaries, op):
+    real, emu = op_temporaries
+    assert emu[op]["shape"] == real[op]["shape"]
+    assert (emu[op]["address"], emu[op]["new_buffers"]) == (real[op]["address"], real[op]["new_buffers"])
+    assert [n[:2] for n in emu[op]["graph"]] == [n[:2] for n in real[op]["graph"]]

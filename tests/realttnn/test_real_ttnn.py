@@ -5,6 +5,8 @@ These pin the facts the recorder and the emulator are built on
 changes one of them, the failing test names the fact that moved.
 """
 
+import sys
+
 import pytest
 
 # (label, shape, memory, dtype, layout) in allocation order, with the measured address;
@@ -283,3 +285,25 @@ def test_api_shapes_the_recorder_wraps(run_py):
     assert r["from_torch_numpy"] == "ModuleNotFoundError: No module named 'torch'"
     assert r["wrapped_cpu_calls"] == ["cpu"]
     assert r["host_storage"] == "StorageType.HOST" and r["to_list_len"] == 32
+
+
+def test_some_ops_allocate_temporaries_only_graph_capture_sees(tmp_path):
+    """ttnn.sum / ttnn.mean allocate an intermediate, free it inside the call, and put the
+    output after it. A get_buffers() diff across the call shows only the survivors; the C++
+    graph capture shows the temporary too. sum's first call also leaves an op-owned DRAM buffer
+    alive (512 B per bank) that belongs to no tensor."""
+    from realttnn_helpers import describe, run_script, seq_output
+
+    proc = run_script(sys.executable, "op_temporaries.py", tmp_path)
+    assert proc.returncode == 0, describe(proc)
+    r = seq_output(proc)
+    assert r["add"] == {"address": 1050752, "shape": [64, 64], "new_buffers": [[1050752, 2048]],
+                        "graph": [["buffer_allocate", 1050752, 2048]]}
+    assert r["sum"]["address"] == 1052800 and r["sum"]["shape"] == [64]
+    assert r["sum"]["graph"] == [["buffer_allocate", 1050752, 2048], ["buffer_allocate", 1052800, 2048],
+                                 ["buffer_allocate", 1054848, 512], ["buffer_deallocate", 1050752, 2048]]
+    assert r["sum"]["new_buffers"] == [[1052800, 2048], [1054848, 512]]  # no trace of 1050752
+    assert r["mean"]["address"] == 1052800
+    assert r["mean"]["graph"] == [["buffer_allocate", 1050752, 2048], ["buffer_allocate", 1052800, 2048],
+                                  ["buffer_deallocate", 1050752, 2048]]
+    assert r["mean"]["new_buffers"] == [[1052800, 2048]]
