@@ -1,0 +1,166 @@
+"""`ttrecord run`: parse the command line, check the target, hand it to the supervisor."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import time
+from pathlib import Path
+
+from ttrecord.errors import TtrecordError
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text}")
+    return value
+
+
+def _depth(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value <= 64:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 64: {text}")
+    return value
+
+
+def default_output(program: str, now: float | None = None) -> Path:
+    stem = Path(program).stem if not program.startswith("-m ") else program[3:].rsplit(".", 1)[-1]
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+    return Path(f"ttrecord-{stem}-{stamp}.db")
+
+
+class Run:
+    """Run a Python program with ttnn recorded into a session file.
+
+    Examples:
+      ttrecord run model.py --steps 10
+      ttrecord run --backend emulator -o decode.db samples/clean_decode.py
+      ttrecord run -m mypkg.generate --prompt hi
+      ttrecord run --audit-region model.Decoder.forward model.py
+
+    The program runs in a child process with ttnn behind a recording proxy; its stdin, stdout,
+    stderr, argv and exit status are its own (128+N when it dies of signal N, 124 when
+    --timeout stops it). Options go before the script; everything after the script (or after
+    -m MODULE) is passed to the program. The backend chosen and the session path are printed
+    on stderr, followed by the commands that inspect the session.
+    """
+
+    @staticmethod
+    def prepare_parser(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--backend", choices=("auto", "ttnn", "emulator"), default="auto",
+                            help="ttnn backend: the real library, the built-in emulator, or auto"
+                            " (real ttnn when a device is reachable; default)")  # fmt: skip
+        parser.add_argument("-o", "--output", metavar="SESSION.db",
+                            help="session file (default: ttrecord-<program>-<time>.db)")  # fmt: skip
+        parser.add_argument("-f", "--force", action="store_true",
+                            help="overwrite the session file if it exists")  # fmt: skip
+        parser.add_argument("--timeout", type=_positive, metavar="SECONDS",
+                            help="stop the program after this long and record it as hung")  # fmt: skip
+        parser.add_argument("--stack-depth", type=_depth, default=3, metavar="N",
+                            help="caller frames kept with each call site (default 3)")  # fmt: skip
+        parser.add_argument("--no-callsites", action="store_true",
+                            help="do not record call sites (lowest overhead)")  # fmt: skip
+        parser.add_argument("--audit-region", action="append", default=[], metavar="QUALNAME",
+                            help="treat every call of this function as a would-be capture"
+                            " region (e.g. model.Decoder.forward); repeatable")  # fmt: skip
+        parser.add_argument("--check", action="store_true",
+                            help="run `ttrecord check` on the session afterwards")  # fmt: skip
+        parser.add_argument("--tui", action="store_true",
+                            help="open the session in `ttrecord tui` afterwards")  # fmt: skip
+        parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE",
+                            help="run a library module as a script, like python -m; the rest"
+                            " of the line goes to it")  # fmt: skip
+        parser.add_argument("program", nargs=argparse.REMAINDER, metavar="script.py [args ...]",
+                            help="the program and its arguments")  # fmt: skip
+
+    def run(self, args: argparse.Namespace) -> int:
+        from ttrecord.recorder.supervisor import RunOptions, Supervisor
+
+        script, module, argv = self._target(args)
+        program = script if script is not None else f"-m {module}"
+        output = Path(args.output) if args.output else default_output(program)
+        if output.exists() and not args.force:
+            raise TtrecordError(f"{output} exists; use --force to overwrite it")
+        if output.is_dir():
+            raise TtrecordError(f"{output} is a folder")
+        if not output.parent.exists():
+            raise TtrecordError(f"{output.parent}: no such folder")
+        if output.exists():
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(output) + suffix).unlink(missing_ok=True)
+        options = RunOptions(
+            script=script,
+            module=module,
+            argv=argv,
+            output=output,
+            backend=args.backend,
+            timeout=args.timeout,
+            stack_depth=args.stack_depth,
+            audit_regions=tuple(args.audit_region),
+            callsites=not args.no_callsites,
+        )
+        result = Supervisor(options).run()
+        self._summary(result)
+        code = result.exit_code
+        if args.check:
+            from ttrecord.cli.check import Check
+
+            check_code = Check().run(
+                argparse.Namespace(session=str(output), format="text", fail_on="error")
+            )
+            code = code if code != 0 else check_code
+        if args.tui:
+            from ttrecord.cli.tui import Tui
+
+            Tui().run(argparse.Namespace(sessions=[str(output)]))
+        return code
+
+    @staticmethod
+    def _target(args: argparse.Namespace) -> tuple[str | None, str | None, list[str]]:
+        """(script, module, program argv) from the command line; checks they exist."""
+        program = list(args.program)
+        if program and program[0] == "--":
+            program = program[1:]
+        if args.module is not None:
+            if not args.module:
+                raise TtrecordError("-m needs a module name")
+            module, argv = args.module[0], args.module[1:]
+            sys.path.insert(0, os.getcwd())
+            try:
+                spec = importlib.util.find_spec(module)
+            except (ImportError, ValueError) as exc:
+                raise TtrecordError(f"cannot find module {module!r} ({exc})") from None
+            finally:
+                sys.path.pop(0)
+            if spec is None:
+                raise TtrecordError(f"no module named {module!r}")
+            return None, module, argv
+        if not program:
+            raise TtrecordError("no program given: ttrecord run [options] script.py [args ...]")
+        script = program[0]
+        if not os.path.exists(script):
+            raise TtrecordError(f"{script}: no such file")
+        if os.path.isdir(script):
+            raise TtrecordError(f"{script}: is a folder, not a Python script")
+        return script, None, program[1:]
+
+    @staticmethod
+    def _summary(result: object) -> None:
+        path = result.path  # type: ignore[attr-defined]
+        status = result.status  # type: ignore[attr-defined]
+        shown = str(path)
+        detail = f"{result.events} events"  # type: ignore[attr-defined]
+        if result.last_call is not None:  # type: ignore[attr-defined]
+            detail += f", last call #{result.last_call}"  # type: ignore[attr-defined]
+        print(f"ttrecord: session {shown} ({status}, {detail})", file=sys.stderr)
+        print(f"  ttrecord check {shown}\n  ttrecord report {shown}\n  ttrecord tui {shown}",
+              file=sys.stderr)  # fmt: skip

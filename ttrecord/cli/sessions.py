@@ -1,0 +1,67 @@
+"""`ttrecord sessions`: list the session files in a folder."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from ttrecord.errors import TtrecordError
+
+STATUS_STYLES = {
+    "ok": "green",
+    "running": "cyan",
+    "error": "red",
+    "crashed": "bold red",
+    "hung": "magenta",
+    "interrupted": "yellow",
+}
+
+
+class Sessions:
+    """List ttrecord sessions in a folder (default: the current one), newest first.
+
+    Shows each session's program, start time, status, backend, event count and findings.
+    Files that are not ttrecord sessions are skipped.
+    """
+
+    @staticmethod
+    def prepare_parser(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("folder", nargs="?", default=".", metavar="DIR",
+                            help="folder to look in (default: current folder)")  # fmt: skip
+
+    def run(self, args: argparse.Namespace) -> int:
+        from rich.console import Console
+        from rich.table import Table
+
+        from ttrecord.errors import SessionError
+        from ttrecord.store.reader import Session, find_sessions
+
+        folder = Path(args.folder)
+        if not folder.is_dir():
+            raise TtrecordError(f"{folder}: no such folder")
+        paths = find_sessions(folder)
+        console = Console()
+        if not paths:
+            console.print(f"No ttrecord sessions in {folder}.")
+            return 0
+        table = Table(title=f"ttrecord sessions in {folder}")
+        for column, justify in (("session", "left"), ("program", "left"), ("started", "left"),
+                                ("status", "left"), ("backend", "left"), ("events", "right"),
+                                ("findings", "right")):  # fmt: skip
+            table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        for path in paths:
+            try:
+                with Session.open(path) as session:
+                    info = session.info()
+                    events = session.event_count()
+                    findings = len(session.findings())
+            except SessionError:
+                continue
+            started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.started_at))
+            style = STATUS_STYLES.get(info.status, "")
+            status = f"[{style}]{info.status}[/]" if style else info.status
+            table.add_row(path.name, info.script, started, status, info.backend, str(events),
+                          str(findings))  # fmt: skip
+        console.print(table)
+        return 0

@@ -1,0 +1,72 @@
+"""Choosing the ttnn backend: the real library when it can reach a device, else the emulator.
+
+`auto` never opens a device to find out: it checks that `ttnn` is importable and that the
+Tenstorrent driver exposes a device node (or a mock cluster is configured), then asks ttnn how
+many devices are available (`GetNumAvailableDevices`, which enumerates chips without opening
+one). Anything short of that falls back to the emulator, with the reason said once.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass
+from types import ModuleType
+
+from ttrecord.errors import TtrecordError
+
+BACKENDS = ("auto", "ttnn", "emulator")
+
+
+@dataclass(frozen=True)
+class Backend:
+    module: ModuleType
+    name: str  # "ttnn" | "emulator"
+    reason: str
+    version: str | None
+
+
+def _emulator(reason: str) -> Backend:
+    from ttrecord import emulator
+
+    module = emulator.install()
+    version = f"{getattr(module, 'API_VERSION', '?')} API ({module.__version__})"
+    return Backend(module, "emulator", reason, version)
+
+
+def _forget_ttnn() -> None:
+    for name in [n for n in sys.modules if n == "ttnn" or n.startswith("ttnn.")]:
+        del sys.modules[name]
+
+
+def _real(reason: str) -> Backend:
+    module = importlib.import_module("ttnn")
+    return Backend(module, "ttnn", reason, getattr(module, "__version__", None))
+
+
+def choose(requested: str) -> Backend:
+    """Load the requested backend; raises TtrecordError when `ttnn` was asked for and fails."""
+    if requested == "emulator":
+        return _emulator("requested with --backend emulator")
+    if requested == "ttnn":
+        try:
+            return _real("requested with --backend ttnn")
+        except Exception as exc:  # ImportError, or a native library that fails to load
+            raise TtrecordError(f"--backend ttnn: cannot import ttnn ({exc})") from None
+    if importlib.util.find_spec("ttnn") is None:
+        return _emulator("ttnn is not importable: No module named 'ttnn'")
+    if not glob.glob("/dev/tenstorrent*") and not os.environ.get("TT_METAL_MOCK_CLUSTER_DESC_PATH"):
+        return _emulator("no Tenstorrent device: /dev/tenstorrent does not exist")
+    try:
+        backend = _real("")
+        count = int(backend.module.GetNumAvailableDevices())
+    except Exception as exc:
+        _forget_ttnn()
+        return _emulator(f"ttnn cannot reach a device: {str(exc).splitlines()[0] if str(exc) else exc!r}")
+    if count < 1:
+        _forget_ttnn()
+        return _emulator("ttnn reports no available device")
+    return Backend(backend.module, "ttnn", f"{count} device(s) available", backend.version)

@@ -1,0 +1,89 @@
+"""Call sites: the first frame outside ttnn and ttrecord, found cheaply.
+
+The walk starts at the recorder's wrapper and goes outwards with `sys._getframe`; whether a
+code object belongs to ttnn/ttrecord is decided once per code object and cached, so a call
+site costs a few dictionary lookups. Each distinct site (plus its short stack of callers) gets
+a small integer id, defined once in the log with a SITE record.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from types import CodeType, FrameType
+
+from ttrecord.recorder.log import LogWriter, RecordType
+
+_getframe = sys._getframe
+
+
+def _function_name(code: CodeType) -> str:
+    return getattr(code, "co_qualname", code.co_name)
+
+
+class CallSites:
+    """Finds and numbers call sites. `depth` is how many caller frames each site keeps."""
+
+    def __init__(self, internal_dirs: list[str], depth: int, log: LogWriter) -> None:
+        self._dirs = tuple(os.path.join(os.path.realpath(d), "") for d in internal_dirs)
+        self._dirs += tuple(os.path.join(os.path.abspath(d), "") for d in internal_dirs)
+        self.depth = depth
+        self._log = log
+        self._internal: dict[CodeType, bool] = {}
+        self._ids: dict[tuple, int] = {}
+        self._next_id = itertools.count(1)
+
+    def is_internal(self, code: CodeType) -> bool:
+        flag = self._internal.get(code)
+        if flag is None:
+            name = code.co_filename
+            flag = name.startswith(self._dirs) or name.startswith("<frozen ")
+            self._internal[code] = flag
+        return flag
+
+    def user_frame(self, skip: int = 2) -> FrameType | None:
+        """The innermost frame outside ttnn and ttrecord (`skip` frames above the caller)."""
+        f = _getframe(skip)
+        internal = self._internal
+        while f is not None:
+            flag = internal.get(f.f_code)
+            if flag is None:
+                flag = self.is_internal(f.f_code)
+            if not flag:
+                return f
+            f = f.f_back
+        return None
+
+    def site_id(self, f: FrameType | None) -> int | None:
+        """The id of the call site at frame `f`, defining it in the log on first sight."""
+        if f is None:
+            return None
+        if not self.depth:
+            key: tuple = (f.f_code, f.f_lineno)
+            sid = self._ids.get(key)
+            if sid is not None:
+                return sid
+            callers: list[FrameType] = []
+        else:
+            callers = self._callers(f)
+            key = (f.f_code, f.f_lineno, *[(c.f_code, c.f_lineno) for c in callers])
+            sid = self._ids.get(key)
+            if sid is not None:
+                return sid
+        sid = next(self._next_id)
+        self._ids[key] = sid
+        stack = tuple((c.f_code.co_filename, c.f_lineno, _function_name(c.f_code)) for c in callers)
+        self._log.defer(
+            (RecordType.SITE, sid, f.f_code.co_filename, f.f_lineno, _function_name(f.f_code), stack)
+        )
+        return sid
+
+    def _callers(self, f: FrameType) -> list[FrameType]:
+        out: list[FrameType] = []
+        g = f.f_back
+        while g is not None and len(out) < self.depth:
+            if not self.is_internal(g.f_code):
+                out.append(g)
+            g = g.f_back
+        return out

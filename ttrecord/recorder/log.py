@@ -1,0 +1,122 @@
+"""The crash-safe event log between the recorded program and the supervisor.
+
+The child process appends records with `os.write` straight into the kernel: nothing sits in a
+user-space buffer while control is inside ttnn, so a segfault, an abort or `os._exit` in native
+code loses nothing already written. Records produced after a call (its end, the buffers it
+allocated) wait in memory and go out together with the next "call begins" record, so each
+call costs one system call.
+
+Format: a sequence of records, each a 4-byte little-endian length followed by that many bytes
+of `marshal` data (a tuple whose first item is a one-letter record type, see RecordType). A
+truncated last record (the writer died mid-write) is ignored by the reader.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import struct
+import threading
+from collections.abc import Iterator
+
+_LEN = struct.Struct("<I")
+_dumps = marshal.dumps
+_pack = _LEN.pack
+
+
+class RecordType:
+    """First item of every record tuple. Field order is documented at each producer."""
+
+    HEADER = "H"  # (H, backend, backend_reason, ttnn_version, pid)
+    SITE = "S"  # (S, site_id, file, line, function, stack)
+    BEGIN = "B"  # (B, seq, parent, t_ns, thread, kind, name, phase, device, cq, trace,
+    #               site_id, args, inputs, region)
+    END = "E"  # (E, seq, t_ns, status, error, outputs, device, trace)
+    POINT = "P"  # (P, seq, parent, t_ns, thread, kind, name, phase, device, trace, site_id,
+    #               args, region, buffer)  -- alloc/free/warning/region events
+    EXCEPTION = "X"  # (X, type, message, traceback)
+    EXIT = "Z"  # (Z, exit_code)
+
+
+def encode(record: tuple) -> bytes:
+    data = _dumps(record)
+    return _pack(len(data)) + data
+
+
+class LogWriter:
+    """Appends records to the log file; thread-safe, one `os.write` per durable point."""
+
+    def __init__(self, path: str) -> None:
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._pending: list[bytes] = []
+        self._lock = threading.Lock()
+
+    def defer(self, record: tuple) -> None:
+        """Queue a record; it reaches the file with the next `write` or `flush`."""
+        data = _dumps(record)
+        with self._lock:
+            self._pending.append(_pack(len(data)) + data)
+
+    def write(self, record: tuple) -> None:
+        """Write the queued records and this one now, in one system call."""
+        data = _dumps(record)
+        chunk = _pack(len(data)) + data
+        with self._lock:
+            if self._pending:
+                self._pending.append(chunk)
+                chunk = b"".join(self._pending)
+                self._pending.clear()
+            os.write(self.fd, chunk)
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._pending:
+                chunk = b"".join(self._pending)
+                self._pending.clear()
+                os.write(self.fd, chunk)
+
+    def close(self) -> None:
+        self.flush()
+        os.close(self.fd)
+
+
+class LogReader:
+    """Reads complete records from a log that another process is still appending to."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fh = None
+        self._rest = b""
+
+    def read(self) -> Iterator[tuple]:
+        """Every complete record written since the last call."""
+        if self._fh is None:
+            try:
+                self._fh = open(self.path, "rb")  # noqa: SIM115 - kept open while tailing
+            except FileNotFoundError:
+                return
+        data = self._rest + self._fh.read()
+        pos, end = 0, len(data)
+        while pos + 4 <= end:
+            (size,) = _LEN.unpack_from(data, pos)
+            if pos + 4 + size > end:
+                break
+            try:
+                record = marshal.loads(data[pos + 4 : pos + 4 + size])
+            except (ValueError, EOFError, TypeError):
+                # A damaged record: nothing after it can be trusted.
+                self._rest = b""
+                pos = end
+                break
+            pos += 4 + size
+            yield record
+        self._rest = data[pos:]
+
+    @property
+    def truncated_bytes(self) -> int:
+        """Bytes of an incomplete last record (non-zero only if the writer died mid-write)."""
+        return len(self._rest)
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()

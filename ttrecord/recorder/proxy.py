@@ -1,0 +1,170 @@
+"""The wrapt proxy that puts the recorder between a program and `ttnn`.
+
+`install()` replaces `sys.modules["ttnn"]` (and every loaded public `ttnn.*` submodule) with a
+`ModuleProxy`. Attribute access on a proxy returns a cached `wrapt.FunctionWrapper` for every
+op-like callable (plain functions on the emulator, `FastOperation` objects on real ttnn), a
+proxy for submodules, and the attribute itself for classes, enums and constants. So
+`import ttnn`, `import ttnn.experimental`, `from ttnn import add` and `ttnn.experimental.x`
+all reach recording wrappers, and `ttnn.add is ttnn.add`. Transfer and lifetime methods of
+`ttnn.Tensor` are wrapped on the class with `wrapt.wrap_function_wrapper`.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+import warnings
+from typing import Any
+
+import wrapt
+
+from ttrecord.events import Kind
+from ttrecord.recorder.classify import TENSOR_METHODS, module_kind
+from ttrecord.recorder.recorder import Recorder
+
+# Tensor operators: ttnn forwards them to ops (`a + b` is ttnn.add), so they are ops too.
+TENSOR_OPERATORS = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+                    "__matmul__", "__truediv__", "__neg__", "reshape")  # fmt: skip
+
+
+def _make_wrapper(recorder: Recorder, name: str, kind: Kind) -> Any:
+    call = recorder.call
+
+    def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+        return call(name, kind, wrapped, instance, args, kwargs)
+
+    return wrapper
+
+
+class ModuleProxy(wrapt.ObjectProxy):
+    """A ttnn module whose op attributes record their calls."""
+
+    def __init__(self, module: types.ModuleType, installation: Installation, prefix: str) -> None:
+        super().__init__(module)
+        self._self_installation = installation
+        self._self_prefix = prefix
+        self._self_cache: dict[str, tuple[Any, Any]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_self_"):
+            raise AttributeError(name)
+        value = getattr(self.__wrapped__, name)
+        cached = self._self_cache.get(name)
+        if cached is not None and cached[0] is value:
+            return cached[1]
+        proxied = self._self_installation.proxy_for(self._self_prefix + name, value)
+        self._self_cache[name] = (value, proxied)
+        return proxied
+
+
+class Installation:
+    """Everything `install()` changed, so `uninstall()` can put it back (tests need that)."""
+
+    def __init__(self, recorder: Recorder, ttnn: types.ModuleType) -> None:
+        self.recorder = recorder
+        self.ttnn = ttnn
+        self.package = ttnn.__name__  # "ttnn" or "ttrecord.emulator"
+        self._module_proxies: dict[int, ModuleProxy] = {}
+        self._functions: dict[int, tuple[Any, Any]] = {}
+        self._saved_modules: dict[str, Any] = {}
+        self._patched: list[tuple[type, str, Any]] = []
+        self._saved_warn: Any = None
+
+    def _is_backend(self, value: Any) -> bool:
+        module = getattr(value, "__module__", None) or type(value).__module__ or ""
+        return module == self.package or module.startswith((self.package + ".", "ttnn"))
+
+    def proxy_for(self, qualname: str, value: Any) -> Any:
+        """The object a program gets for attribute `qualname` (relative to ttnn)."""
+        if isinstance(value, types.ModuleType):
+            return self.module_proxy(value, qualname)
+        if isinstance(value, type) or not callable(value):
+            return value
+        short = qualname.rsplit(".", 1)[-1]
+        kind = module_kind(short)
+        if kind is None or not self._is_backend(value):
+            return value
+        known = self._functions.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        wrapped = wrapt.FunctionWrapper(value, _make_wrapper(self.recorder, qualname, kind))
+        self._functions[id(value)] = (value, wrapped)
+        return wrapped
+
+    def module_proxy(self, module: types.ModuleType, qualname: str) -> Any:
+        name = module.__name__
+        if not (name == self.package or name.startswith(self.package + ".")):
+            return module  # e.g. torch or numpy re-exported by the backend
+        if any(part.startswith("_") for part in qualname.split(".")):
+            return module  # native internals (ttnn._ttnn) stay as they are
+        proxy = self._module_proxies.get(id(module))
+        if proxy is None:
+            proxy = ModuleProxy(module, self, qualname + "." if qualname else "")
+            self._module_proxies[id(module)] = proxy
+        return proxy
+
+    # -- install / uninstall -------------------------------------------------------------
+
+    def install(self) -> ModuleProxy:
+        top = self.module_proxy(self.ttnn, "")
+        for name, module in list(sys.modules.items()):
+            if name == "ttnn" or name.startswith("ttnn."):
+                qual = name[len("ttnn.") :] if name != "ttnn" else ""
+                self._saved_modules[name] = module
+                if isinstance(module, types.ModuleType):
+                    sys.modules[name] = self.module_proxy(module, qual)
+        self._saved_modules.setdefault("ttnn", None)
+        sys.modules["ttnn"] = top
+        self._wrap_tensor_methods()
+        self._hook_warnings()
+        return top
+
+    def _wrap_tensor_methods(self) -> None:
+        cls = self.ttnn.Tensor
+        names = [(n, k) for n, k in TENSOR_METHODS.items()]
+        names += [(n, Kind.OP) for n in TENSOR_OPERATORS]
+        for name, kind in names:
+            if not hasattr(cls, name):
+                continue
+            original = cls.__dict__.get(name)
+            wrapper = _make_wrapper(self.recorder, f"Tensor.{name}", kind)
+            wrapt.wrap_function_wrapper(cls, name, wrapper)
+            self._patched.append((cls, name, original))
+
+    def _hook_warnings(self) -> None:
+        """ttnn's warnings (e.g. the unsafe-allocation one) become WARNING events."""
+        recorder = self.recorder
+        original = warnings.warn
+        self._saved_warn = original
+
+        def warn(message: Any, category: Any = None, stacklevel: int = 1, source: Any = None) -> None:
+            tl = recorder._thread()
+            if tl.call is not None:
+                cat = category or (type(message) if isinstance(message, Warning) else UserWarning)
+                recorder.point("warning", getattr(cat, "__name__", "Warning"),
+                               {"message": str(message)}, region=recorder.current_region())  # fmt: skip
+            original(message, category, stacklevel + 1, source)
+
+        warnings.warn = warn
+
+    def uninstall(self) -> None:
+        for cls, name, original in reversed(self._patched):
+            if original is None:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, original)
+        self._patched.clear()
+        for name, module in self._saved_modules.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+        if self._saved_warn is not None:
+            warnings.warn = self._saved_warn
+
+
+def install(ttnn: types.ModuleType, recorder: Recorder) -> Installation:
+    """Put `recorder` between the program and `ttnn`; returns a handle for uninstall()."""
+    installation = Installation(recorder, ttnn)
+    installation.install()
+    return installation

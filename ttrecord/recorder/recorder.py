@@ -1,0 +1,314 @@
+"""The recorder: what happens around every ttnn call the program makes.
+
+For a call the user makes (not one ttnn makes internally) the recorder
+1. finds the call site (first frame outside ttnn and ttrecord),
+2. diffs the allocator's snapshot, so buffers freed since the last call come first,
+3. writes the "call begins" record (op, kind, phase, device, trace, inputs, scalars) to the log
+   in one system call, together with everything still queued, *before* entering ttnn,
+4. runs the call, then queues its end (status, error, outputs) and the buffers it allocated or
+   freed as its children.
+Calls ttnn makes while a user call runs are recorded with `parent` set to that user call.
+Phase (eager / capture / replay) follows the trace calls per device; prep is derived later.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from typing import Any
+
+from ttrecord.events import Kind, Phase
+from ttrecord.recorder.allocations import Allocations, Devices
+from ttrecord.recorder.callsite import CallSites
+from ttrecord.recorder.classify import refine
+from ttrecord.recorder.log import LogWriter, RecordType
+from ttrecord.recorder.tensors import TensorDescriber, describe_torch
+
+_SCALARS = frozenset({int, float, bool, str})
+_KEYS = tuple(str(i) for i in range(64))
+_B, _E, _P = RecordType.BEGIN, RecordType.END, RecordType.POINT
+_EAGER, _CAPTURE, _REPLAY = Phase.EAGER.value, Phase.CAPTURE.value, Phase.REPLAY.value
+_NO_SNAPSHOT_AFTER = frozenset({Kind.D2H, Kind.SYNC})
+_now = time.monotonic_ns
+_native_id = threading.get_native_id
+
+
+def _trace_id(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+class Recorder:
+    """Records the calls of one program into one log. One per process."""
+
+    def __init__(self, ttnn: Any, log: LogWriter, internal_dirs: list[str], stack_depth: int = 0,
+                 callsites: bool = True) -> None:  # fmt: skip
+        self.ttnn = ttnn
+        self.log = log
+        self.sites = CallSites(internal_dirs, stack_depth, log)
+        self.callsites = callsites
+        reports = ttnn._ttnn.reports
+        self.devices = Devices(reports)
+        self.allocations = Allocations(reports, self.devices)
+        self.tensors = TensorDescriber(
+            self.devices.id_of, self.allocations.size_of, self.devices.num_banks
+        )
+        self.tensor_type = ttnn.Tensor
+        for name in ("MeshDevice", "Device"):
+            cls = getattr(ttnn, name, None)
+            if isinstance(cls, type):
+                self.devices.types.add(cls)
+        self._seq = itertools.count(1)
+        self._tl = threading.local()
+        self._lock = threading.RLock()
+        self._capturing: dict[int | None, int] = {}  # device -> trace being captured
+        self.t0 = _now()
+        self.regions: Any = None  # audit regions, set by the runner when requested
+        self._region_counts: dict[str, int] = {}
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def next_seq(self) -> int:
+        return next(self._seq)
+
+    def _thread(self) -> threading.local:
+        tl = self._tl
+        if not hasattr(tl, "tid"):
+            tl.tid = _native_id()
+            tl.call = None
+            tl.phase = _EAGER
+            tl.trace = None
+            tl.device = None
+            tl.regions = []
+        return tl
+
+    def current_region(self) -> str | None:
+        tl = self._thread()
+        return tl.regions[-1] if tl.regions else None
+
+    def _scan(self, instance: Any, args: tuple, kwargs: dict) -> tuple:
+        """Tensors, scalar arguments, device and cq of a call, from its arguments."""
+        T = self.tensor_type
+        describe = self.tensors.describe
+        dev_types = self.devices.types
+        inputs: list[tuple] = []
+        scalars: dict[str, Any] | None = None
+        device = cq = None
+        has_device_arg = False
+        if instance is not None and type(instance) is T:
+            inputs.append(describe(instance))
+        items = list(zip(_KEYS, args))
+        if kwargs:
+            items += kwargs.items()
+        for key, a in items:
+            ta = type(a)
+            if ta is T:
+                inputs.append(describe(a))
+            elif ta in _SCALARS:
+                if key == "cq_id":
+                    cq = a
+                if scalars is None:
+                    scalars = {}
+                scalars[key] = a
+            elif ta in dev_types:
+                device = self.devices.id_of(a)
+                has_device_arg = True
+            elif ta is list or ta is tuple:
+                if a and type(a[0]) is T:
+                    inputs.extend(describe(x) for x in a if type(x) is T)
+                elif len(a) <= 16 and all(type(x) in _SCALARS for x in a):
+                    if scalars is None:
+                        scalars = {}
+                    scalars[key] = tuple(a)
+            elif ta.__name__ == "Tensor" and ta.__module__ == "torch":
+                inputs.append(describe_torch(a))
+        if device is None:
+            for ref in inputs:
+                if ref[6] is not None:
+                    device = ref[6][0]
+                    break
+        return inputs, scalars, device, cq, has_device_arg
+
+    def _phase(self, kind: Kind, device: int | None, args: tuple, kwargs: dict) -> tuple:
+        """(phase, trace, device) of a user call."""
+        if kind is Kind.TRACE_EXECUTE or kind is Kind.TRACE_RELEASE:
+            trace = _trace_id(args[1] if len(args) > 1 else kwargs.get("trace_id"))
+            return (_REPLAY if kind is Kind.TRACE_EXECUTE else _EAGER), trace, device
+        capturing = self._capturing
+        if capturing:
+            if device is None or device not in capturing:
+                if device is None:
+                    device = next(iter(capturing))
+                else:
+                    return _EAGER, None, device
+            return _CAPTURE, capturing[device], device
+        return _EAGER, None, device
+
+    def _memory_records(self, parent: int | None, phase: str, trace: int | None, tid: int,
+                        region: str | None) -> None:  # fmt: skip
+        """Queue ALLOC/FREE records for what changed since the last snapshot."""
+        changes = self.allocations.changes()
+        if changes is None:
+            return
+        freed, allocated = changes
+        t = _now() - self.t0
+        defer = self.log.defer
+        for kind, buffers in (("free", freed), ("alloc", allocated)):
+            for buf in buffers:
+                dev = buf[0]
+                if phase != _REPLAY and parent is None:
+                    tr = self._capturing.get(dev)
+                    ph, tr = (_CAPTURE, tr) if tr is not None else (_EAGER, None)
+                else:
+                    ph, tr = phase, trace
+                defer((_P, next(self._seq), parent, t, tid, kind, kind, ph, dev, tr, None, None,
+                       region, buf))  # fmt: skip
+
+    # -- the wrapper ---------------------------------------------------------------------
+
+    def call(self, name: str, kind: Kind, wrapped: Any, instance: Any, args: tuple,
+             kwargs: dict) -> Any:  # fmt: skip
+        tl = self._tl
+        try:
+            parent = tl.call
+        except AttributeError:
+            tl = self._thread()
+            parent = None
+        if parent is not None:
+            return self._nested(tl, parent, name, kind, wrapped, instance, args, kwargs)
+        tid = tl.tid
+        if self.regions is not None:
+            self.regions.on_call(self, tl)
+        region = tl.regions[-1] if tl.regions else None
+        site = self.sites.site_id(self.sites.user_frame(2)) if self.callsites else None
+        inputs, scalars, device, cq, has_dev = self._scan(instance, args, kwargs)
+        kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[6] for r in inputs))
+        phase, trace, device = self._phase(kind, device, args, kwargs)
+        with self._lock:
+            self._memory_records(None, phase, trace, tid, region)
+            seq = next(self._seq)
+            t = _now() - self.t0
+            self.log.write((_B, seq, None, t, tid, kind.value, name, phase, device, cq, trace,
+                            site, scalars, tuple(inputs), region))  # fmt: skip
+        tl.call, tl.phase, tl.trace, tl.device = seq, phase, trace, device
+        try:
+            result = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            tl.call = None
+            with self._lock:
+                end = _now() - self.t0
+                self.log.defer((_E, seq, end, "raised", f"{type(exc).__name__}: {exc}", (),
+                                device, trace, None))  # fmt: skip
+                self._memory_records(seq, phase, trace, tid, region)
+            raise
+        tl.call = None
+        end = _now() - self.t0
+        extra = None
+        if kind is not Kind.OP:
+            extra, device, trace = self._lifecycle(kind, result, args, kwargs, device, trace)
+        with self._lock:
+            # Snapshot first: the outputs' bank-local sizes come from it.
+            if kind not in _NO_SNAPSHOT_AFTER:
+                self._memory_records(seq, phase, trace, tid, region)
+            self.log.defer((_E, seq, end, "ok", None, self._outputs(result), device, trace, extra))
+        return result
+
+    def _nested(self, tl: threading.local, parent: int, name: str, kind: Kind, wrapped: Any,
+                instance: Any, args: tuple, kwargs: dict) -> Any:  # fmt: skip
+        """A call ttnn makes while a user call runs: recorded as that call's child."""
+        inputs, scalars, device, cq, has_dev = self._scan(instance, args, kwargs)
+        kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[6] for r in inputs))
+        seq = next(self._seq)
+        region = tl.regions[-1] if tl.regions else None
+        self.log.write((_B, seq, parent, _now() - self.t0, tl.tid, kind.value, name, tl.phase,
+                        device if device is not None else tl.device, cq, tl.trace, None, scalars,
+                        tuple(inputs), region))  # fmt: skip
+        try:
+            result = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            self.log.defer((_E, seq, _now() - self.t0, "raised", f"{type(exc).__name__}: {exc}",
+                            (), None, None, None))  # fmt: skip
+            raise
+        self.log.defer((_E, seq, _now() - self.t0, "ok", None, self._outputs(result), None, None,
+                        None))  # fmt: skip
+        return result
+
+    def _outputs(self, result: Any) -> tuple:
+        T = self.tensor_type
+        if type(result) is T:
+            return (self.tensors.describe(result),)
+        if type(result) in (list, tuple) and result and type(result[0]) is T:
+            return tuple(self.tensors.describe(r) for r in result if type(r) is T)
+        return ()
+
+    def _lifecycle(self, kind: Kind, result: Any, args: tuple, kwargs: dict, device: int | None,
+                   trace: int | None) -> tuple:  # fmt: skip
+        """Update device and trace state after a non-op call; (extra args, device, trace)."""
+        extra = None
+        if kind is Kind.DEVICE_OPEN and result is not None:
+            opened = result if isinstance(result, (list, tuple)) else [result]
+            if isinstance(result, dict):
+                opened = list(result.values())
+            for dev in opened:
+                extra = self.devices.add(dev)
+            device = self.devices.id_of(opened[0]) if opened else device
+            if extra is not None and "trace_region_size" in kwargs:
+                extra["trace_region_size"] = kwargs["trace_region_size"]
+        elif kind is Kind.DEVICE_CLOSE:
+            target = args[0] if args else kwargs.get("device", kwargs.get("mesh_device"))
+            self.devices.remove(target)
+        elif kind is Kind.TRACE_BEGIN:
+            trace = _trace_id(result)
+            with self._lock:
+                self._capturing[device] = trace
+        elif kind is Kind.TRACE_END:
+            with self._lock:
+                self._capturing.pop(device, None)
+        return extra, device, trace
+
+    # -- point events ----------------------------------------------------------------------
+
+    def point(self, kind: str, name: str, args: dict | None = None, site: int | None = None,
+              region: str | None = None, write: bool = False) -> int:  # fmt: skip
+        """Record a warning / region boundary / note; returns its seq."""
+        tl = self._thread()
+        phase, trace = (tl.phase, tl.trace) if tl.call is not None else (_EAGER, None)
+        device = tl.device if tl.call is not None else None
+        if tl.call is None and self._capturing:
+            device, trace = next(iter(self._capturing.items()))
+            phase = _CAPTURE
+        with self._lock:
+            seq = next(self._seq)
+            record = (_P, seq, tl.call, _now() - self.t0, tl.tid, kind, name, phase, device,
+                      trace, site, args, region, None)  # fmt: skip
+            (self.log.write if write else self.log.defer)(record)
+        return seq
+
+    def region_begin(self, name: str) -> int:
+        """Enter an audit region (a would-be capture); returns its instance number."""
+        with self._lock:
+            counts = self._region_counts
+            counts[name] = instance = counts.get(name, 0) + 1
+        site = self.sites.site_id(self.sites.user_frame(1)) if self.callsites else None
+        self.point("region_begin", name, {"region": name, "instance": instance}, site, name)
+        self._thread().regions.append(name)
+        return instance
+
+    def region_end(self, name: str, instance: int) -> None:
+        regions = self._thread().regions
+        if name in regions:
+            del regions[len(regions) - 1 - regions[::-1].index(name)]
+        self.point("region_end", name, {"region": name, "instance": instance}, None, name)
+
+    def finish(self) -> None:
+        """Record the buffers freed since the last call, then flush the log."""
+        try:
+            tl = self._thread()
+            with self._lock:
+                self._memory_records(None, _EAGER, None, tl.tid, None)
+        except Exception:
+            pass
+        self.log.flush()

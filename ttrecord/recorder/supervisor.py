@@ -1,0 +1,208 @@
+"""`ttrecord run`'s parent process: runs the program in a child and turns its log into a session.
+
+The supervisor never imports ttnn. It starts the child, tails the child's log into the session
+file in batches while the program runs, and when the child is gone decides how the run ended:
+
+- ok: the program finished (any exit code; the code is kept);
+- error: a Python exception escaped (type, message, traceback from the child's last record);
+- crashed: the child died of a signal, or left through os._exit inside a ttnn call; the call
+  still open is stored with Status.DIED and named in `session.last_call`;
+- hung: `--timeout` expired; the child is stopped and the open call gets Status.HUNG;
+- interrupted: Ctrl-C. The program gets KeyboardInterrupt; the supervisor itself survives
+  SIGINT (a second Ctrl-C, or a child that ignores the first, gets the child killed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ttrecord.events import SessionStatus, Status
+from ttrecord.recorder.decode import Decoder
+from ttrecord.recorder.log import LogReader
+from ttrecord.store.writer import SessionWriter
+
+POLL_SECONDS = 0.02
+HUNG_EXIT_CODE = 124  # as timeout(1)
+_INTERRUPT_GRACE = 1.0  # seconds before a Ctrl-C the child did not see is forwarded to it
+_KILL_GRACE = 5.0  # seconds after forwarding before the child is killed
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    script: str | None  # path, or None with `module`
+    module: str | None
+    argv: list[str]
+    output: Path
+    backend: str = "auto"
+    timeout: float | None = None
+    stack_depth: int = 0
+    audit_regions: tuple[str, ...] = ()
+    callsites: bool = True
+
+
+@dataclass(frozen=True)
+class RunResult:
+    path: Path
+    status: SessionStatus
+    exit_code: int
+    last_call: int | None
+    events: int
+
+
+class Supervisor:
+    def __init__(self, options: RunOptions) -> None:
+        self.options = options
+        self._interrupts: list[float] = []
+
+    def _child_command(self, log_path: Path) -> list[str]:
+        o = self.options
+        config = {
+            "log": str(log_path),
+            "backend": o.backend,
+            "stack_depth": o.stack_depth,
+            "audit_regions": list(o.audit_regions),
+            "callsites": o.callsites,
+            "script": o.script,
+            "module": o.module,
+        }
+        return [sys.executable, "-m", "ttrecord.recorder.child", json.dumps(config), *o.argv]
+
+    def run(self) -> RunResult:
+        o = self.options
+        log_path = o.output.with_name(o.output.name + ".log")
+        log_path.unlink(missing_ok=True)
+        log_path.touch()
+        writer = SessionWriter(o.output)
+        program = o.script if o.script is not None else f"-m {o.module}"
+        writer.start(
+            script=program,
+            argv=[o.script or o.module or "", *o.argv],
+            backend=o.backend,
+            options={"stack_depth": o.stack_depth, "audit_regions": list(o.audit_regions),
+                     "timeout": o.timeout, "backend_requested": o.backend},  # fmt: skip
+        )
+        decoder = Decoder()
+        reader = LogReader(str(log_path))
+        previous = signal.signal(signal.SIGINT, self._on_sigint)
+        started = time.monotonic()
+        hung = False
+        try:
+            proc = subprocess.Popen(self._child_command(log_path))
+            header_seen = False
+            while True:
+                self._drain(reader, decoder, writer)
+                if not header_seen and decoder.end.header is not None:
+                    header_seen = True
+                    _, backend, reason, version, pid = decoder.end.header
+                    writer.update_session(backend=backend, backend_reason=reason,
+                                          ttnn_version=version, pid=pid)  # fmt: skip
+                try:
+                    proc.wait(timeout=POLL_SECONDS)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                if o.timeout is not None and time.monotonic() - started > o.timeout:
+                    hung = True
+                    self._stop(proc)
+                    break
+                self._handle_interrupts(proc)
+            returncode = proc.wait()
+            self._drain(reader, decoder, writer)
+            if not header_seen and decoder.end.header is not None:
+                _, backend, reason, version, pid = decoder.end.header
+                writer.update_session(backend=backend, backend_reason=reason,
+                                      ttnn_version=version, pid=pid)  # fmt: skip
+            return self._finish(writer, decoder, reader, returncode, hung)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+            reader.close()
+            writer.close()
+            if not os.environ.get("TTRECORD_KEEP_LOG"):
+                log_path.unlink(missing_ok=True)
+
+    # -- while running -------------------------------------------------------------------
+
+    def _drain(self, reader: LogReader, decoder: Decoder, writer: SessionWriter) -> None:
+        decoder.feed(reader.read())
+        events = decoder.ready()
+        if events:
+            writer.add(events)
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        self._interrupts.append(time.monotonic())
+
+    def _handle_interrupts(self, proc: subprocess.Popen) -> None:
+        """The child normally gets Ctrl-C itself (same process group); help it if it did not."""
+        if not self._interrupts:
+            return
+        first = self._interrupts[0]
+        waited = time.monotonic() - first
+        if len(self._interrupts) >= 2 or waited > _INTERRUPT_GRACE + _KILL_GRACE:
+            proc.kill()
+        elif waited > _INTERRUPT_GRACE and len(self._interrupts) == 1:
+            proc.send_signal(signal.SIGINT)
+            self._interrupts.append(first)  # count the forwarded one; the next step is a kill
+
+    def _stop(self, proc: subprocess.Popen) -> None:
+        """Timeout: let the child flush its queued records, then kill it."""
+        try:
+            proc.send_signal(signal.SIGUSR1)
+            time.sleep(0.1)
+        except ProcessLookupError:
+            pass
+        proc.kill()
+
+    # -- after the child is gone ---------------------------------------------------------
+
+    def _finish(self, writer: SessionWriter, decoder: Decoder, reader: LogReader,
+                returncode: int, hung: bool) -> RunResult:  # fmt: skip
+        end = decoder.end
+        exc = end.exception
+        signal_number = -returncode if returncode < 0 else None
+        error_type = error_message = tb = None
+        if exc is not None:
+            error_type, error_message, tb = exc
+        if hung:
+            status, exit_code = SessionStatus.HUNG, HUNG_EXIT_CODE
+            signal_number = None
+            last = decoder.close_open_calls(Status.HUNG)
+        elif exc is not None and error_type == "KeyboardInterrupt":
+            status, exit_code = SessionStatus.INTERRUPTED, 130
+            last = decoder.close_open_calls(Status.DIED)
+        elif signal_number is not None:
+            status = (SessionStatus.INTERRUPTED if signal_number == signal.SIGINT
+                      else SessionStatus.CRASHED)  # fmt: skip
+            exit_code = 128 + signal_number
+            last = decoder.close_open_calls(Status.DIED)
+        elif decoder.open_calls and end.exit_code is None:
+            status, exit_code = SessionStatus.CRASHED, returncode  # os._exit inside a call
+            last = decoder.close_open_calls(Status.DIED)
+        elif exc is not None:
+            status, exit_code = SessionStatus.ERROR, returncode or 1
+            last = decoder.close_open_calls(Status.DIED)
+        else:
+            status, exit_code = SessionStatus.OK, returncode
+            last = decoder.close_open_calls(Status.DIED)
+        events = decoder.ready()
+        if events:
+            writer.add(events)
+        if exc is not None and error_type == "TtrecordError":  # the child refused to start
+            status = SessionStatus.ERROR
+        writer.finish(
+            status,
+            exit_code=exit_code,
+            signal=signal_number,
+            error_type=error_type,
+            error_message=error_message,
+            traceback=tb,
+            last_call=last,
+        )
+        return RunResult(self.options.output, status, exit_code, last, decoder.released)

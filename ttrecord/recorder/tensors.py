@@ -1,0 +1,104 @@
+"""Tensor metadata for call records, from host-side metadata calls only.
+
+Nothing here reads device memory or synchronizes: a device tensor is described by
+`buffer_address()`, `memory_config()`, `shape`, `dtype`, `layout`, `storage_type()` and its
+device's id, and its bank-local size comes from the allocator's own snapshot (falling back to
+`ceil(pages / banks) * aligned_page_size`). Descriptions are cached per `tensor_id` and
+revalidated with one `buffer_address()` call, since most tensors are read many times.
+
+A description is a plain tuple so it can be marshalled into the log as is:
+`(tensor_id, storage, shape, dtype, layout, memory_config, buffer)` with
+`buffer = (device, buffer_type, address, size, page_size, num_pages)` or None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+_names: dict[Any, str] = {}
+
+
+def enum_name(value: Any) -> str:
+    """`DataType.BFLOAT16` -> "BFLOAT16", cached per member.
+
+    The key includes the type: IntEnum members of different enums compare equal by value.
+    """
+    key = (type(value), value)
+    try:
+        return _names[key]
+    except KeyError:
+        name = getattr(value, "name", None) or str(value).rsplit(".", 1)[-1]
+        _names[key] = name
+        return name
+    except TypeError:  # unhashable
+        return str(value).rsplit(".", 1)[-1]
+
+
+class TensorDescriber:
+    """Turns ttnn tensors into description tuples; one per recorder."""
+
+    def __init__(
+        self,
+        device_id: Callable[[Any], int | None],
+        buffer_size: Callable[[int | None, str, int], int | None],
+        num_banks: Callable[[int | None, str], int],
+    ) -> None:
+        self._device_id = device_id
+        self._buffer_size = buffer_size
+        self._num_banks = num_banks
+        self._cache: dict[int, tuple[int | None, tuple]] = {}
+
+    def describe(self, t: Any) -> tuple:
+        tid = getattr(t, "tensor_id", None)
+        if tid is not None:
+            hit = self._cache.get(tid)
+            if hit is not None:
+                address = hit[0]
+                if address is None:  # host tensors keep their metadata
+                    return hit[1]
+                try:
+                    if t.buffer_address() == address:
+                        return hit[1]
+                except Exception:  # deallocated since: describe it afresh
+                    pass
+        desc = self._build(t, tid)
+        if tid is not None:
+            buf = desc[6]
+            self._cache[tid] = (buf[2] if buf is not None else None, desc)
+            if len(self._cache) > 100_000:
+                self._cache.clear()
+        return desc
+
+    def _build(self, t: Any, tid: int | None) -> tuple:
+        try:
+            shape = tuple(int(d) for d in t.shape)
+        except Exception:
+            shape = ()
+        dtype = enum_name(t.dtype)
+        layout = enum_name(t.layout)
+        on_device = enum_name(t.storage_type()) == "DEVICE"
+        if not on_device:
+            return (tid, "host", shape, dtype, layout, None, None)
+        try:
+            address = t.buffer_address()
+        except Exception:  # a deallocated device tensor has no buffer
+            return (tid, "device", shape, dtype, layout, None, None)
+        mc = t.memory_config()
+        btype = enum_name(mc.buffer_type)
+        memory_config = f"{btype} {enum_name(mc.memory_layout).lower()}"
+        device = self._device_id(t.device())
+        size = self._buffer_size(device, btype, address)
+        page_size = num_pages = None
+        if size is None:
+            num_pages = t.buffer_num_pages()
+            page_size = t.buffer_aligned_page_size()
+            banks = self._num_banks(device, btype)
+            size = -(-num_pages // banks) * page_size
+        buffer = (device, btype, address, size, page_size, num_pages)
+        return (tid, "device", shape, dtype, layout, memory_config, buffer)
+
+
+def describe_torch(t: Any) -> tuple:
+    """A torch tensor handed to ttnn (from_torch): host data, shape and dtype only."""
+    return (None, "host", tuple(t.shape), str(t.dtype).replace("torch.", ""), None, None, None)
