@@ -35,8 +35,8 @@ def buffer_users(session, buffer_id: int) -> list[tuple[TimelineRow, str]]:
 class MemoryScreen(Screen):
     DEFAULT_CSS = """
     MemoryScreen #axis { padding: 0 0 0 0; color: $text-muted; }
-    MemoryScreen #map-pane { width: 3fr; }
-    MemoryScreen #detail-pane { width: 2fr; border-left: solid $primary; padding: 0 1; }
+    MemoryScreen #map-pane { width: 1fr; }
+    MemoryScreen #detail-pane { width: 54; border-left: solid $primary; padding: 0 1; }
     MemoryScreen #detail { height: auto; }
     MemoryScreen #users { height: 1fr; }
     MemoryScreen #legend { color: $text-muted; padding: 0 1; }
@@ -157,10 +157,10 @@ class MemoryScreen(Screen):
         text.append(f"\nfreed at #{b.free_seq}" if b.free_seq is not None else "\nnever freed")
         for rng in bar.hazards:
             lo, hi = max(bar.address, rng.address), min(bar.end, rng.end)
+            effect = "overwrites it" if rng.role == "writes" else "reads it"
             text.append(
-                f"\n! overlaps trace {rng.trace.trace_id}'s {rng.role} range"
-                f" {addr_range(rng.address, rng.end - rng.address)}\n  on [{hexaddr(lo)}, {hexaddr(hi)})"
-                f" — replay will {'overwrite' if rng.role == 'writes' else 'read'} it",
+                f"\n! trace {rng.trace.trace_id} {rng.role} {addr_range(rng.address, rng.end - rng.address)}"
+                f"\n  on [{hexaddr(lo)}, {hexaddr(hi)}): replay {effect}",
                 "bold red",
             )
         return text
