@@ -58,18 +58,52 @@ def site(file: str | None, line: int | None) -> str:
     return f"{name}:{line}" if line is not None else name
 
 
+_RANGE_KEYS = ("range", "address", "end", "size", "device", "buffer_type")
+
+
+def _as_int(value: Any) -> int | None:
+    """Addresses arrive as ints or as text like "0x101080 (1052800)"."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    try:
+        return int(str(value).split()[0], 0)
+    except (ValueError, IndexError):
+        return None
+
+
+def range_text(value: dict[str, Any]) -> str | None:
+    """"[start, end) TYPE" for a dict that describes a buffer range, else None."""
+    text = value.get("range")
+    if text is None and "address" in value and "size" in value:
+        address, size = _as_int(value["address"]), _as_int(value["size"])
+        if address is not None and size is not None:
+            text = addr_range(address, size)
+    if text is None:
+        return None
+    return f"{text} {value['buffer_type']}" if value.get("buffer_type") else str(text)
+
+
 def evidence_value(key: str, value: Any) -> str:
-    """Show addresses in hex and buffer-like dicts as ranges, whatever shape the analysis used."""
-    if isinstance(value, dict) and "address" in value and "size" in value:
-        parts = [addr_range(int(value["address"]), int(value["size"]))]
-        extra = [f"{k}={v}" for k, v in value.items() if k not in ("address", "size")]
-        return " ".join(parts + extra)
+    """One line for a piece of evidence, whatever shape the analysis gave it."""
     if isinstance(value, dict):
-        return ", ".join(f"{k}: {evidence_value(k, v)}" for k, v in value.items())
+        head = range_text(value)
+        rest = {k: v for k, v in value.items() if head is None or k not in _RANGE_KEYS}
+        parts = [f"{k}: {evidence_value(k, v)}" for k, v in rest.items() if k != "events"]
+        return "; ".join(([head] if head else []) + parts)
     if isinstance(value, (list, tuple)):
-        if len(value) == 2 and all(isinstance(v, int) for v in value) and "addr" in key.lower():
-            return f"[0x{value[0]:x}, 0x{value[1]:x})"
-        return ", ".join(evidence_value(key, v) for v in value)
-    if isinstance(value, int) and not isinstance(value, bool) and "addr" in key.lower():
+        return "; ".join(evidence_value(key, v) for v in value)
+    if "addr" in key.lower() and _as_int(value) is not None and isinstance(value, int):
         return hexaddr(value)
     return str(value)
+
+
+def evidence_lines(evidence: dict[str, Any]) -> list[str]:
+    """Evidence as lines: lists of ranges get one indented line each."""
+    lines = []
+    for key, value in evidence.items():
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, dict) for v in value):
+            lines.append(f"{key}:")
+            lines += [f"  {evidence_value(key, v)}" for v in value]
+        else:
+            lines.append(f"{key}: {evidence_value(key, value)}")
+    return lines

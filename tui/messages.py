@@ -19,6 +19,14 @@ class Loaded(Message):
 
 
 @dataclass
+class FindingsComputed(Message):
+    """The analysis ran on open (the session had no stored findings)."""
+
+    findings: tuple[Any, ...]
+    error: str | None = None
+
+
+@dataclass
 class PageLoaded(Message):
     """One page of timeline rows for the filter generation that asked for it."""
 

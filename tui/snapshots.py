@@ -7,6 +7,7 @@ code is easy to test and never blocks the event loop.
 
 from __future__ import annotations
 
+import importlib.util
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +48,7 @@ class OverviewData:
     traces: tuple[TraceRow, ...]
     findings: tuple[Finding, ...]  # most severe first
     notices: tuple[str, ...]  # running, empty, crashed: said plainly at the top
+    needs_analysis: bool = False  # no stored findings: the screen runs the analysis next
 
 
 @dataclass(frozen=True)
@@ -73,16 +75,18 @@ def sort_findings(findings: list[Finding]) -> tuple[Finding, ...]:
     )
 
 
-def load_findings(session: Session) -> list[Finding]:
-    """Stored findings; for a finished session without any, the analysis computes them."""
-    stored = session.findings()
+def can_analyse(session: Session, stored: list[Finding]) -> bool:
+    """Findings are computed on open only for a finished session `ttrecord check` never saw."""
     if stored or session.info().status == str(SessionStatus.RUNNING):
-        return stored
-    try:
-        from ttrecord.analysis import analyze  # type: ignore[attr-defined]
-    except ImportError:
-        return stored
-    return list(analyze(session))
+        return False
+    return importlib.util.find_spec("ttrecord.analysis") is not None
+
+
+def analyse(session: Session) -> tuple[Finding, ...]:
+    """Run the analysis (the same one `ttrecord check` stores) over a session."""
+    from ttrecord.analysis import analyze
+
+    return sort_findings(list(analyze(session)))
 
 
 def describe_call(session: Session, seq: int | None) -> str | None:
@@ -112,6 +116,7 @@ def summarize(path: Path) -> SessionSummary:
 
 def overview(session: Session) -> OverviewData:
     info = session.info()
+    stored = session.findings()
     phases: Counter[str] = Counter()
     for (phase, _kind), n in session.counts().items():
         phases[phase] += n
@@ -135,8 +140,9 @@ def overview(session: Session) -> OverviewData:
         phases=dict(phases),
         devices=tuple(session.devices()),
         traces=tuple(session.traces()),
-        findings=sort_findings(load_findings(session)),
+        findings=sort_findings(stored),
         notices=tuple(notices),
+        needs_analysis=can_analyse(session, stored),
     )
 
 

@@ -29,7 +29,8 @@ async def test_three_keystrokes_from_the_folder_reach_line_and_addresses(alloc_s
         text = screen_text(app)
         assert f"Source  {SCRIPT}:{OFFENDING_LINE}" in text
         assert f"❱ {OFFENDING_LINE} scratch = ttnn.from_torch" in text
-        assert f"allocated: {OVERLAP}" in text and f"trace_writes: {OVERLAP}" in text
+        assert f"allocated: {OVERLAP} DRAM" in text
+        assert f"  {OVERLAP} DRAM; used_by: created; written by `ttnn.matmul`" in text
         syntax = app.screen.query_one("#source", Static).content
         assert syntax.highlight_lines == {OFFENDING_LINE}
 

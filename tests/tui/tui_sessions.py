@@ -6,7 +6,8 @@ import sqlite3
 from pathlib import Path
 
 from ttrecord.events import SessionStatus
-from ttrecord.findings import Finding, Severity
+from ttrecord.analysis import analyze
+from ttrecord.store.reader import Session
 from ttrecord.store.writer import replace_findings
 from ttrecord.testing import TILE_BYTES, SessionBuilder
 
@@ -42,7 +43,7 @@ def build_alloc_after_capture(folder: Path, name: str = "alloc_after_capture.db"
     """A capture whose freed intermediate is reused by a buffer allocated after capture.
 
     `scratch` (line 18) lands on the address trace 0 writes `h` to on replay, so
-    execute_trace overwrites it: a TR004 finding with the two ranges as evidence.
+    execute_trace overwrites it. The findings are the analysis' own (TR004 with both ranges).
     """
     (folder / SCRIPT).write_text(SCRIPT_TEXT)
     b = SessionBuilder(file=SCRIPT)
@@ -58,41 +59,20 @@ def build_alloc_after_capture(folder: Path, name: str = "alloc_after_capture.db"
     b.free(h)
     tid = b.begin_trace(line=15)
     h = b.alloc(H)
-    capture_matmul = b.op("ttnn.matmul", [x, w], [h], line=10)
+    b.op("ttnn.matmul", [x, w], [h], line=10)
     y2 = b.alloc(Y_CAPTURE)
     b.op("ttnn.relu", [h], [y2], line=11)
     b.free(h)
     b.end_trace(tid, line=17)
     scratch = b.alloc(H)
-    alloc_seq = b.events[-1].seq
     b.h2d(scratch, line=OFFENDING_LINE, name="from_torch")
-    execute = b.execute(tid, line=19)
+    b.execute(tid, line=19)
     b.d2h(scratch, line=20)
     b.release(tid, line=21)
     path = folder / name
     b.write(path, script=SCRIPT)
-    finding = Finding(
-        rule="TR004",
-        severity=Severity.ERROR,
-        title="allocation over trace memory",
-        message=(
-            "scratch was allocated after trace 0 was captured, on addresses the trace writes"
-            " on replay: execute_trace overwrites it."
-        ),
-        fix="Allocate scratch before begin_trace_capture, or release the trace first.",
-        file=SCRIPT,
-        line=OFFENDING_LINE,
-        function="<module>",
-        stack=[(SCRIPT, OFFENDING_LINE, "<module>")],
-        events=[alloc_seq, execute.seq, capture_matmul.seq],
-        evidence={
-            "allocated": {"address": H, "size": TILE_BYTES, "buffer_type": "DRAM"},
-            "trace_writes": {"address": H, "size": TILE_BYTES, "buffer_type": "DRAM"},
-        },
-        device=0,
-        trace=tid,
-    )
-    replace_findings(path, [finding])
+    with Session.open(path) as session:  # what `ttrecord check` stores
+        replace_findings(path, analyze(session))
     freeze_times(path)
     return path
 

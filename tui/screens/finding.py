@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from ttrecord.errors import SessionError
 from ttrecord.findings import Finding
-from ttrecord.tui.format import SEVERITY_STYLE, evidence_value, hexaddr, site
+from ttrecord.tui.format import SEVERITY_STYLE, evidence_lines, hexaddr, site
 from ttrecord.tui.messages import Loaded
 from ttrecord.tui.snapshots import FindingData, finding_data
 from ttrecord.tui.widgets.tables import fill_table
@@ -53,10 +53,10 @@ class FindingScreen(Screen):
             yield Static(f.message, id="message", classes="block")
             yield Static("Evidence", classes="label")
             yield Static(self._evidence(), id="evidence", classes="block")
-            yield Static("Fix", classes="label")
-            yield Static(f.fix, id="fix", classes="block")
             yield Static(self._where(), id="where", classes="label")
             yield Static("Loading source…", id="source")
+            yield Static("Fix", classes="label")
+            yield Static(f.fix, id="fix", classes="block")
             yield Static("Stack", classes="label")
             yield Static(self._stack(), id="stack", classes="block")
             yield Static("Related events (enter: show on the timeline)", classes="label")
@@ -65,12 +65,10 @@ class FindingScreen(Screen):
 
     def _evidence(self) -> Text:
         text = Text()
-        if self.finding.device is not None:
-            text.append(f"device {self.finding.device}")
-            text.append(f"  trace {self.finding.trace}\n" if self.finding.trace is not None else "\n")
-        for key, value in self.finding.evidence.items():
-            text.append(f"{key}: ", "bold")
-            text.append(evidence_value(key, value) + "\n")
+        for line in evidence_lines(self.finding.evidence):
+            key, sep, rest = line.partition(":")
+            text.append(key + sep, "bold" if not line.startswith(" ") else "")
+            text.append(rest + "\n")
         return text if text else Text("No evidence recorded.", "dim")
 
     def _where(self) -> str:
@@ -141,8 +139,9 @@ class FindingScreen(Screen):
     def action_memory(self) -> None:
         from ttrecord.tui.screens.memory import MemoryScreen
 
-        seq = self.finding.events[0] if self.finding.events else None
-        self.app.push_screen(MemoryScreen(self.path, focus_seq=seq, device=self.finding.device))
+        self.app.push_screen(
+            MemoryScreen(self.path, focus_seqs=self.finding.events, device=self.finding.device)
+        )
 
     def action_op(self) -> None:
         seq = self._selected_seq()

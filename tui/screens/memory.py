@@ -48,10 +48,10 @@ class MemoryScreen(Screen):
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
-    def __init__(self, path: Path, focus_seq: int | None = None, device: int | None = None) -> None:
+    def __init__(self, path: Path, focus_seqs: list[int] = (), device: int | None = None) -> None:
         super().__init__()
         self.path = Path(path)
-        self.focus_seq = focus_seq
+        self.focus_seqs = set(focus_seqs)
         self.device = device
         self.maps: list[MemoryMap] = []
         self.users: list = []
@@ -100,10 +100,15 @@ class MemoryScreen(Screen):
         tabs.active = f"map-{start}"
         self._show(start)
 
+    def _focus_bar(self, m: MemoryMap) -> MapBar | None:
+        """The buffer a finding is about: allocated by one of its events, overlaps first."""
+        bars = [b for b in m.bars if b.start in self.focus_seqs]
+        return next((b for b in bars if b.hazards), bars[0] if bars else None)
+
     def _initial_map(self) -> int:
-        """The map holding the focused event's buffer, else the first with an overlap."""
+        """The map holding the focused buffer, else the first with an overlap."""
         for i, m in enumerate(self.maps):
-            if self.focus_seq is not None and any(b.start == self.focus_seq for b in m.bars):
+            if self._focus_bar(m) is not None:
                 return i
         for i, m in enumerate(self.maps):
             if (self.device is None or m.device == self.device) and m.hazard_count:
@@ -112,9 +117,9 @@ class MemoryScreen(Screen):
 
     def _show(self, index: int) -> None:
         m = self.maps[index]
-        select = next((b.buffer.id for b in m.bars if b.start == self.focus_seq), None)
+        focus = self._focus_bar(m)
         view = self.query_one(MemoryMapView)
-        view.show(m, select)
+        view.show(m, focus.buffer.id if focus else None)
         width = max(10, view.size.width - LABEL)
         self.query_one("#axis", Static).update(
             f"{'address (bank-local)':<{LABEL}}seq 1{('seq ' + str(m.last_seq)).rjust(width - 5)}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from rich.text import Text
@@ -13,9 +14,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ttrecord.errors import SessionError
+from ttrecord.store.reader import Session
 from ttrecord.tui.format import SEVERITY_STYLE, STATUS_STYLE, site, size_text, when
-from ttrecord.tui.messages import Loaded
-from ttrecord.tui.snapshots import OverviewData, overview
+from ttrecord.tui.messages import FindingsComputed, Loaded
+from ttrecord.tui.snapshots import OverviewData, analyse, overview
 from ttrecord.tui.widgets.tables import fill_table
 
 
@@ -89,14 +91,7 @@ class OverviewScreen(Screen):
             )
         self.query_one("#summary", Static).update(text)
         self.query_one("#notices", Static).update("\n".join(data.notices))
-        rows = [
-            [Text(str(f.severity), SEVERITY_STYLE.get(str(f.severity), "")), f.rule, f.title,
-             site(f.file, f.line)]
-            for f in data.findings
-        ]  # fmt: skip
-        if not data.findings:
-            rows = [["", "", Text("No hazards found.", "green"), ""]]
-        fill_table(self.query_one("#findings", DataTable), ("severity", "rule", "title", "line"), rows)
+        self._show_findings(data.findings, analysing=data.needs_analysis)
         fill_table(
             self.query_one("#traces", DataTable),
             ("device", "trace", "captured ops", "replays", "capture seqs", "released at"),
@@ -107,6 +102,36 @@ class OverviewScreen(Screen):
                 for t in data.traces
             ],
         )  # fmt: skip
+        if data.needs_analysis:
+            self._analyse()
+
+    @work(thread=True, exclusive=True, group="analysis")
+    def _analyse(self) -> None:
+        try:
+            # Its own connection: a long analysis must not hold up the shared handle's queries.
+            with Session.open(self.path) as session:
+                self.post_message(FindingsComputed(analyse(session)))
+        except Exception as exc:  # the analysis failing must not take the viewer down
+            self.post_message(FindingsComputed((), f"The analysis failed: {exc}"))
+
+    def on_findings_computed(self, message: FindingsComputed) -> None:
+        if self.data is not None:
+            self.data = replace(self.data, findings=message.findings, needs_analysis=False)
+        self._show_findings(message.findings, error=message.error)
+
+    def _show_findings(self, findings, analysing: bool = False, error: str | None = None) -> None:
+        rows = [
+            [Text(str(f.severity), SEVERITY_STYLE.get(str(f.severity), "")), f.rule, f.title,
+             site(f.file, f.line)]
+            for f in findings
+        ]  # fmt: skip
+        if error:
+            rows = [["", "", Text(error, "red"), ""]]
+        elif analysing:
+            rows = [["", "", Text("Analysing the session for hazards…", "yellow"), ""]]
+        elif not findings:
+            rows = [["", "", Text("No hazards found.", "green"), ""]]
+        fill_table(self.query_one("#findings", DataTable), ("severity", "rule", "title", "line"), rows)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

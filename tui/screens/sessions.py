@@ -83,7 +83,7 @@ class SessionsScreen(Screen):
                 if s.severities.get(sev):
                     findings.append(f"{s.severities[sev]} {sev}  ", SEVERITY_STYLE[sev])
             rows.append([mark, s.path.name, Path(s.info.script).name, when(s.info.started_at),
-                         status, s.info.backend, f"{s.events:,}", findings or "none"])  # fmt: skip
+                         status, s.info.backend, f"{s.events:,}", findings or "–"])  # fmt: skip
         fill_table(self.query_one(DataTable), COLUMNS, rows)
 
     def _current(self) -> SessionSummary | None:
