@@ -41,6 +41,16 @@ class Program:
         self.b.events[-1].parent = op.seq
         return out
 
+    def upload(self, line: int, size: int = TILE_BYTES) -> BufferRef:
+        """`ttnn.from_torch(..., device=)`: a host-to-device transfer into a new buffer."""
+        address = self._first_fit(size)
+        self.used[address] = size
+        out = BufferRef(0, "DRAM", address, size, TILE_BYTES, size // TILE_BYTES)
+        call = self.b.h2d(out, line=line, name="ttnn.from_torch")
+        self.b.alloc(address, size)
+        self.b.events[-1].parent = call.seq
+        return out
+
     def free(self, buf: BufferRef) -> None:
         self.used.pop(buf.address, None)
         self.b.free(buf)
@@ -98,4 +108,17 @@ def one_capture(path: Path, extra_alloc: bool = False, **step) -> str:
     if extra_alloc:
         p.call("ttnn.zeros", 30)
     p.capture(x, w, **step)
+    return p.write(path)
+
+
+def new_input_for_capture(path: Path) -> str:
+    """The prep run reads input x; the capture reads a fresh upload (line 5) instead."""
+    p = Program()
+    w = p.call("ttnn.from_torch", 3)
+    x = p.call("ttnn.from_torch", 4)
+    p.free(p.step(x, w))
+    x2 = p.upload(5)
+    trace = p.b.begin_trace(line=20)
+    p.step(x2, w)
+    p.b.end_trace(trace, line=21)
     return p.write(path)

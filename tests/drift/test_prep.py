@@ -1,0 +1,38 @@
+"""`--prep` compares a capture with the prep run right before it: inputs must be the same."""
+
+from drift_programs import new_input_for_capture, one_capture, two_captures
+
+
+def test_prep_run_that_matches_its_capture_has_no_drift(run_diff_json, tmp_path):
+    """GIVEN a step run once eagerly and then captured with the same buffers
+    WHEN diffed with --prep THEN A is the prep run, B the capture, no drift, exit 0."""
+    path = one_capture(tmp_path / "s.db")
+    code, report = run_diff_json(path, "--prep")
+    assert code == 0 and report["mode"] == "prep" and report["drift"] is False
+    assert (report["a"]["prep"], report["b"]["prep"]) == (True, False)
+    assert report["a"]["ops"] == report["b"]["ops"] == 3
+    assert report["a"]["end_seq"] == report["b"]["end_seq"]  # both describe capture 1
+    assert report["replay_overlaps"]["checked"] is False
+
+
+def test_capture_reading_a_new_upload_instead_of_the_prep_input(run_diff_json, tmp_path):
+    """GIVEN a prep run reading x and a capture reading a fresh upload made at line 5
+    WHEN diffed with --prep THEN the first divergence is the matmul's input 0 and the cause is
+    the upload at line 5, live only before the capture."""
+    path = new_input_for_capture(tmp_path / "s.db")
+    code, report = run_diff_json(path, "--prep")
+    assert code == 1
+    first = report["first_divergence"]
+    assert first["a"]["name"] == "ttnn.matmul"
+    assert first["changes"][0]["slot"] == "in0" and first["changes"][0]["field"] == "address"
+    cause = report["cause"]["allocation"]
+    assert (cause["run"], cause["call"], cause["line"]) == ("b", "ttnn.from_torch", 5)
+
+
+def test_prep_of_a_chosen_capture(run_diff_json, tmp_path):
+    """GIVEN a session with two captures WHEN --prep --capture 2 THEN the prep run before the
+    second capture is compared with the second capture."""
+    path = two_captures(tmp_path / "s.db", extra_before_second=True)
+    code, report = run_diff_json(path, "--prep", "--capture", "2")
+    assert report["a"]["capture"] == report["b"]["capture"] == 2
+    assert report["a"]["prep"] and code == 0  # the extra buffer precedes both
