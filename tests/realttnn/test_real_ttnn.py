@@ -254,6 +254,9 @@ def test_api_shapes_the_recorder_wraps(run_py):
         out["tensor_type"] = f"{ttnn.Tensor.__module__}.{ttnn.Tensor.__qualname__}"
         out["cpu_type"] = type(ttnn.Tensor.cpu).__qualname__
         out["eq_is_python_lambda"] = ttnn.Tensor.__eq__.__name__
+        import importlib.metadata
+        out["dunder_version"] = getattr(ttnn, "__version__", None)
+        out["dist_version"] = importlib.metadata.version("ttnn")
         try:
             ttnn.from_torch(np.zeros((32, 32), dtype=np.float32))
             out["from_torch_numpy"] = "ok"
@@ -282,6 +285,7 @@ def test_api_shapes_the_recorder_wraps(run_py):
     assert r["tensor_type"] == "ttnn._ttnn.tensor.Tensor"
     assert r["cpu_type"] == "nb_method"
     assert r["eq_is_python_lambda"] == "<lambda>"
+    assert r["dunder_version"] is None and r["dist_version"] == "0.81.1"  # no ttnn.__version__
     assert r["from_torch_numpy"] == "ModuleNotFoundError: No module named 'torch'"
     assert r["wrapped_cpu_calls"] == ["cpu"]
     assert r["host_storage"] == "StorageType.HOST" and r["to_list_len"] == 32
