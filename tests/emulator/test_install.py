@@ -1,0 +1,55 @@
+"""`install()` makes `import ttnn` and its submodules resolve to the emulator, which says what it is."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+
+from ttrecord import emulator
+
+
+@pytest.fixture
+def installed():
+    saved = {k: v for k, v in sys.modules.items() if k == "ttnn" or k.startswith("ttnn.")}
+    emulator.install()
+    try:
+        yield
+    finally:
+        emulator.uninstall()
+        sys.modules.update(saved)
+
+
+def test_import_ttnn_and_submodules_resolve_to_the_emulator(installed):
+    import ttnn
+    import ttnn.experimental
+    from ttnn import add
+    from ttnn._ttnn.reports import get_buffers
+
+    assert ttnn is emulator
+    assert ttnn.experimental is emulator.experimental
+    assert add is emulator.add and get_buffers is emulator._ttnn.reports.get_buffers
+    assert importlib.import_module("ttnn.graph") is emulator.graph
+
+
+def test_the_emulator_is_honest_about_being_one():
+    assert emulator.__emulator__ is True
+    assert "emulator" in emulator.__version__ and not emulator.__version__.startswith("0.81")
+    device = emulator.open_device(device_id=0)
+    try:
+        assert "emulated" in repr(device)
+        assert device.arch() == emulator.Arch.BLACKHOLE and device.get_num_devices() == 1
+    finally:
+        emulator.close_device(device)
+
+
+def test_mesh_devices_and_double_open():
+    mesh = emulator.open_mesh_device(emulator.MeshShape(1, 2), trace_region_size=100_000)
+    try:
+        assert mesh.get_num_devices() == 2 and mesh.get_device_ids() == [0, 1]
+        with pytest.raises(RuntimeError, match="already open"):
+            emulator.open_device(device_id=1)
+    finally:
+        emulator.close_mesh_device(mesh)
+    emulator.close_device(emulator.open_device(device_id=1))
