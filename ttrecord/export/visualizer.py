@@ -46,10 +46,14 @@ _NOT_OPERATIONS = frozenset({Kind.DEVICE_OPEN, Kind.DEVICE_CLOSE})
 
 
 def _ttnn_enum(prefix: str, value: str | None) -> str | None:
-    """'BFLOAT16' -> 'DataType.BFLOAT16', the way ttnn prints its enums into reports."""
+    """'BFLOAT16' -> 'DataType.BFLOAT16', the way ttnn prints its enums into reports.
+
+    Other names (a torch dtype such as 'float32') are not ttnn enums and stay as recorded.
+    """
     if not value:
         return None
-    return value if "." in value else f"{prefix}.{value.split('::')[-1]}"
+    name = value.split("::")[-1]
+    return f"{prefix}.{name}" if "." not in value and name.isupper() else value
 
 
 def _memory_layout(ref: TensorRef) -> str | None:
@@ -124,7 +128,10 @@ class _Tensors:
 
 
 def _frames(site: CallSite) -> list[tuple[str, int, str]]:
-    return [tuple(f) for f in site.stack] or [(site.file, site.line, site.function)]
+    """The call site, then its callers (the recorded stack may or may not repeat the site)."""
+    first = (site.file, site.line, site.function)
+    callers = [tuple(f) for f in site.stack]
+    return callers if callers and callers[0] == first else [first, *callers]
 
 
 class _Writer:
