@@ -502,6 +502,17 @@ class Session:
             (buffer_id, limit),
         )
 
+    def tensor_rows(self, first_seq: int, last_seq: int) -> list[tuple]:
+        """Flat tensor rows of the events in [first_seq, last_seq], ordered by seq, role, pos:
+        (seq, role, pos, storage, shape JSON, dtype, layout, memory_config, buffer_type, address,
+        size, device). For analyses that scan 100,000s of calls without building TensorRefs."""
+        return self._query(
+            "SELECT seq, role, pos, storage, shape, dtype, layout, memory_config, buffer_type,"
+            " address, size, device FROM tensors WHERE seq BETWEEN ? AND ?"
+            " ORDER BY seq, role, pos",
+            (first_seq, last_seq),
+        )
+
 
 def find_sessions(folder: str | os.PathLike[str]) -> list[Path]:
     """Session files directly inside a folder, newest first (other SQLite files are skipped)."""
