@@ -85,3 +85,39 @@ def freeze_times(path: Path, status: SessionStatus | None = None) -> None:
         if status is not None:
             conn.execute("UPDATE session SET status = ?", (str(status),))
     conn.close()
+
+
+def build_decode_loop(folder: Path, steps: int, name: str = "decode.db") -> Path:
+    """Many eager steps, one capture, then replays: a few thousand events of a real shape."""
+    b = SessionBuilder(file="decode.py")
+    b.open_device(line=1)
+    x = b.alloc(X)
+    w = b.alloc(W)
+    for step in range(steps):
+        capture = step == steps // 2
+        if capture:
+            tid = b.begin_trace(line=9)
+        else:
+            b.h2d(x, line=3)
+        h = b.alloc(H)
+        b.op("ttnn.matmul", [x, w], [h], line=4)
+        y = b.alloc(Y_EAGER)
+        b.op("ttnn.relu", [h], [y], line=5)
+        b.free(h)
+        if capture:
+            b.end_trace(tid, line=10)
+            b.execute(tid, line=11)
+        else:
+            b.d2h(y, line=6)
+        b.free(y)
+    path = folder / name
+    b.write(path, script="decode.py")
+    freeze_times(path)
+    return path
+
+
+def build_empty(folder: Path, name: str = "empty.db", status: SessionStatus = SessionStatus.OK) -> Path:
+    path = folder / name
+    SessionBuilder(file="nothing.py").write(path, script="nothing.py")
+    freeze_times(path, status)
+    return path

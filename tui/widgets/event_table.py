@@ -103,7 +103,16 @@ class EventTable(ScrollView, can_focus=True):
         self.virtual_size = Size(self.size.width, self.total)
         index = message.index if message.index is not None else 0
         self.cursor = min(index, max(0, self.total - 1))
-        self.scroll_to(y=max(0, self.cursor - self.size.height // 3), animate=False)
+        # The new virtual size takes effect at the next layout; scroll after it.
+        self.call_after_refresh(self._reveal_cursor)
+        self.refresh()
+
+    def _reveal_cursor(self, attempts: int = 10) -> None:
+        if not self.allow_vertical_scroll and self.total > self.size.height and attempts:
+            self.call_after_refresh(self._reveal_cursor, attempts - 1)  # layout not applied yet
+            return
+        if not self.scroll_offset.y <= self.cursor < self.scroll_offset.y + self.size.height:
+            self.scroll_to(y=max(0, self.cursor - self.size.height // 3), animate=False, immediate=True)
         self.refresh()
 
     def _request(self, page: int) -> None:

@@ -59,6 +59,13 @@ class MemoryMapView(ScrollView, can_focus=True):
                 target = i
                 break
         self.cursor = target
+        self.call_after_refresh(self._reveal_cursor)
+
+    def _reveal_cursor(self, attempts: int = 10) -> None:
+        if not self.allow_vertical_scroll and len(self.lines) > self.size.height and attempts:
+            self.call_after_refresh(self._reveal_cursor, attempts - 1)  # layout not applied yet
+            return
+        self.scroll_to_region(Region(0, self.cursor, 1, 1), animate=False, immediate=True)
 
     @property
     def lines(self) -> list[TraceRange | MapBar]:

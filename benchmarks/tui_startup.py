@@ -1,0 +1,201 @@
+"""Time to first paint of `ttrecord tui` on a million-event session, and paging its timeline.
+
+The session is a traced decode loop built with `ttrecord.testing.SessionBuilder` and written
+through the real writer in batches (built once and cached under the temp folder, like the
+other benchmarks' sessions), with findings stored as `ttrecord check` would. Figures, each
+measured on the headless app driven by Textual's pilot:
+- startup: from before importing the UI to the overview painted with the session's data;
+- timeline: from the key that opens it to the first page of rows painted;
+- page: one page-down in the timeline until its rows are in and every visible line is rendered
+  (median and worst of 30);
+- jump_end: End key until the last rows are painted (an OFFSET query, the slow path).
+Targets: startup under 1.5 s, a page under 50 ms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+T_START = time.perf_counter()
+
+from ttrecord.events import SessionStatus  # noqa: E402
+from ttrecord.store.writer import SessionWriter  # noqa: E402
+from ttrecord.testing import SessionBuilder  # noqa: E402
+
+STARTUP_TARGET_S = 1.5
+PAGE_TARGET_MS = 50.0
+_OPS = ("ttnn.matmul", "ttnn.add", "ttnn.rms_norm", "ttnn.softmax", "ttnn.matmul", "ttnn.silu")
+
+
+class _Flushing(list):
+    """An event list that hands full batches to the writer but keeps counting them, so
+    SessionBuilder numbers events on as if it held them all (a million Events would not fit
+    comfortably in memory)."""
+
+    def __init__(self, writer: SessionWriter, batch: int = 20000) -> None:
+        super().__init__()
+        self.writer, self.batch, self.flushed = writer, batch, 0
+
+    def __len__(self) -> int:
+        return self.flushed + super().__len__()
+
+    def append(self, event) -> None:
+        super().append(event)
+        if super().__len__() >= self.batch:
+            self.flush()
+
+    def flush(self) -> None:
+        batch = list.__getitem__(self, slice(None))
+        self.writer.add(batch)
+        self.flushed += len(batch)
+        self.clear()
+
+
+def build(path: Path, n_events: int, capture_every: int = 40, replays: int = 30) -> int:
+    writer = SessionWriter(path)
+    writer.start(script="/models/decoder.py", argv=["/models/decoder.py"], backend="emulator")
+    b = SessionBuilder(file="/models/decoder.py")
+    b.events = _Flushing(writer)
+    b.open_device(line=5)
+    base = 0x100000
+    x = b.alloc(base)
+    w = b.alloc(base + 0x800, size=0x40000)
+    step, trace = 0, None
+    while len(b.events) < n_events:
+        step += 1
+        capturing = step % capture_every == 0
+        if capturing:
+            if trace is not None:
+                b.release(trace, line=60)
+            trace = b.begin_trace(line=40)
+        else:
+            b.h2d(x, line=30)
+        prev, temps = x, []
+        for i, name in enumerate(_OPS):
+            out = b.alloc(base + 0x41000 + 0x800 * i)
+            b.op(name, [prev, w] if "matmul" in name else [prev], [out], line=10 + i)
+            temps.append(out)
+            prev = out
+        for buf in temps[:-1]:
+            b.free(buf)
+        if capturing:
+            b.end_trace(trace, line=42)
+            scratch = b.alloc(base + 0x41000 + 0x800 * (step % 2) * 8)
+            for _ in range(replays):
+                b.execute(trace, line=44)
+                b.d2h(prev, line=46)
+            b.free(scratch)
+        else:
+            b.d2h(prev, line=20)
+            b.free(temps[-1])
+    if trace is not None:
+        b.release(trace, line=60)
+    b.events.flush()
+    writer.finish(SessionStatus.OK, exit_code=0)
+    writer.close()
+    return len(b.events)
+
+
+def cached_session(n_events: int) -> Path:
+    folder = Path(tempfile.gettempdir()) / "ttrecord-bench"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"tui-{n_events}.db"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp")
+        tmp.unlink(missing_ok=True)
+        build(tmp, n_events)
+        from ttrecord.analysis import analyze
+        from ttrecord.store.reader import Session
+        from ttrecord.store.writer import replace_findings
+
+        with Session.open(tmp) as session:
+            replace_findings(tmp, analyze(session))
+        tmp.rename(path)
+    return path
+
+
+async def _until(pilot, done, timeout: float = 30.0) -> float:
+    """Seconds until `done()` holds, checking after every screen update."""
+    t0 = time.perf_counter()
+    while not done():
+        if time.perf_counter() - t0 > timeout:
+            raise TimeoutError("the UI did not get there in time")
+        await asyncio.sleep(0.001)
+    return time.perf_counter() - t0
+
+
+async def drive(path: Path, t_start: float) -> dict:
+    from ttrecord.tui.app import TtrecordApp
+    from ttrecord.tui.screens.overview import OverviewScreen
+    from ttrecord.tui.screens.timeline import TimelineScreen
+    from ttrecord.tui.widgets.event_table import EventTable
+
+    app = TtrecordApp([str(path)])
+    figures: dict = {}
+    async with app.run_test(size=(160, 50)) as pilot:
+        await _until(pilot, lambda: isinstance(app.screen, OverviewScreen) and app.screen.data is not None)
+        await pilot.pause()
+        figures["startup_s"] = round(time.perf_counter() - t_start, 3)
+
+        def painted() -> bool:
+            table = app.screen.query_one(EventTable) if isinstance(app.screen, TimelineScreen) else None
+            if table is None or table.total == 0:
+                return False
+            top = table.scroll_offset.y
+            return all(table.row(i) is not None for i in range(top, min(table.total, top + table.size.height)))
+
+        t0 = time.perf_counter()
+        await pilot.press("t")
+        await _until(pilot, painted)
+        figures["timeline_first_page_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+        table = app.screen.query_one(EventTable)
+        figures["events"] = table.total
+        pages = []
+        for _ in range(30):
+            # The binding's action, then every visible line rendered once its rows are in:
+            # the pilot's own key handling waits for CPU idle, which would swamp the figure.
+            t0 = time.perf_counter()
+            table.action_page(1)
+            await _until(pilot, painted)
+            for y in range(table.size.height):
+                table.render_line(y)
+            pages.append((time.perf_counter() - t0) * 1000)
+            await pilot.pause()
+        figures["page_median_ms"] = round(statistics.median(pages), 1)
+        figures["page_max_ms"] = round(max(pages), 1)
+        t0 = time.perf_counter()
+        await pilot.press("end")
+        await _until(pilot, lambda: painted() and table.cursor == table.total - 1)
+        figures["jump_end_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+        figures["cached_pages"] = len(table._pages)
+    return figures
+
+
+def main() -> list[dict]:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+    t0 = time.perf_counter()
+    path = cached_session(n)
+    build_s = time.perf_counter() - t0
+    t_start = time.perf_counter() if build_s > 0.5 else T_START
+    figures = asyncio.run(drive(path, t_start))
+    result = {
+        "benchmark": "tui_startup",
+        **figures,
+        "startup_target_s": STARTUP_TARGET_S,
+        "page_target_ms": PAGE_TARGET_MS,
+        "within_target": figures["startup_s"] <= STARTUP_TARGET_S
+        and figures["page_max_ms"] <= PAGE_TARGET_MS,
+        "session_build_s": round(build_s, 1),
+    }
+    print(json.dumps(result))
+    return [result]
+
+
+if __name__ == "__main__":
+    main()
