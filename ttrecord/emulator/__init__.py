@@ -4,12 +4,27 @@
 names, signatures and error texts) for the subset implemented here, with the
 semantics trace debugging depends on made real: a p150-like allocator with
 bank-local interleaved buffers, byte-addressed device memory, and trace replay
-against captured addresses. `install()` makes plain `import ttnn` resolve to it.
+against captured addresses. `install()` makes plain `import ttnn` (and
+`ttnn.experimental`, `ttnn._ttnn`, `ttnn._ttnn.reports`, `ttnn.graph`,
+`ttnn.decorators`, `ttnn.device`, `ttnn.types`) resolve to it.
+
+Where to look:
+  config.py     the chip geometry (`DeviceConfig`; `P150` is the default)
+  allocator.py  first-fit bank-local allocation (DRAM bottom-up, L1 top-down)
+  memory.py     per-bank byte storage; codec.py turns values into pages and back
+  tensor.py     `Tensor` (no weakrefs; the buffer is freed with its last reference)
+  device.py     open/close, allocation, synchronize and events
+  trace.py      capture, replay, trace region accounting (4 KiB per captured op)
+  faults.py     TTRECORD_EMULATOR_FAULT=segv@replay:N | hang@replay:N[:seconds]
+  _ttnn/reports.py, graph.py   the introspection a recorder uses
 
 It is an honest stand-in: `ttnn.__emulator__` is True and `__version__` is not
-a ttnn version. Deviations from real ttnn are documented where they occur
-(ops run once during capture, all outputs are fresh buffers, the allocation
-warning goes through `warnings`).
+a ttnn version. Known differences from real ttnn: ops inside a capture run once
+(on hardware they only record); every op output is a fresh buffer (ttnn may
+return views); ops on host tensors run on the host instead of failing; the
+active-trace allocation warning goes through Python's `warnings`
+(`TraceAllocationWarning`, shown on stderr at the user's line) instead of
+tt-metal's logger.
 """
 
 from __future__ import annotations
@@ -99,6 +114,8 @@ from .transfers import (
     from_device,
     from_torch,
     full,
+    get_memory_config,
+    is_tensor_storage_on_device,
     full_like,
     ones,
     ones_like,
@@ -113,6 +130,7 @@ from .types import (
     L1_MEMORY_CONFIG,
     TILE_SIZE,
     BufferType,
+    CoreGrid,
     DataType,
     Layout,
     MemoryConfig,

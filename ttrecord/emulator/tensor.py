@@ -150,8 +150,10 @@ class Tensor:
     def get_layout(self) -> Layout:
         return self._spec.layout
 
-    def memory_config(self) -> Optional[MemoryConfig]:
-        return self._spec.memory_config
+    def memory_config(self) -> MemoryConfig:
+        # Host tensors report the default spec (DRAM interleaved), as real ttnn does;
+        # storage_type() tells where the tensor actually is.
+        return self._spec.memory_config or DRAM_MEMORY_CONFIG
 
     def storage_type(self) -> StorageType:
         return StorageType.HOST if self._buffer is None else StorageType.DEVICE

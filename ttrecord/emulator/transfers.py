@@ -234,3 +234,12 @@ def _like(name: str, fill):
 zeros_like = _like("zeros_like", 0.0)
 ones_like = _like("ones_like", 1.0)
 full_like = _like("full_like", None)
+
+
+def is_tensor_storage_on_device(tensor: Tensor) -> bool:
+    return tensor.device() is not None
+
+
+def get_memory_config(tensor: Tensor) -> Optional[MemoryConfig]:
+    """The tensor's memory config if it is on a device, else None (as ttnn.get_memory_config)."""
+    return tensor.memory_config() if tensor.device() is not None else None

@@ -261,3 +261,19 @@ def padded_shape(shape: Shape, layout: Layout) -> Shape:
     dims[-1] = -(-dims[-1] // TILE_SIZE) * TILE_SIZE
     dims[-2] = -(-dims[-2] // TILE_SIZE) * TILE_SIZE
     return Shape(dims)
+
+
+class CoreGrid:
+    """A grid of worker cores (accepted by ops such as matmul; the emulator ignores it)."""
+
+    __slots__ = ("x", "y")
+
+    def __init__(self, *, x: int, y: int) -> None:
+        self.x, self.y = x, y
+
+    @property
+    def num_cores(self) -> int:
+        return self.x * self.y
+
+    def __repr__(self) -> str:
+        return f"ttnn.CoreGrid(x={self.x}, y={self.y})"

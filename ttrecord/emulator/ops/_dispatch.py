@@ -61,7 +61,7 @@ def run(
                 )
         else:
             spec = TensorSpec(
-                Shape.of(result.shape), out_dtype, out_layout, memory_config or first.memory_config()
+                Shape.of(result.shape), out_dtype, out_layout, memory_config or first.spec.memory_config
             )
             out = new_device_tensor(device, spec)
         write_values(out, result)
