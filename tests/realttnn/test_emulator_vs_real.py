@@ -202,3 +202,38 @@ def test_reductions_allocate_like_the_real_ops(op_temporaries, op):
     assert emu[op]["shape"] == real[op]["shape"]
     assert (emu[op]["address"], emu[op]["new_buffers"]) == (real[op]["address"], real[op]["new_buffers"])
     assert [n[:2] for n in emu[op]["graph"]] == [n[:2] for n in real[op]["graph"]]
+
+
+@pytest.fixture(scope="module")
+def trace_region(tmp_path_factory):
+    cwd = tmp_path_factory.mktemp("trace_region")
+    real = run_script(sys.executable, "trace_region.py", cwd)
+    assert real.returncode == 0, describe(real)
+    emu = run_script(emulator_python(), "trace_region.py", cwd, env=DIRECT_EMULATOR)
+    assert emu.returncode == 0, describe(emu)
+    return seq_output(real), seq_output(emu)
+
+
+def test_release_trace_frees_the_trace_buffer_on_both(trace_region):
+    real, emu = trace_region
+    for trs in real:
+        assert real[trs]["after_release"] == emu[trs]["after_release"] == []
+        assert len(emu[trs]["after_end"]) == len(real[trs]["after_end"]) == 1
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "emulator differs: real ttnn puts the trace buffer at 4278190080 - trace_region_size / 8 "
+    "(trace_region_size is split over the 8 DRAM banks: 1 MiB -> 4278059008, 8 MiB -> "
+    "4277141504); the emulator reserves trace_region_size per bank (1 MiB -> 4277141504, "
+    "8 MiB -> 4269801472)"))
+def test_trace_buffer_address_matches(trace_region):
+    real, emu = trace_region
+    assert {t: r["after_end"] for t, r in emu.items()} == {t: r["after_end"] for t, r in real.items()}
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "emulator differs: on the real mock device an empty begin/end_trace_capture made after an "
+    "eager op still allocates a 1024 B/bank TRACE buffer; the emulator allocates none"))
+def test_empty_capture_after_an_op_allocates_a_trace_buffer(trace_region):
+    real, emu = trace_region
+    assert [len(r["empty_capture"]) for r in emu.values()] == [len(r["empty_capture"]) for r in real.values()]

@@ -311,3 +311,19 @@ def test_some_ops_allocate_temporaries_only_graph_capture_sees(tmp_path):
     assert r["mean"]["graph"] == [["buffer_allocate", 1050752, 2048], ["buffer_allocate", 1052800, 2048],
                                   ["buffer_deallocate", 1050752, 2048]]
     assert r["mean"]["new_buffers"] == [[1052800, 2048]]
+
+
+def test_trace_buffer_sits_at_the_top_of_each_dram_bank(tmp_path):
+    """end_trace_capture allocates the trace's buffer (type TRACE, 1024 B/bank for a tiny trace)
+    at the base of the trace region: the top trace_region_size / 8 bytes of every DRAM bank
+    (bank size 4278190080). release_trace frees it. On the mock, even an empty capture made
+    after an eager op gets one."""
+    from realttnn_helpers import describe, run_script, seq_output
+
+    proc = run_script(sys.executable, "trace_region.py", tmp_path)
+    assert proc.returncode == 0, describe(proc)
+    r = seq_output(proc)
+    for trs in (1 << 20, 8 << 20):
+        base = 4278190080 - trs // 8
+        assert r[str(trs)] == {"empty_capture": [[base, 1024]], "after_end": [[base, 1024]],
+                               "after_release": []}, (trs, r[str(trs)])

@@ -264,3 +264,32 @@ def test_emulator_and_real_sessions_record_the_same_allocations(tmp_path):
     assert emu == real, "\n".join(f"{'  ' if r == e else '!!'} real {r}  emulator {e}"
                                   for r, e in zip(real + [None] * len(emu), emu + [None] * len(real))
                                   if r is not None or e is not None)
+
+
+def test_writes_and_sync_the_mock_accepts_are_still_found(tmp_path):
+    """The mock device silently accepts host writes and syncs inside a capture (hardware aborts
+    at the first); the recorder records each and `ttrecord check` reports all of them at once,
+    plus the trace that was never released."""
+    name = "transfers_in_capture.py"
+    m = marks(name)
+    proc, db = ttrecord_run(sys.executable, name, tmp_path)
+    assert proc.returncode == 0, describe(proc)
+    assert "DONE 1050752" in proc.stdout, describe(proc)
+    evs = events(db)
+    got = {(e["kind"], e["cs_line"]): e for e in evs if e["kind"] in ("h2d", "sync", "d2h")}
+    for kind, mark in [("h2d", "copy_h2d"), ("h2d", "to_device"), ("sync", "sync")]:
+        e = got.get((kind, m[mark]))
+        assert e is not None, f"no {kind} at line {m[mark]} ({mark}): {sorted(got)}"
+        assert e["phase"] == "capture" and e["status"] == "ok" and e["trace"] == 0, e
+    assert got[("d2h", m["read_after"])]["phase"] == "eager"
+    # end_trace_capture allocated the trace's buffer at the base of the trace region
+    trace_bufs = rows(db, "SELECT * FROM buffers WHERE buffer_type = 'TRACE'")
+    assert [(b["address"], b["size"]) for b in trace_bufs] == [(4278190080 - (1 << 20) // 8, 1024)], trace_bufs
+    chk = subprocess.run([sys.executable, "-m", "ttrecord", "check", "--format", "json", str(db)],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert chk.returncode == 1, describe(chk)
+    import json
+
+    found = sorted((f["id"], f["line"]) for f in json.loads(chk.stdout)["findings"])
+    assert found == sorted([("TR002", m["copy_h2d"]), ("TR002", m["to_device"]), ("TR003", m["sync"]),
+                            ("TR009", m["begin"])]), found
