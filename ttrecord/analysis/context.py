@@ -215,13 +215,19 @@ def _derive_traces(events: Sequence[Event]) -> Iterator[TraceInfo]:
                 open_[info.key] = info
                 done.append(info)
             continue
-        if capturing and ev.phase is Phase.CAPTURE and kind is not Kind.TRACE_END:
+        if capturing and ev.phase is Phase.CAPTURE and kind is not Kind.TRACE_END and not (
+            kind is Kind.ALLOC and ev.buffer is not None and ev.buffer.buffer_type == "TRACE"
+        ):
             info = capturing.get(ev.device)
             if info is None and len(capturing) == 1:
                 info = next(iter(capturing.values()))
             if info is not None:
                 _record_access(info, ev, live)
         if kind is Kind.ALLOC and ev.buffer is not None:
+            if ev.buffer.buffer_type == "TRACE" and (ev.device, ev.trace) in open_:
+                # The trace's command buffer, allocated by end_trace_capture.
+                info = open_[(ev.device, ev.trace)]
+                info.accesses.append(Access(ev.buffer, ev.parent or ev.seq, "new"))
             live.add(buffer_key(ev.buffer))
         elif kind is Kind.FREE and ev.buffer is not None:
             live.discard(buffer_key(ev.buffer))

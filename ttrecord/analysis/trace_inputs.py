@@ -48,6 +48,7 @@ def _freed_and_stale(events: Sequence[Event], ctx: Context, traces: list[TraceIn
         for acc in t.inputs():
             readers.setdefault(buffer_key(acc.buffer), []).append((t, acc))
     freed: dict[int, list[tuple[Event, Access]]] = {}  # id(trace) -> frees waiting for a replay
+    gone: dict[int, set] = {}  # id(trace) -> its input buffers freed so far
     refreshed: dict[int, set] = {id(t): set() for t in traces}
     fresh: dict[int, list[tuple[Event, Access, Event]]] = {id(t): [] for t in traces}
     findings: list[Finding] = []
@@ -58,6 +59,7 @@ def _freed_and_stale(events: Sequence[Event], ctx: Context, traces: list[TraceIn
             for t, acc in readers.get(buffer_key(ev.buffer), ()):
                 if acc.seq < ev.seq and (t.release is None or t.release.seq > ev.seq):
                     freed.setdefault(id(t), []).append((ev, acc))
+                    gone.setdefault(id(t), set()).add(buffer_key(ev.buffer))
         elif kind is Kind.TRACE_EXECUTE:
             for t in traces:
                 if t.device != ev.device or t.trace_id != ev.trace or not t.live_at(ev.seq):
@@ -72,27 +74,41 @@ def _freed_and_stale(events: Sequence[Event], ctx: Context, traces: list[TraceIn
                         findings.append(_stale_finding(ctx, t, h2d, acc, out, ev))
                 fresh[id(t)] = []
                 refreshed[id(t)] = set()
-        elif ev.outputs and ev.phase is not Phase.CAPTURE:
-            for out in ev.outputs:
+        elif ev.phase is not Phase.CAPTURE and (ev.outputs or kind is Kind.H2D):
+            # copy_host_to_device_tensor(host, device_tensor) names its target as an argument.
+            targets = ev.outputs + (ev.inputs if kind is Kind.H2D else ())
+            for out in targets:
                 if out.buffer is None or out.storage != "device":
                     continue
                 key = buffer_key(out.buffer)
                 for t, _ in readers.get(key, ()):
                     refreshed[id(t)].add(key)
-                if kind is Kind.H2D:
-                    _note_new_input(ctx, ev, out, traces, readers, fresh)
+            if kind is Kind.H2D:
+                for out in ev.outputs:
+                    if out.buffer is not None and out.storage == "device":
+                        _note_new_input(ev, out, traces, readers, fresh, gone)
     return findings
 
 
-def _note_new_input(ctx, ev, out, traces, readers, fresh) -> None:
-    """An h2d made a new device tensor: remember it if it looks like a trace input."""
+def _note_new_input(ev, out, traces, readers, fresh, gone_inputs) -> None:
+    """An h2d made a new device tensor: remember it if it looks like a live trace input.
+
+    "Looks like" means same shape, dtype and buffer type; an input that was freed is reported
+    as freed (and whatever lands on it as an allocation over trace memory), not as stale.
+    """
     if buffer_key(out.buffer) in readers:
         return
     for t in traces:
         if t.device != out.buffer.device or not t.live_at(ev.seq):
             continue
+        gone = gone_inputs.get(id(t), set())
         for acc in t.inputs():
-            if tuple(acc.shape) == tuple(out.shape) and (acc.dtype or out.dtype) == (out.dtype or acc.dtype):
+            if (
+                tuple(acc.shape) == tuple(out.shape)
+                and acc.buffer.buffer_type == out.buffer.buffer_type
+                and (acc.dtype is None or out.dtype is None or acc.dtype == out.dtype)
+                and buffer_key(acc.buffer) not in gone
+            ):
                 fresh[id(t)].append((ev, acc, out))
                 break
 

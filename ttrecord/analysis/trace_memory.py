@@ -203,5 +203,6 @@ def _overlap_finding(ctx: Context, a: TraceInfo, b: TraceInfo, acc_a: Access, ac
         " or allocate the outputs both traces keep before either capture so neither can land"
         " on the other's intermediates."
     )
-    return finding("TR010", ctx, b.begin, message, fix=fix, trace=b.trace_id, evidence=evidence,
-                   related=[b.end.seq, a.begin.seq, acc_a.seq, acc_b.seq])  # fmt: skip
+    # Reported where the second trace comes into existence: from then on both are live.
+    return finding("TR010", ctx, b.end, message, fix=fix, trace=b.trace_id, evidence=evidence,
+                   related=[b.begin.seq, a.begin.seq, acc_a.seq, acc_b.seq])  # fmt: skip

@@ -27,12 +27,13 @@ from .model import (
     Overlap,
     OverlapSummary,
     PairStatus,
+    Tensor,
 )
 
 __all__ = [
     "Capture", "CapturedOp", "CaptureRef", "CaptureSpec", "Cause", "DriftGroup", "DriftReport",
     "FieldChange", "LiveBuffer", "LiveDifference", "OpPair", "Overlap", "OverlapSummary",
-    "PairStatus", "align", "diff_captures", "diff_targets", "load_capture", "resolve_targets",
+    "PairStatus", "Tensor", "align", "diff_captures", "diff_targets", "load_capture", "resolve_targets",
 ]  # fmt: skip
 
 

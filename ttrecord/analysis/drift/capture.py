@@ -8,6 +8,7 @@ must use the very input buffers the capture bakes in.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,9 +16,9 @@ from pathlib import Path
 
 from ttrecord.errors import TtrecordError
 from ttrecord.events import CALL_KINDS, BufferRef, Event, Kind
-from ttrecord.store.reader import EventFilter, Session, TraceRow
+from ttrecord.store.reader import BufferRow, EventFilter, Session, TraceRow
 
-from .model import Capture, CapturedOp, CaptureRef, LiveBuffer
+from .model import Capture, CapturedOp, CaptureRef, LiveBuffer, Tensor
 
 _PAGE = 20000
 _SEQS_PER_QUERY = 900  # stays under SQLite's bound-parameter limit
@@ -115,8 +116,9 @@ def load_capture(session: Session, number: int | None = None, prep: bool = False
                            top_level=True)  # fmt: skip
         ops = _load_ops(session, filt, trace.begin_seq, end)
         start = trace.begin_seq
-    live = _live_at(session, trace.device, start)
-    replay = [] if prep else _replay_live(session, trace)
+    buffers = session.buffers(device=trace.device)
+    live = _live_at(buffers, session, start)
+    replay = [] if prep else _replay_live(buffers, trace)
     return Capture(ref, ops, live, replay, has_replay=not prep)
 
 
@@ -130,31 +132,47 @@ def _previous_capture_end(session: Session, trace: TraceRow) -> int:
 
 
 def _load_ops(session: Session, filt: EventFilter, after: int, before: int) -> list[CapturedOp]:
+    calls: list[Event] = []
+    while True:
+        page = session.events(filt, limit=_PAGE, after_seq=after)
+        calls += (ev for ev in page if ev.seq < before)
+        if len(page) < _PAGE or (page and page[-1].seq >= before):
+            break
+        after = page[-1].seq
+    if not calls:
+        return []
+    tensors = _tensors_by_seq(session, calls[0].seq, calls[-1].seq)
     ops: list[CapturedOp] = []
     seen: dict[tuple[str, str, int], int] = {}
-    while True:
-        page = session.events(filt, limit=_PAGE, after_seq=after, with_tensors=True)
-        for ev in page:
-            if ev.seq >= before:
-                return ops
-            site = ev.callsite
-            file, line, function = (site.file, site.line, site.function) if site else ("?", 0, "?")
-            key = (ev.name, file, line)
-            occurrence = seen.get(key, 0)
-            seen[key] = occurrence + 1
-            ops.append(CapturedOp(ev.seq, len(ops), ev.name, file, line, function,
-                                  ev.inputs, ev.outputs, occurrence))  # fmt: skip
-        if len(page) < _PAGE:
-            return ops
-        after = page[-1].seq
+    for ev in calls:
+        site = ev.callsite
+        file, line, function = (site.file, site.line, site.function) if site else ("?", 0, "?")
+        key = (ev.name, file, line)
+        occurrence = seen.get(key, 0)
+        seen[key] = occurrence + 1
+        ins, outs = tensors.get(ev.seq, ((), ()))
+        ops.append(CapturedOp(ev.seq, len(ops), ev.name, file, line, function,
+                              tuple(ins), tuple(outs), occurrence))  # fmt: skip
+    return ops
 
 
-def _live_at(session: Session, device: int, seq: int) -> list[LiveBuffer]:
-    """Buffers of the device live just before `seq`, each with the call that allocated it."""
-    rows = [
-        r for r in session.buffers(device=device)
-        if r.alloc_seq < seq and (r.free_seq is None or r.free_seq > seq)
-    ]  # fmt: skip
+def _tensors_by_seq(session: Session, first: int, last: int) -> dict[int, tuple[list, list]]:
+    shapes: dict[str | None, tuple[int, ...]] = {None: ()}
+    out: dict[int, tuple[list, list]] = {}
+    for seq, role, _pos, storage, shape, *rest in session.tensor_rows(first, last):
+        parsed = shapes.get(shape)
+        if parsed is None:
+            parsed = shapes[shape] = tuple(json.loads(shape))
+        entry = out.get(seq)
+        if entry is None:
+            entry = out[seq] = ([], [])
+        entry[0 if role == "in" else 1].append(Tensor(storage, parsed, *rest))
+    return out
+
+
+def _live_at(rows: list[BufferRow], session: Session, seq: int) -> list[LiveBuffer]:
+    """Buffers live just before `seq`, each with the call that allocated it."""
+    rows = [r for r in rows if r.alloc_seq < seq and (r.free_seq is None or r.free_seq > seq)]
     makers = _allocating_calls(session, [r.alloc_seq for r in rows])
     out = []
     for r in rows:
@@ -205,15 +223,15 @@ def _events_by_seq(session: Session, seqs: list[int]) -> dict[int, Event]:
     return found
 
 
-def _replay_live(session: Session, trace: TraceRow) -> list[tuple[BufferRef, int]]:
-    """Buffers of the trace's device live at some point while the trace could be replayed:
-    from the end of the capture until it is released (or the session ends)."""
+def _replay_live(rows: list[BufferRow], trace: TraceRow) -> list[tuple[BufferRef, int]]:
+    """Buffers live at some point while the trace could be replayed: from the end of the
+    capture until it is released (or the session ends)."""
     if trace.end_seq is None:
         return []
     start = trace.end_seq
     stop = trace.release_seq if trace.release_seq is not None else 1 << 62
     return [
         (r.buffer, r.alloc_seq)
-        for r in session.buffers(device=trace.device)
+        for r in rows
         if r.alloc_seq < stop and (r.free_seq is None or r.free_seq > start)
     ]

@@ -16,6 +16,7 @@ from pathlib import Path
 from ttrecord.events import BufferRef
 
 from .align import align
+from .compare import tensor_pairs
 from .model import (
     Capture,
     Cause,
@@ -87,33 +88,33 @@ def likely_cause(pair: OpPair, differences: list[LiveDifference]) -> Cause | Non
     return None
 
 
-def _trace_ranges(capture: Capture) -> dict[tuple[int, str, int, int], int]:
+def _trace_ranges(capture: Capture) -> dict[tuple, int]:
     """(device, buffer type, address, size) of every buffer the ops use -> first op seq."""
-    ranges: dict[tuple[int, str, int, int], int] = {}
+    ranges: dict[tuple, int] = {}
     for op in capture.ops:
         for t in (*op.inputs, *op.outputs):
-            b = t.buffer
-            if b is not None:
-                ranges.setdefault((b.device, b.buffer_type, b.address, b.size), op.seq)
+            if t.address is not None:
+                key = (t.device, t.buffer_type, t.address, t.size)
+                if key not in ranges:
+                    ranges[key] = op.seq
     return ranges
 
 
-def _stable_ranges(pairs: list[OpPair]) -> set[tuple[int, str, int, int]]:
+def _stable_ranges(pairs: list[OpPair]) -> set[tuple]:
     """Ranges every aligned pair keeps in place: the other run's buffer there is the same one."""
-    stable: set[tuple[int, str, int, int]] = set()
-    unstable: set[tuple[int, str, int, int]] = set()
-    for pair in pairs:
-        if pair.a is None or pair.b is None:
+    stable: set[tuple] = set()
+    unstable: set[tuple] = set()
+    for x, y in tensor_pairs(pairs):
+        if x.address is None and y.address is None:
             continue
-        for ta, tb in ((pair.a.inputs, pair.b.inputs), (pair.a.outputs, pair.b.outputs)):
-            for x, y in zip(ta, tb):
-                for t, other in ((x, y), (y, x)):
-                    b, o = t.buffer, other.buffer
-                    if b is None:
-                        continue
-                    key = (b.device, b.buffer_type, b.address, b.size)
-                    same = o is not None and (o.buffer_type, o.address, o.size) == key[1:]
-                    (stable if same else unstable).add(key)
+        kx = (x.device, x.buffer_type, x.address, x.size)
+        ky = (y.device, y.buffer_type, y.address, y.size)
+        if kx[1:] == ky[1:]:
+            stable.add(kx)
+            stable.add(ky)
+        else:
+            unstable.add(kx)
+            unstable.add(ky)
     return stable - unstable
 
 

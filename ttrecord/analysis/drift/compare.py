@@ -9,18 +9,19 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from ttrecord.events import TensorRef
+from .model import COMPARED, TENSOR_FIELDS, CapturedOp, DriftGroup, FieldChange, OpPair
 
-from .model import CapturedOp, DriftGroup, FieldChange, OpPair
-
-_FIELDS = ("storage", "shape", "dtype", "layout", "memory_config", "buffer_type", "address", "size")
+_ADDRESS = TENSOR_FIELDS.index("address")
 
 
-def _signature(t: TensorRef) -> tuple:
-    b = t.buffer
-    if b is None:
-        return (t.storage, t.shape, t.dtype, t.layout, t.memory_config, None, None, None)
-    return (t.storage, t.shape, t.dtype, t.layout, t.memory_config, b.buffer_type, b.address, b.size)
+def _tensor_changes(slot: str, x: tuple, y: tuple) -> list[FieldChange]:
+    if x[:_ADDRESS] == y[:_ADDRESS] and x[_ADDRESS + 1 : COMPARED] == y[_ADDRESS + 1 : COMPARED]:
+        return [FieldChange(slot, "address", x[_ADDRESS], y[_ADDRESS])]  # the common case
+    return [
+        FieldChange(slot, name, x[k], y[k])
+        for k, name in enumerate(TENSOR_FIELDS)
+        if x[k] != y[k]
+    ]
 
 
 def compare_ops(a: CapturedOp, b: CapturedOp) -> tuple[FieldChange, ...]:
@@ -30,16 +31,19 @@ def compare_ops(a: CapturedOp, b: CapturedOp) -> tuple[FieldChange, ...]:
         if len(ta) != len(tb):
             changes.append(FieldChange(role, "count", len(ta), len(tb)))
         for pos, (x, y) in enumerate(zip(ta, tb)):
-            sx, sy = _signature(x), _signature(y)
-            if sx == sy:
-                continue
-            slot = f"{role}{pos}"
-            changes.extend(
-                FieldChange(slot, name, vx, vy)
-                for name, vx, vy in zip(_FIELDS, sx, sy)
-                if vx != vy
-            )
+            if x[:COMPARED] != y[:COMPARED]:
+                changes += _tensor_changes(f"{role}{pos}", x, y)
     return tuple(changes)
+
+
+def tensor_pairs(pairs: list[OpPair]):
+    """(A tensor, B tensor) for every tensor slot of every aligned pair."""
+    for pair in pairs:
+        a, b = pair.a, pair.b
+        if a is None or b is None:
+            continue
+        yield from zip(a.inputs, b.inputs)
+        yield from zip(a.outputs, b.outputs)
 
 
 def drift_groups(pairs: list[OpPair]) -> list[DriftGroup]:
@@ -48,25 +52,22 @@ def drift_groups(pairs: list[OpPair]) -> list[DriftGroup]:
     A constant offset (every moved buffer shifted by the same amount) is the signature of one
     extra or missing allocation below them; several offsets mean the layout was reshuffled.
     """
-    moves: dict[tuple[int, str], dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
-    for pair in pairs:
-        if pair.a is None or pair.b is None:
-            continue
-        for ta, tb in ((pair.a.inputs, pair.b.inputs), (pair.a.outputs, pair.b.outputs)):
-            for x, y in zip(ta, tb):
-                bx, by = x.buffer, y.buffer
-                if bx is None or by is None or bx.buffer_type != by.buffer_type:
-                    continue
-                moves[(bx.device, bx.buffer_type)][bx.address].add(by.address)
+    moves: dict[tuple, set[int]] = defaultdict(set)  # (device, type, A address) -> B addresses
+    for x, y in tensor_pairs(pairs):
+        if x.address is not None and y.address is not None and x.buffer_type == y.buffer_type:
+            moves[(x.device, x.buffer_type, x.address)].add(y.address)
+    per_type: dict[tuple, tuple[list[int], Counter[int]]] = {}
+    for (device, btype, address), new in moves.items():
+        count, offsets = per_type.setdefault((device, btype), ([0, 0], Counter()))
+        count[0] += 1
+        deltas = {n - address for n in new}
+        if deltas != {0}:
+            count[1] += 1
+            offsets.update(d for d in deltas if d != 0)
     groups = []
-    for (device, btype), targets in sorted(moves.items()):
-        offsets: Counter[int] = Counter()
-        moved = 0
-        for address, new in targets.items():
-            deltas = {n - address for n in new}
-            if deltas != {0}:
-                moved += 1
-                offsets.update(d for d in deltas if d != 0)
+    for (device, btype), ((buffers, moved), offsets) in sorted(
+        per_type.items(), key=lambda kv: (kv[0][0] if kv[0][0] is not None else -1, kv[0][1])
+    ):
         if moved == 0:
             kind = "unchanged"
         elif len(offsets) == 1:
@@ -74,6 +75,6 @@ def drift_groups(pairs: list[OpPair]) -> list[DriftGroup]:
         else:
             kind = "reshuffled"
         groups.append(
-            DriftGroup(device, btype, len(targets), moved, kind, tuple(offsets.most_common()))
+            DriftGroup(device or 0, btype, buffers, moved, kind, tuple(offsets.most_common()))
         )
     return groups

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from ttrecord.events import BufferRef, TensorRef
+from ttrecord.events import BufferRef
 
 
 class PairStatus(str, Enum):
@@ -45,8 +45,32 @@ class CaptureRef:
         return f"{name} prep run" if self.prep else name
 
 
-@dataclass(frozen=True, slots=True)
-class CapturedOp:
+class Tensor(NamedTuple):
+    """An op's input or output as a replay sees it. Tuples, so a whole tensor compares at once
+    (`tensor[:COMPARED]`); a capture holds hundreds of thousands of them."""
+
+    storage: str  # "device" | "host"
+    shape: tuple[int, ...]
+    dtype: str | None
+    layout: str | None
+    memory_config: str | None
+    buffer_type: str | None  # None for host tensors
+    address: int | None
+    size: int | None  # bank-local bytes
+    device: int | None
+
+    @property
+    def buffer(self) -> BufferRef | None:
+        if self.address is None or self.buffer_type is None:
+            return None
+        return BufferRef(self.device or 0, self.buffer_type, self.address, self.size or 0)
+
+
+COMPARED = 8  # Tensor fields compared between runs: all but the device
+TENSOR_FIELDS = Tensor._fields[:COMPARED]
+
+
+class CapturedOp(NamedTuple):
     """One top-level op of a capture (or prep run), in the order it was called."""
 
     seq: int
@@ -55,8 +79,8 @@ class CapturedOp:
     file: str
     line: int
     function: str
-    inputs: tuple[TensorRef, ...]
-    outputs: tuple[TensorRef, ...]
+    inputs: tuple[Tensor, ...]
+    outputs: tuple[Tensor, ...]
     occurrence: int = 0  # how many earlier ops of this capture share (name, file, line)
 
     @property
@@ -96,16 +120,14 @@ class Capture:
     has_replay: bool = True  # False for a prep run: nothing replays it
 
 
-@dataclass(frozen=True, slots=True)
-class FieldChange:
+class FieldChange(NamedTuple):
     slot: str  # "in0", "out1", or "in"/"out" for a changed tensor count
     field: str  # address, size, buffer_type, shape, dtype, layout, memory_config, storage, count
     a: Any
     b: Any
 
 
-@dataclass(frozen=True, slots=True)
-class OpPair:
+class OpPair(NamedTuple):
     a: CapturedOp | None
     b: CapturedOp | None
     changes: tuple[FieldChange, ...] = ()

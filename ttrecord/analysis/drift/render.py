@@ -12,8 +12,6 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ttrecord.events import TensorRef
-
 from .model import (
     CapturedOp,
     CaptureRef,
@@ -24,6 +22,7 @@ from .model import (
     OpPair,
     Overlap,
     PairStatus,
+    Tensor,
 )
 
 JSON_VERSION = 1
@@ -175,9 +174,9 @@ def fmt_change(c: FieldChange) -> str:
     return f"{c.slot} {c.field} {fmt_value(c.field, c.a)} → {fmt_value(c.field, c.b)}"
 
 
-def fmt_tensors(tensors: tuple[TensorRef, ...]) -> str:
+def fmt_tensors(tensors: tuple[Tensor, ...]) -> str:
     """Addresses of device tensors (`h` for host ones), for compact op rows."""
-    return " ".join(f"0x{t.buffer.address:x}" if t.buffer else "h" for t in tensors) or "-"
+    return " ".join(f"0x{t.address:x}" if t.address is not None else "h" for t in tensors) or "-"
 
 
 def _side(op: CapturedOp | None) -> str:
