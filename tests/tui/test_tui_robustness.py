@@ -1,0 +1,74 @@
+"""Bad or unusual sessions show a clear message inside the UI, never a traceback."""
+
+import sqlite3
+
+from conftest import settle, screen_text
+from tui_sessions import OFFENDING_LINE, SCRIPT, build_empty
+
+from ttrecord.events import SessionStatus
+from ttrecord.tui.app import TtrecordApp
+
+
+async def _open(path, size=(120, 40), keys=()):
+    app = TtrecordApp([str(path)])
+    async with app.run_test(size=size) as pilot:  # re-raises anything the app raised
+        await settle(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+        return screen_text(app)
+
+
+async def test_file_that_is_not_a_session(workdir):
+    """GIVEN a .db file that is not SQLite WHEN opened THEN the overview says why."""
+    bad = workdir / "notes.db"
+    bad.write_text("just some text")
+    text = await _open(bad)
+    assert "This session cannot be shown." in text
+    assert "not a ttrecord session (not an SQLite file)" in text
+
+
+async def test_truncated_session(workdir, alloc_session):
+    """GIVEN a session cut off after its first pages WHEN opened THEN the UI reports the file
+    as damaged instead of crashing."""
+    cut = workdir / "cut.db"
+    cut.write_bytes(alloc_session.read_bytes()[:8192])
+    text = await _open(cut)
+    assert "cannot be shown" in text or "damaged or truncated" in text
+
+
+async def test_session_still_being_written(workdir):
+    """GIVEN a session whose status is still 'running' WHEN opened THEN the overview says it
+    may be incomplete."""
+    path = build_empty(workdir, "live.db", SessionStatus.RUNNING)
+    text = await _open(path)
+    assert "still being recorded" in text
+
+
+async def test_empty_session(workdir):
+    """GIVEN a session with no events WHEN opened THEN the overview says nothing was recorded
+    and the timeline shows zero events."""
+    path = build_empty(workdir)
+    assert "No ttnn calls were recorded in this session." in await _open(path)
+    assert "0 all events" in await _open(path, keys=["t"])
+
+
+async def test_source_gone_from_disk_and_store(workdir, alloc_session):
+    """GIVEN the script deleted and no stored copy WHEN the finding opens THEN it says the
+    source is not available, and still shows the finding."""
+    (workdir / SCRIPT).unlink()
+    conn = sqlite3.connect(alloc_session)
+    with conn:
+        conn.execute("DELETE FROM sources")
+    conn.close()
+    text = await _open(alloc_session, keys=["enter"])
+    assert f"Source not available: {SCRIPT} is not on this machine" in text
+    assert "TR004" in text
+
+
+async def test_source_gone_from_disk_uses_the_stored_copy(workdir, alloc_session):
+    """GIVEN the script deleted after recording WHEN the finding opens THEN the copy kept in
+    the session shows the offending line."""
+    (workdir / SCRIPT).unlink()
+    text = await _open(alloc_session, keys=["enter"])
+    assert f"❱ {OFFENDING_LINE} scratch = ttnn.from_torch" in text
