@@ -64,7 +64,8 @@ class Run:
         parser.add_argument("-f", "--force", action="store_true",
                             help="overwrite the session file if it exists")  # fmt: skip
         parser.add_argument("--timeout", type=_positive, metavar="SECONDS",
-                            help="stop the program after this long and record it as hung")  # fmt: skip
+                            help="stop the program after it ran this long (not counting"
+                            " loading the backend) and record it as hung")  # fmt: skip
         parser.add_argument("--stack-depth", type=_depth, default=3, metavar="N",
                             help="caller frames kept with each call site (default 3)")  # fmt: skip
         parser.add_argument("--no-callsites", action="store_true",

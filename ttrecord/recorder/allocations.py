@@ -14,8 +14,7 @@ from typing import Any
 
 from ttrecord.recorder.tensors import enum_name
 
-# (device_id, address, size per bank, buffer type): the order of the emulator's BufferInfo
-# named tuple, so its records are keys as they are.
+# (device_id, address, size per bank, buffer type) of one BufferInfo: a buffer's identity.
 _key = attrgetter("device_id", "address", "max_size_per_bank", "buffer_type")
 Buffer = tuple  # (device, buffer_type name, address, size)
 
@@ -95,10 +94,7 @@ class Allocations:
         objects = self._devices.objects
         if not objects:
             return frozenset()
-        infos = self._get_buffers(objects)
-        if infos and isinstance(infos[0], tuple):
-            return frozenset(infos)
-        return frozenset(map(_key, infos))
+        return frozenset(map(_key, self._get_buffers(objects)))
 
     def changes(self) -> tuple[list[Buffer], list[Buffer]] | None:
         """(freed, allocated) since the last call, or None when nothing changed."""

@@ -68,6 +68,7 @@ class Recorder:
         self.t0 = _now()
         self.regions: Any = None  # audit regions, set by the runner when requested
         self._region_counts: dict[str, int] = {}
+        self._bugs: set[str] = set()
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -179,11 +180,35 @@ class Recorder:
             parent = None
         if parent is not None:
             return self._nested(tl, parent, name, kind, wrapped, instance, args, kwargs)
+        try:
+            state = self._begin(tl, name, kind, instance, args, kwargs)
+        except Exception as exc:  # a recorder bug must not break the program
+            self._broken(exc)
+            return wrapped(*args, **kwargs)
+        try:
+            result = wrapped(*args, **kwargs)
+        except BaseException as exc:
+            tl.call = None
+            try:
+                self._end(state, None, exc, args, kwargs)
+            except Exception as bug:
+                self._broken(bug)
+            raise
+        tl.call = None
+        try:
+            self._end(state, result, None, args, kwargs)
+        except Exception as bug:
+            self._broken(bug)
+        return result
+
+    def _begin(self, tl: threading.local, name: str, kind: Kind, instance: Any, args: tuple,
+               kwargs: dict) -> tuple:  # fmt: skip
+        """Everything before entering ttnn; the begin record is durable when this returns."""
         tid = tl.tid
         if self.regions is not None:
             self.regions.on_call(self, tl)
         region = tl.regions[-1] if tl.regions else None
-        site = self.sites.site_id(self.sites.user_frame(2)) if self.callsites else None
+        site = self.sites.site_id(self.sites.user_frame(3)) if self.callsites else None
         inputs, scalars, device, cq, has_dev = self._scan(instance, args, kwargs)
         kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[6] for r in inputs))
         phase, trace, device = self._phase(kind, device, args, kwargs)
@@ -194,18 +219,19 @@ class Recorder:
             self.log.write((_B, seq, None, t, tid, kind.value, name, phase, device, cq, trace,
                             site, scalars, tuple(inputs), region))  # fmt: skip
         tl.call, tl.phase, tl.trace, tl.device = seq, phase, trace, device
-        try:
-            result = wrapped(*args, **kwargs)
-        except BaseException as exc:
-            tl.call = None
+        return seq, kind, phase, trace, device, tid, region
+
+    def _end(self, state: tuple, result: Any, exc: BaseException | None, args: tuple,
+             kwargs: dict) -> None:  # fmt: skip
+        """Queue the end record and the buffers the call allocated or freed."""
+        seq, kind, phase, trace, device, tid, region = state
+        end = _now() - self.t0
+        if exc is not None:
             with self._lock:
-                end = _now() - self.t0
                 self.log.defer((_E, seq, end, "raised", f"{type(exc).__name__}: {exc}", (),
                                 device, trace, None))  # fmt: skip
                 self._memory_records(seq, phase, trace, tid, region)
-            raise
-        tl.call = None
-        end = _now() - self.t0
+            return
         extra = None
         if kind is not Kind.OP:
             extra, device, trace = self._lifecycle(kind, result, args, kwargs, device, trace)
@@ -214,7 +240,23 @@ class Recorder:
             if kind not in _NO_SNAPSHOT_AFTER:
                 self._memory_records(seq, phase, trace, tid, region)
             self.log.defer((_E, seq, end, "ok", None, self._outputs(result), device, trace, extra))
-        return result
+
+    def _broken(self, exc: Exception) -> None:
+        """Report a recorder failure once per kind (as a NOTE event and on stderr)."""
+        key = f"{type(exc).__name__}: {exc}"
+        if key in self._bugs:
+            return
+        self._bugs.add(key)
+        import sys
+        import traceback
+
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        text = f"recorder error {key} at {where.filename}:{where.lineno}; recording continues"
+        print(f"ttrecord: {text}", file=sys.stderr)
+        try:
+            self.point("note", "recorder_error", {"message": text})
+        except Exception:
+            pass
 
     def _nested(self, tl: threading.local, parent: int, name: str, kind: Kind, wrapped: Any,
                 instance: Any, args: tuple, kwargs: dict) -> Any:  # fmt: skip

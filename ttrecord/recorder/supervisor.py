@@ -104,6 +104,7 @@ class Supervisor:
                     _, backend, reason, version, pid = decoder.end.header
                     writer.update_session(backend=backend, backend_reason=reason,
                                           ttnn_version=version, pid=pid)  # fmt: skip
+                    started = time.monotonic()  # the timeout counts from the program's start
                 try:
                     proc.wait(timeout=POLL_SECONDS)
                     break

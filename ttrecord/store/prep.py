@@ -9,6 +9,7 @@ syncs in between belong to it too; the walk stops at the first op the capture do
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections import Counter
 
@@ -20,11 +21,14 @@ def tag_prep_runs(conn: sqlite3.Connection) -> int:
         "SELECT device, begin_seq, end_seq FROM traces WHERE end_seq IS NOT NULL"
     ).fetchall()
     for device, begin_seq, end_seq in captures:
+        # Sites compare by file and line: the stack above them differs between the prep call
+        # and the capture call of the same step function.
         captured = Counter(
-            site
-            for (site,) in conn.execute(
-                "SELECT callsite FROM events WHERE kind = 'op' AND parent IS NULL"
-                " AND seq > ? AND seq < ? AND device IS ? AND callsite IS NOT NULL",
+            (file, line)
+            for (file, line) in conn.execute(
+                "SELECT c.file, c.line FROM events e JOIN callsites c ON c.id = e.callsite"
+                " WHERE e.kind = 'op' AND e.parent IS NULL"
+                " AND e.seq > ? AND e.seq < ? AND e.device IS ?",
                 (begin_seq, end_seq, device),
             )
         )
@@ -33,11 +37,13 @@ def tag_prep_runs(conn: sqlite3.Connection) -> int:
         seen: Counter = Counter()
         window: list[int] = []
         rows = conn.execute(
-            "SELECT seq, kind, callsite, phase FROM events WHERE parent IS NULL AND seq < ?"
-            " AND kind IN ('op', 'h2d', 'd2h', 'sync') ORDER BY seq DESC",
+            "SELECT e.seq, e.kind, (SELECT json_array(c.file, c.line) FROM callsites c"
+            " WHERE c.id = e.callsite), e.phase FROM events e WHERE e.parent IS NULL"
+            " AND e.seq < ? AND e.kind IN ('op', 'h2d', 'd2h', 'sync') ORDER BY e.seq DESC",
             (begin_seq,),
         )
-        for seq, kind, site, phase in rows:
+        for seq, kind, site_json, phase in rows:
+            site = tuple(json.loads(site_json)) if site_json else None
             if phase != "eager":
                 break
             if kind == "op":

@@ -1,0 +1,34 @@
+"""Bad input to `ttrecord run` / `ttrecord sessions` gives one clear line and exit 2, never a
+traceback, and creates no session file."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.recorder.conftest import run_ttrecord
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "missing.py"], "missing.py: no such file"),
+        (["run"], "no program given"),
+        (["run", "-m", "no_such_module_xyz"], "no module named 'no_such_module_xyz'"),
+        (["run", "--timeout", "-1", "x.py"], "must be positive"),
+        (["run", "--timeout", "soon", "x.py"], "not a number"),
+        (["run", "--backend", "gpu", "x.py"], "invalid choice: 'gpu'"),
+        (["run", "--stack-depth", "x", "x.py"], "not an integer"),
+        (["run", "-o", "nofolder/out.db", "x.py"], "nofolder: no such folder"),
+        (["run", "."], ".: is a folder"),
+        (["sessions", "nowhere"], "nowhere: no such folder"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(tmp_path, args, message):
+    """GIVEN bad arguments WHEN running ttrecord THEN it exits 2 with the message on stderr,
+    no traceback, and no session file appears."""
+    (tmp_path / "x.py").write_text("pass\n")
+    proc = run_ttrecord(args, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not list(tmp_path.glob("*.db"))

@@ -1,0 +1,75 @@
+"""The recorded program sees what plain `python` would give it: argv, __name__, sys.path[0],
+stdin/stdout; `-m package.module` works like `python -m`."""
+
+from __future__ import annotations
+
+import json
+
+from tests.recorder.conftest import Recorded, record, run_ttrecord
+
+PROBE = """\
+import json, os, sys
+import ttnn
+line = sys.stdin.readline().strip()
+print(json.dumps({"argv": sys.argv[1:], "name": __name__, "path0": sys.path[0],
+                  "stdin": line, "emulator": getattr(ttnn, "__emulator__", False)}))
+"""
+
+
+def test_script_sees_argv_name_path_and_stdin(tmp_path, write_script):
+    """GIVEN a script in a subfolder WHEN recorded with arguments and stdin THEN it sees its
+    own argv (flags included), __name__ == '__main__', its folder as sys.path[0], the stdin
+    line, and ttnn is the emulator."""
+    script = write_script("sub/probe.py", PROBE)
+    out = tmp_path / "probe.db"
+    proc = run_ttrecord(["run", "--backend", "emulator", "-o", str(out), str(script),
+                         "--backend", "x", "-o", "y"], cwd=tmp_path, input="hello\n")  # fmt: skip
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen == {"argv": ["--backend", "x", "-o", "y"], "name": "__main__",
+                    "path0": str(tmp_path / "sub"), "stdin": "hello", "emulator": True}  # fmt: skip
+
+
+def test_dash_m_runs_a_module(tmp_path, write_script):
+    """GIVEN a package module WHEN recorded with -m pkg.mod args THEN it runs as __main__ with
+    its args, and the session names the module and records its ttnn calls."""
+    write_script("pkg/__init__.py", "")
+    write_script("pkg/mod.py", PROBE + "d = ttnn.open_device(device_id=0)\nttnn.close_device(d)\n")
+    out = tmp_path / "mod.db"
+    proc = run_ttrecord(["run", "--backend", "emulator", "-o", str(out), "-m", "pkg.mod", "a",
+                         "--flag"], cwd=tmp_path, input="x\n")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert (seen["argv"], seen["name"]) == (["a", "--flag"], "__main__")
+    rec = Recorded(proc, out)
+    names = [r["name"] for r in rec.rows("SELECT name FROM events WHERE parent IS NULL"
+                                         " AND kind LIKE 'device_%' ORDER BY seq")]  # fmt: skip
+    assert rec.session()["script"] == "-m pkg.mod"
+    assert names == ["open_device", "close_device"]
+
+
+def test_backend_choice_is_printed_once_and_stored(tmp_path, write_script):
+    """GIVEN no importable real ttnn WHEN recorded with the default backend THEN auto picks
+    the emulator, says why once on stderr and stores backend and reason in the session."""
+    script = write_script("auto.py", "import ttnn\n")
+    out = tmp_path / "auto.db"
+    proc = run_ttrecord(["run", "-o", str(out), str(script)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("ttrecord: backend")]
+    reason = "ttnn is not importable: No module named 'ttnn'"
+    assert lines == [f"ttrecord: backend emulator ({reason})"]
+    row = Recorded(proc, out).session()
+    assert (row["backend"], row["backend_reason"]) == ("emulator", reason)
+
+
+def test_default_output_name_and_next_commands(tmp_path, write_script):
+    """GIVEN no -o WHEN recorded THEN the session is ttrecord-<stem>-<timestamp>.db in the
+    current folder and the next commands are printed; a second run refuses to overwrite an
+    explicit existing output without --force."""
+    script = write_script("named.py", "import ttnn\n")
+    proc = run_ttrecord(["run", "--backend", "emulator", str(script)], cwd=tmp_path)
+    made = list(tmp_path.glob("ttrecord-named-*.db"))
+    assert proc.returncode == 0 and len(made) == 1
+    assert f"ttrecord check {made[0].name}" in proc.stderr
+    assert f"ttrecord tui {made[0].name}" in proc.stderr
+    again = record(script, tmp_path, name=made[0].stem)
+    assert again.proc.returncode == 2 and "use --force" in again.proc.stderr
