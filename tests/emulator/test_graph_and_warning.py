@@ -18,7 +18,8 @@ def test_graph_capture_records_allocate_and_deallocate_nodes(device, tile):
     kinds = [n["node_type"] for n in nodes]
     assert kinds == ["capture_start", "buffer_allocate", "buffer_allocate", "buffer_deallocate", "capture_end"]
     assert nodes[1]["params"]["address"] == nodes[3]["params"]["address"]
-    assert nodes[2]["params"]["address"] == str(out.buffer_address())
+    assert nodes[2]["params"]["address"] == out.buffer_address()
+    assert nodes[2]["params"]["max_size_per_bank"] == 2048 and nodes[2]["params"]["type"] == "DRAM"
 
 
 def test_allocating_while_a_trace_exists_warns_at_the_user_line(device, tile):

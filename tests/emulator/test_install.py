@@ -53,3 +53,22 @@ def test_mesh_devices_and_double_open():
     finally:
         emulator.close_mesh_device(mesh)
     emulator.close_device(emulator.open_device(device_id=1))
+
+
+def test_mesh_ids_follow_real_ttnn_numbering():
+    """Measured: open_device returns a submesh (ids 1, 3, ...: parent and child each take an id),
+    open_mesh_device takes one id."""
+    first = emulator.open_device(device_id=0)
+    emulator.close_device(first)
+    second = emulator.open_device(device_id=0)
+    emulator.close_device(second)
+    mesh = emulator.open_mesh_device(emulator.MeshShape(1, 1))
+    emulator.close_mesh_device(mesh)
+    assert first.id() % 2 == 1
+    assert (second.id(), mesh.id()) == (first.id() + 2, first.id() + 3)
+
+
+def test_enums_are_truthy_like_nanobind_enums():
+    assert bool(emulator.ROW_MAJOR_LAYOUT) and bool(emulator.BufferType.DRAM)
+    assert (emulator.ROW_MAJOR_LAYOUT or emulator.TILE_LAYOUT) is emulator.ROW_MAJOR_LAYOUT
+    assert str(emulator.BufferType.DRAM) == "BufferType.DRAM"

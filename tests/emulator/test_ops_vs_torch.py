@@ -144,3 +144,19 @@ def test_small_add_is_cheap(device):
         ttnn.add(a, a)
     per_call = (time.perf_counter() - start) / 500
     assert per_call < 400e-6  # generous: shared CI cores; ~35 µs when idle
+
+
+def test_device_ops_reject_host_tensors_but_layout_ops_run_on_host():
+    host = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16)
+    with pytest.raises(RuntimeError, match="must be on device"):
+        ttnn.add(host, host)
+    tiled = ttnn.to_layout(host, ttnn.TILE_LAYOUT)
+    assert tiled.storage_type() == ttnn.StorageType.HOST and tiled.layout == ttnn.TILE_LAYOUT
+
+
+def test_tensor_comparisons_are_ttnn_ops(device):
+    """As in real ttnn, `a == b` runs ttnn.eq (elementwise) and tensors hash by identity."""
+    a = _dev(device, torch.tensor([[1.0, 2.0]]))
+    b = _dev(device, torch.tensor([[1.0, 3.0]]))
+    assert ttnn.to_torch(a == b).tolist() == [[1.0, 0.0]]
+    assert len({a, b}) == 2

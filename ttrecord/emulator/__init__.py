@@ -21,7 +21,7 @@ Where to look:
 It is an honest stand-in: `ttnn.__emulator__` is True and `__version__` is not
 a ttnn version. Known differences from real ttnn: ops inside a capture run once
 (on hardware they only record); every op output is a fresh buffer (ttnn may
-return views); ops on host tensors run on the host instead of failing; the
+return views); the
 active-trace allocation warning goes through Python's `warnings`
 (`TraceAllocationWarning`, shown on stderr at the user's line) instead of
 tt-metal's logger.
@@ -76,12 +76,18 @@ from .ops.eltwise import (
     abs,
     add,
     divide,
+    eq,
     exp,
+    ge,
     gelu,
+    gt,
+    le,
+    lt,
     maximum,
     minimum,
     mul,
     multiply,
+    ne,
     neg,
     relu,
     rsqrt,

@@ -45,17 +45,19 @@ class BankAllocator:
         self._free_sizes: list[int] = [end - start] if end > start else []
         self.allocated: dict[int, int] = {}
 
-    def allocate(self, size: int) -> int:
-        """Reserve `size` bytes (rounded to the alignment) and return the address."""
+    def allocate(self, size: int, top_down: Optional[bool] = None) -> int:
+        """Reserve `size` bytes (rounded to the alignment) and return the address;
+        `top_down` overrides the allocator's direction for this one allocation."""
         size = round_up(max(size, 1), self.alignment)
+        from_top = self.top_down if top_down is None else top_down
         indices = range(len(self._free_starts))
-        if self.top_down:
+        if from_top:
             indices = reversed(indices)
         for i in indices:
             block_start, block_size = self._free_starts[i], self._free_sizes[i]
             if block_size < size:
                 continue
-            if self.top_down:
+            if from_top:
                 address = block_start + block_size - size
                 if block_size == size:
                     del self._free_starts[i], self._free_sizes[i]
@@ -71,7 +73,9 @@ class BankAllocator:
             self.allocated[address] = size
             return address
         raise OutOfMemoryError(
-            f"Out of Memory: Not enough space to allocate {size} B {self.name} buffer across banks"
+            "TT_FATAL @ tt_metal/impl/allocator/bank_manager.cpp:0: address.has_value()\ninfo:\n"
+            f"Out of Memory: Not enough space to allocate {size} B {self.name} buffer per bank "
+            f"(free blocks: {self.free_blocks()[:4]}{'...' if len(self._free_starts) > 4 else ''})"
         )
 
     def free(self, address: int) -> int:

@@ -30,16 +30,11 @@ from .types import BufferType, MeshShape
 EMULATED_NUM_DEVICES = 4
 
 
-class Arch(enum.IntEnum):
+class Arch(enum.Enum):
     GRAYSKULL = 1
     WORMHOLE_B0 = 2
     BLACKHOLE = 3
     QUASAR = 4
-
-    def __repr__(self) -> str:
-        return f"Arch.{self.name}"
-
-    __str__ = __repr__
 
 
 class CoreCoord:
@@ -59,6 +54,8 @@ _open_chips: dict[int, "MeshDevice"] = {}
 # Active ttnn.graph captures; each gets on_allocate/on_deallocate for every buffer.
 GRAPH_LISTENERS: list[Any] = []
 _registry_lock = threading.Lock()
+# Real ttnn numbers meshes from one counter: open_device makes a parent mesh and a 1x1
+# submesh and returns the submesh (ids 1, 3, ...), open_mesh_device takes one id.
 _mesh_ids = itertools.count()
 
 
@@ -86,14 +83,18 @@ class MeshDevice:
         self.num_command_queues = num_command_queues
         self.is_open = True
         self.lock = threading.RLock()
-        dram_top = config.dram_bank_size - trace_region_size
-        l1_top = worker_l1_size or config.worker_l1_size
+        # trace_region_size is split over the DRAM banks and taken from their top;
+        # the L1_SMALL region is taken from the top of every L1 bank.
+        trace_per_bank = trace_region_size // config.num_dram_banks
+        dram_top = config.dram_bank_size - trace_per_bank
+        l1_top = (worker_l1_size or config.worker_l1_size) - l1_small_size
+        self.l1_top = l1_top
         self.allocators = {
             BufferType.DRAM: BankAllocator(
                 "DRAM", config.dram_unreserved_base, dram_top, config.dram_alignment, top_down=False
             ),
             BufferType.L1: BankAllocator(
-                "L1", config.l1_unreserved_base + l1_small_size, l1_top, config.l1_alignment, top_down=True
+                "L1", config.l1_unreserved_base, l1_top, config.l1_alignment, top_down=True
             ),
             BufferType.TRACE: BankAllocator(
                 "TRACE", dram_top, config.dram_bank_size, config.dram_alignment, top_down=False
@@ -104,6 +105,7 @@ class MeshDevice:
             BufferType.L1: BankedMemory(config.num_l1_banks, config.l1_unreserved_base, l1_top),
         }
         self.live_buffers: dict[int, BufferDesc] = {}
+        self.op_owned: dict[str, DeviceBuffer] = {}  # buffers ops keep across calls
         self._busy = 0
         self._deferred_frees: list[BufferDesc] = []
         # Trace state (driven by trace.py): the capture in progress per cq, the
@@ -171,10 +173,15 @@ class MeshDevice:
             banks, alignment = config.num_dram_banks, config.dram_alignment
         aligned_page = round_up(page_size, alignment)
         per_bank = size_per_bank(num_pages, aligned_page, banks, alignment)
+        allocator, top_down = self.allocators[buffer_type], None
+        if buffer_type == BufferType.TRACE and self.trace_region_size == 0:
+            # Measured on ttnn 0.81.1: with no trace region an (empty) trace buffer is
+            # placed at the top of DRAM and reported as a DRAM buffer.
+            buffer_type, allocator, top_down = BufferType.DRAM, self.allocators[BufferType.DRAM], True
         with self.lock:
             self._busy += 1
             try:
-                address = self.allocators[buffer_type].allocate(per_bank)
+                address = allocator.allocate(per_bank, top_down=top_down)
             finally:
                 self._busy -= 1
             desc = BufferDesc(
@@ -250,10 +257,13 @@ def open_mesh_device(
     chips = list(physical_device_ids) if physical_device_ids else list(range(n))
     with _registry_lock:
         _check_chip_free(chips)
+        mesh_id = next(_mesh_ids)
+        if _ignored.get("_submesh"):
+            mesh_id = next(_mesh_ids)
         mesh = MeshDevice(
             mesh_shape,
             chips,
-            mesh_id=next(_mesh_ids),
+            mesh_id=mesh_id,
             l1_small_size=l1_small_size,
             trace_region_size=trace_region_size,
             worker_l1_size=worker_l1_size,
@@ -281,6 +291,7 @@ def open_device(
         num_command_queues=num_command_queues,
         physical_device_ids=[device_id],
         worker_l1_size=worker_l1_size,
+        _submesh=True,
     )
 
 
@@ -293,6 +304,7 @@ def close_mesh_device(mesh_device: MeshDevice) -> None:
     with mesh_device.lock:
         mesh_device.is_open = False
         mesh_device.live_buffers.clear()
+        mesh_device.op_owned.clear()
         mesh_device.traces.clear()
         mesh_device.capturing.clear()
 

@@ -32,13 +32,17 @@ class _Capture:
             )
 
     def _params(self, mesh: Any, desc: Any) -> dict[str, Any]:
+        # Keys and value types as measured on ttnn 0.81.1 (size is the total byte size).
         return {
-            "address": str(desc.address),
-            "size": str(desc.size_per_bank),
-            "type": desc.buffer_type.name,
+            "address": desc.address,
+            "buffer_type": desc.buffer_type.value,
+            "device_id": mesh.mesh_id,
             "layout": "INTERLEAVED",
-            "device_id": str(mesh.mesh_id),
-            "buffer_id": str(desc.unique_id),
+            "max_size_per_bank": desc.size_per_bank,
+            "num_cores": 0,
+            "page_size": desc.page_size,
+            "size": desc.num_pages * desc.page_size,
+            "type": desc.buffer_type.name,
         }
 
     def on_allocate(self, mesh: Any, desc: Any) -> None:
@@ -51,6 +55,14 @@ class _Capture:
 def begin_graph_capture(run_mode: RunMode = RunMode.NORMAL) -> None:
     """Start recording allocator events (nested captures are allowed)."""
     _device.GRAPH_LISTENERS.append(_Capture())
+
+
+def disable_python_io_recording() -> None:
+    """Real ttnn records Python op inputs/outputs during graph capture; the emulator never does."""
+
+
+def enable_python_io_recording() -> None:
+    """See disable_python_io_recording."""
 
 
 def end_graph_capture() -> list[dict[str, Any]]:

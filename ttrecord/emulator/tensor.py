@@ -298,6 +298,30 @@ class Tensor:
     __radd__ = __add__
     __rmul__ = __mul__
 
+    # As in real ttnn, comparisons are ttnn ops (so `t in some_list` runs ttnn.eq and
+    # fails for host tensors); hashing stays by identity.
+    def __eq__(self, other: Any) -> "Tensor":  # type: ignore[override]
+        from .ops.eltwise import eq
+
+        return eq(self, other)
+
+    def __ne__(self, other: Any) -> "Tensor":  # type: ignore[override]
+        from .ops.eltwise import ne
+
+        return ne(self, other)
+
+    def __lt__(self, other: Any) -> "Tensor":
+        from .ops.eltwise import lt
+
+        return lt(self, other)
+
+    def __gt__(self, other: Any) -> "Tensor":
+        from .ops.eltwise import gt
+
+        return gt(self, other)
+
+    __hash__ = object.__hash__
+
     def __repr__(self) -> str:
         # Never reads device memory: a repr inside a capture must not be a readback.
         where = "host" if self._buffer is None else f"device buffer @ {self._buffer.desc.address}"

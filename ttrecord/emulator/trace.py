@@ -15,6 +15,8 @@ tensors of the capture, so
 Trace command buffers are charged to the device's `trace_region_size`
 (`DeviceConfig.trace_bytes_per_op` bytes per captured op, paged as tt-metal's
 mesh_trace.cpp does); a capture that does not fit fails with real ttnn's message.
+The region is split over the DRAM banks at their top; trace buffers are
+TRACE-type buffers there (get_buffers reports them), as measured on ttnn 0.81.1.
 """
 
 from __future__ import annotations
@@ -121,12 +123,14 @@ def end_trace_capture(mesh_device: Any, trace_id: int, *, cq_id: Optional[int] =
                 unpadded, config.num_dram_banks, config.trace_page_min, config.trace_page_max
             )
             padded = round_up(unpadded, page)
-            total = mesh_device.trace_buffers_size + padded
-            if total > mesh_device.trace_region_size:
-                raise errors.trace_region_too_small(total, mesh_device.mesh_id, mesh_device.trace_region_size)
-            trace.buffer = mesh_device.allocate_buffer(BufferType.TRACE, padded // page, page)
-            trace.size = padded
-            mesh_device.trace_buffers_size = total
+        else:  # measured: an empty trace still gets a one-page (1024 B/bank) buffer, sized 0
+            page, padded = config.trace_page_min, 0
+        total = mesh_device.trace_buffers_size + padded
+        if total > mesh_device.trace_region_size:
+            raise errors.trace_region_too_small(total, mesh_device.mesh_id, mesh_device.trace_region_size)
+        trace.buffer = mesh_device.allocate_buffer(BufferType.TRACE, max(padded // page, 1), page)
+        trace.size = padded
+        mesh_device.trace_buffers_size = total
         mesh_device.traces[trace.trace_id] = trace
         mesh_device.allocations_unsafe = True  # tt-metal: mark_allocations_unsafe()
 

@@ -2,7 +2,9 @@
 
 Enum names and numeric values follow ttnn 0.81.1 so that code comparing
 `tensor.dtype == ttnn.bfloat16` or printing `tensor.layout` behaves the same
-on both backends.
+on both backends. Like nanobind's enums they are plain `enum.Enum`s: every
+member is truthy (`layout or ttnn.TILE_LAYOUT` keeps ROW_MAJOR) and prints as
+`BufferType.DRAM`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import torch
 TILE_SIZE = 32
 
 
-class DataType(enum.IntEnum):
+class DataType(enum.Enum):
     BFLOAT16 = 0
     FLOAT32 = 1
     UINT32 = 2
@@ -26,56 +28,36 @@ class DataType(enum.IntEnum):
     INT32 = 7
     INVALID = 8
 
-    def __repr__(self) -> str:
-        return f"DataType.{self.name}"
-
-    __str__ = __repr__
 
 
-class Layout(enum.IntEnum):
+class Layout(enum.Enum):
     ROW_MAJOR = 0
     TILE = 1
     INVALID = 2
 
-    def __repr__(self) -> str:
-        return f"Layout.{self.name}"
-
-    __str__ = __repr__
 
 
-class BufferType(enum.IntEnum):
+class BufferType(enum.Enum):
     DRAM = 0
     L1 = 1
     SYSTEM_MEMORY = 2
     L1_SMALL = 3
     TRACE = 4
 
-    def __repr__(self) -> str:
-        return f"BufferType.{self.name}"
-
-    __str__ = __repr__
 
 
-class TensorMemoryLayout(enum.IntEnum):
+class TensorMemoryLayout(enum.Enum):
     INTERLEAVED = 0
     HEIGHT_SHARDED = 2
     WIDTH_SHARDED = 3
     BLOCK_SHARDED = 4
 
-    def __repr__(self) -> str:
-        return f"TensorMemoryLayout.{self.name}"
-
-    __str__ = __repr__
 
 
-class StorageType(enum.IntEnum):
+class StorageType(enum.Enum):
     HOST = 0
     DEVICE = 1
 
-    def __repr__(self) -> str:
-        return f"StorageType.{self.name}"
-
-    __str__ = __repr__
 
 
 # Element storage of each supported data type: torch dtype used for host values,
@@ -163,8 +145,10 @@ class MemoryConfig:
 
     def __repr__(self) -> str:
         return (
-            f"MemoryConfig(memory_layout={self.memory_layout!r},"
-            f"buffer_type={self.buffer_type!r},shard_spec=std::nullopt)"
+            f"MemoryConfig(memory_layout=TensorMemoryLayout::{self.memory_layout.name},"
+            f"buffer_type=BufferType::{self.buffer_type.name},shard_spec=std::nullopt,"
+            "nd_shard_spec=std::nullopt,created_with_nd_shard_spec=0,per_core_allocation=0,"
+            "range_lockstep_allocation=0)"
         )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, NamedTuple, Union
 
-from ..types import BufferType
+from ..types import BufferType, TensorMemoryLayout
 
 
 class BufferInfo(NamedTuple):
@@ -17,6 +17,7 @@ class BufferInfo(NamedTuple):
     address: int
     max_size_per_bank: int
     buffer_type: BufferType
+    buffer_layout: TensorMemoryLayout = TensorMemoryLayout.INTERLEAVED
 
 
 class BufferPageInfo(NamedTuple):
@@ -114,7 +115,7 @@ def get_buffer_pages(devices: Union[Any, Iterable[Any], None] = None) -> list[Bu
 def get_device_info(device: Any) -> DeviceInfo:
     """Geometry of the device's L1 as ttnn reports it (p150 values by default)."""
     config = device.config
-    l1_bank_size = config.worker_l1_size - config.l1_unreserved_base
+    l1_bank_size = device.l1_top - config.l1_unreserved_base  # shrinks by l1_small_size
     cores = config.num_compute_cores
     return DeviceInfo(
         num_y_cores=config.full_grid[1],

@@ -31,8 +31,19 @@ def run(
     layout: Optional[Layout] = None,
     memory_config: Optional[MemoryConfig] = None,
     output_tensor: Optional[Tensor] = None,
+    temporary: bool = False,
+    after_output: Optional[Callable[[Any], None]] = None,
+    host_ok: bool = False,
 ) -> Tensor:
-    """Run op `name` = fn(*values of inputs); the output spec defaults to input 0's."""
+    """Run op `name` = fn(*values of inputs); the output spec defaults to input 0's.
+
+    `temporary`: the op allocates a scratch buffer shaped like input 0 before its
+    output, writes it, and frees it before returning (as ttnn's reductions do);
+    a trace then writes that freed address on every replay. `after_output` runs
+    right after the output is allocated (for op-owned buffers that outlive the call).
+    `host_ok`: the op also runs on host tensors (layout conversion, reshape), as in
+    ttnn; other ops need device tensors.
+    """
     for t in inputs:
         if not isinstance(t, Tensor):
             raise TypeError(f"{name}: expected ttnn.Tensor, got {type(t).__name__}")
@@ -41,7 +52,9 @@ def run(
     out_dtype = dtype if dtype is not None else first.dtype
     out_layout = layout if layout is not None else first.layout
     if device is None:
-        # Host tensors: ttnn runs such ops on the host; nothing reaches a device or a trace.
+        # Host tensors: a few ttnn ops run on the host; nothing reaches a device or a trace.
+        if not host_ok:
+            raise _fatal(f"{name}: input tensors must be on device (got a host tensor)")
         if any(t.device() is not None for t in inputs):
             raise _fatal(f"{name}: operands must all be on device or all on host")
         result = fn(*[t._values() for t in inputs])
@@ -51,7 +64,9 @@ def run(
         if t.device() is not device:
             raise _fatal(f"{name}: operands need to be on the same device")
     with device.lock:
-        result = fn(*[t._values() for t in inputs])
+        values = [t._values() for t in inputs]
+        scratch = new_device_tensor(device, first.spec) if temporary else None
+        result = fn(*values)
         if output_tensor is not None:
             out = output_tensor
             if tuple(out.shape) != tuple(result.shape):
@@ -64,10 +79,27 @@ def run(
                 Shape.of(result.shape), out_dtype, out_layout, memory_config or first.spec.memory_config
             )
             out = new_device_tensor(device, spec)
+        if after_output is not None:
+            after_output(device)
         write_values(out, result)
+        if scratch is None:
+            if device.capturing:
+                _trace.record_op(device, name, fn, list(inputs), [out])
+            return out
+        write_values(scratch, values[0])
         if device.capturing:
-            _trace.record_op(device, name, fn, list(inputs), [out])
+            _trace.record_op(device, name, _with_scratch(fn), list(inputs), [scratch, out])
+        scratch.deallocate()
     return out
+
+
+def _with_scratch(fn: Callable[..., torch.Tensor]) -> Callable[..., tuple]:
+    """The replayed form of an op with a scratch buffer: it writes the scratch, then the output."""
+
+    def replay(*values: torch.Tensor) -> tuple:
+        return values[0], fn(*values)
+
+    return replay
 
 
 def as_float(values: torch.Tensor) -> torch.Tensor:

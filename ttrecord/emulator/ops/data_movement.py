@@ -29,7 +29,7 @@ def reshape(
     def fn(a: torch.Tensor) -> torch.Tensor:
         return a.reshape(target)
 
-    return run("ttnn.reshape", [input_tensor], fn, memory_config=memory_config)
+    return run("ttnn.reshape", [input_tensor], fn, memory_config=memory_config, host_ok=True)
 
 
 @operation("ttnn.permute")
@@ -109,7 +109,9 @@ def to_layout(
     def fn(a: torch.Tensor) -> torch.Tensor:
         return a
 
-    return run("ttnn.to_layout", [tensor], fn, dtype=dtype, layout=layout, memory_config=memory_config)
+    return run(
+        "ttnn.to_layout", [tensor], fn, dtype=dtype, layout=layout, memory_config=memory_config, host_ok=True
+    )
 
 
 @operation("ttnn.to_memory_config")

@@ -63,6 +63,12 @@ multiply = _binary("multiply", torch.mul)
 divide = _binary("divide", torch.div)
 maximum = _binary("maximum", lambda a, b: torch.maximum(a, torch.as_tensor(b, dtype=a.dtype)))
 minimum = _binary("minimum", lambda a, b: torch.minimum(a, torch.as_tensor(b, dtype=a.dtype)))
+eq = _binary("eq", lambda a, b: torch.eq(a, b).to(a.dtype))
+ne = _binary("ne", lambda a, b: torch.ne(a, b).to(a.dtype))
+gt = _binary("gt", lambda a, b: torch.gt(a, b).to(a.dtype))
+lt = _binary("lt", lambda a, b: torch.lt(a, b).to(a.dtype))
+ge = _binary("ge", lambda a, b: torch.ge(a, b).to(a.dtype))
+le = _binary("le", lambda a, b: torch.le(a, b).to(a.dtype))
 sub = subtract
 mul = multiply
 
