@@ -8,7 +8,6 @@ must use the very input buffers the capture bakes in.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -157,16 +156,18 @@ def _load_ops(session: Session, filt: EventFilter, after: int, before: int) -> l
 
 
 def _tensors_by_seq(session: Session, first: int, last: int) -> dict[int, tuple[list, list]]:
-    shapes: dict[str | None, tuple[int, ...]] = {None: ()}
+    """Inputs and outputs per event seq, as Tensor tuples straight from the rows (the shape
+    stays JSON text: equal shapes have equal text, and only displays need the numbers)."""
+    make = Tensor._make
     out: dict[int, tuple[list, list]] = {}
-    for seq, role, _pos, storage, shape, *rest in session.tensor_rows(first, last):
-        parsed = shapes.get(shape)
-        if parsed is None:
-            parsed = shapes[shape] = tuple(json.loads(shape))
-        entry = out.get(seq)
-        if entry is None:
-            entry = out[seq] = ([], [])
-        entry[0 if role == "in" else 1].append(Tensor(storage, parsed, *rest))
+    current = -1
+    ins: list = []
+    outs: list = []
+    for row in session.tensor_rows(first, last):
+        if row[0] != current:
+            current = row[0]
+            ins, outs = out[current] = ([], [])
+        (ins if row[1] == "in" else outs).append(make(row[3:]))
     return out
 
 

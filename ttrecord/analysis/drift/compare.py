@@ -18,10 +18,11 @@ def _tensor_changes(slot: str, x: tuple, y: tuple) -> list[FieldChange]:
     if x[:_ADDRESS] == y[:_ADDRESS] and x[_ADDRESS + 1 : COMPARED] == y[_ADDRESS + 1 : COMPARED]:
         return [FieldChange(slot, "address", x[_ADDRESS], y[_ADDRESS])]  # the common case
     return [
-        FieldChange(slot, name, x[k], y[k])
+        FieldChange(slot, "shape", x.shape, y.shape) if name == "shape_json"
+        else FieldChange(slot, name, x[k], y[k])
         for k, name in enumerate(TENSOR_FIELDS)
         if x[k] != y[k]
-    ]
+    ]  # fmt: skip
 
 
 def compare_ops(a: CapturedOp, b: CapturedOp) -> tuple[FieldChange, ...]:

@@ -9,6 +9,7 @@ whether one run's baked addresses land on buffers the other run keeps live while
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -50,7 +51,7 @@ class Tensor(NamedTuple):
     (`tensor[:COMPARED]`); a capture holds hundreds of thousands of them."""
 
     storage: str  # "device" | "host"
-    shape: tuple[int, ...]
+    shape_json: str | None  # as stored, e.g. "[1,32,1024]"; see `shape`
     dtype: str | None
     layout: str | None
     memory_config: str | None
@@ -58,6 +59,10 @@ class Tensor(NamedTuple):
     address: int | None
     size: int | None  # bank-local bytes
     device: int | None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(json.loads(self.shape_json)) if self.shape_json else ()
 
     @property
     def buffer(self) -> BufferRef | None:

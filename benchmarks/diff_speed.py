@@ -1,0 +1,120 @@
+"""Speed of `ttrecord diff` on two captures of 100,000 ops each (target: under 3 s).
+
+Both sessions are built with `ttrecord.testing.SessionBuilder` through the real writer: a
+captured loop of ops over 8 call sites whose intermediates rotate through 64 live buffers.
+Run B keeps one extra buffer live before its capture (every intermediate shifts by 2 KiB) and
+differs by 5 inserted and 5 removed ops, so the alignment has real work to do. Figures: the
+time to read both captures through the reader, the diff itself (alignment, comparison,
+cause, drift summary, replay overlaps) and the alignment's share of it. Sessions are cached
+under the temp folder because building them takes longer than diffing them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ttrecord.analysis.drift import align, diff_captures, load_capture
+from ttrecord.store.reader import Session
+from ttrecord.testing import TILE_BYTES, SessionBuilder
+
+N_OPS = 100_000
+TARGET_S = 3.0
+_VERSION = 2  # bump when the sessions' shape changes
+_LINES = (10, 11, 12, 13, 14, 15, 16, 17)
+_NAMES = ("ttnn.matmul", "ttnn.add", "ttnn.rms_norm", "ttnn.matmul", "ttnn.softmax",
+          "ttnn.matmul", "ttnn.silu", "ttnn.mul")  # fmt: skip
+_INSERT_AT = (1_000, 25_000, 50_000, 75_000, 99_000)
+_REMOVE_AT = (10_000, 35_000, 60_000, 85_000, 95_000)
+
+
+def build(path: Path, n_ops: int, variant: bool) -> str:
+    b = SessionBuilder(file="/models/decoder.py")
+    b.open_device()
+    base = 1 << 20
+    weights = [b.alloc(base + i * TILE_BYTES) for i in range(16)]
+    x = b.alloc(base + 16 * TILE_BYTES)
+    first = base + 17 * TILE_BYTES
+    if variant:
+        zeros = b.op("ttnn.zeros", [], [], line=30)
+        b.alloc(first, TILE_BYTES)  # the extra buffer that shifts the capture's layout
+        b.events[-1].parent = zeros.seq
+        first += TILE_BYTES
+    ring: list = [None] * 64
+    trace = b.begin_trace(line=20)
+    cur = x
+    for i in range(n_ops):
+        if variant and i in _REMOVE_AT:
+            continue
+        slot = i % 64
+        if ring[slot] is not None:
+            b.free(ring[slot])
+        out = b.alloc(first + slot * TILE_BYTES)
+        ring[slot] = out
+        b.op(_NAMES[i % 8], [cur, weights[i % 16]], [out], line=_LINES[i % 8])
+        if variant and i in _INSERT_AT:
+            b.op("ttnn.add", [out, weights[0]], [out], line=40)
+        cur = out
+    b.end_trace(trace, line=21)
+    b.execute(trace, line=22)
+    b.release(trace, line=23)
+    return b.write(path)
+
+
+def sessions(n_ops: int) -> tuple[Path, Path]:
+    folder = Path(tempfile.gettempdir()) / "ttrecord-bench"
+    folder.mkdir(exist_ok=True)
+    paths = []
+    for variant in (False, True):
+        path = folder / f"diff_v{_VERSION}_{n_ops}_{'b' if variant else 'a'}.db"
+        if not path.exists():
+            tmp = path.with_suffix(".tmp")
+            tmp.unlink(missing_ok=True)
+            build(tmp, n_ops, variant)
+            tmp.rename(path)
+        paths.append(path)
+    return paths[0], paths[1]
+
+
+def measure(n_ops: int = N_OPS) -> dict:
+    path_a, path_b = sessions(n_ops)
+    t0 = time.perf_counter()
+    with Session.open(path_a) as sa, Session.open(path_b) as sb:
+        a, b = load_capture(sa, 1), load_capture(sb, 1)
+    read_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    report = diff_captures(a, b)
+    diff_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    _, method = align([op.key for op in a.ops], [op.key for op in b.ops])
+    align_s = time.perf_counter() - t0
+    counts = {str(s): report.count(s) for s in type(report.pairs[0].status)}
+    return {
+        "benchmark": "diff_speed",
+        "ops_a": len(a.ops),
+        "ops_b": len(b.ops),
+        "diff_s": round(diff_s, 3),
+        "align_s": round(align_s, 3),
+        "align_share": round(align_s / diff_s, 3),
+        "read_both_s": round(read_s, 3),
+        "total_s": round(read_s + diff_s, 3),
+        "target_s": TARGET_S,
+        "method": method,
+        "only_a": counts["only_a"],
+        "only_b": counts["only_b"],
+        "changed": counts["changed"],
+        "cause_line": report.cause.difference.live.line if report.cause else None,
+    }
+
+
+def main() -> list[dict]:
+    result = measure(int(sys.argv[1]) if len(sys.argv) > 1 else N_OPS)
+    print(json.dumps(result))
+    return [result]
+
+
+if __name__ == "__main__":
+    main()
