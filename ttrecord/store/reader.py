@@ -485,6 +485,17 @@ class Session:
             out.append(TimelineRow(*head, tensors=pairs))
         return out
 
+    def phase_counts(self) -> dict[str, int]:
+        """Events per phase: one pass over the phase index (counts() sorts every row)."""
+        return dict(self._query("SELECT phase, count(*) FROM events GROUP BY phase"))
+
+    def seq_range(self) -> tuple[int, int] | None:
+        """First and last seq (two index lookups; min and max in one query scan the table)."""
+        first = self._query("SELECT min(seq) FROM events")[0][0]
+        if first is None:
+            return None
+        return first, self._query("SELECT max(seq) FROM events")[0][0]
+
     def trace_buffers(self, trace: TraceRow) -> list[tuple[str, int]]:
         """(role, buffer id) of every buffer the trace's captured calls read ("in") or wrote."""
         end = trace.end_seq if trace.end_seq is not None else 1 << 62
