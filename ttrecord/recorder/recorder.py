@@ -209,11 +209,12 @@ class Recorder:
             self.regions.on_call(self, tl)
         region = tl.regions[-1] if tl.regions else None
         site = self.sites.site_id(self.sites.user_frame(3)) if self.callsites else None
+        with self._lock:  # frees since the last call go first; input sizes come from it
+            self._memory_records(None, _EAGER, None, tid, region)
         inputs, scalars, device, cq, has_dev = self._scan(instance, args, kwargs)
         kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[6] for r in inputs))
         phase, trace, device = self._phase(kind, device, args, kwargs)
         with self._lock:
-            self._memory_records(None, phase, trace, tid, region)
             seq = next(self._seq)
             t = _now() - self.t0
             self.log.write((_B, seq, None, t, tid, kind.value, name, phase, device, cq, trace,
