@@ -6,6 +6,7 @@ tests); `to_renderables` is what `ttrecord diff` prints. Both only read the repo
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -179,10 +180,21 @@ def fmt_tensors(tensors: tuple[Tensor, ...]) -> str:
     return " ".join(f"0x{t.address:x}" if t.address is not None else "h" for t in tensors) or "-"
 
 
+def short_site(file: str, line: int) -> str:
+    """file:line, relative to the current folder when the file is inside it."""
+    path = Path(file)
+    if path.is_absolute():
+        try:
+            file = str(path.relative_to(Path.cwd()))
+        except ValueError:
+            pass
+    return f"{file}:{line}"
+
+
 def _side(op: CapturedOp | None) -> str:
     if op is None:
         return "—"
-    return f"{op.name} at {op.site} (#{op.occurrence + 1}, event {op.seq})"
+    return f"{op.name} at {short_site(op.file, op.line)} (#{op.occurrence + 1}, event {op.seq})"
 
 
 def cause_sentence(report: DriftReport) -> str | None:
@@ -193,7 +205,7 @@ def cause_sentence(report: DriftReport) -> str | None:
     diff = cause.difference
     b = diff.live.buffer
     has, lacks = ("B", "A") if diff.run == "b" else ("A", "B")
-    where = f"{diff.live.file}:{diff.live.line}"
+    where = short_site(diff.live.file, diff.live.line)
     call = f" ({diff.live.call})" if diff.live.call else ""
     took = ""
     if cause.displaced is not None:
@@ -268,7 +280,8 @@ def _live_table(report: DriftReport, limit: int) -> Table | None:
     for d in report.live_differences[:limit]:
         b = d.live.buffer
         table.add_row(d.run.upper(), b.buffer_type, f"0x{b.address:x}", f"{b.size:,}",
-                      f"{d.live.call} {d.live.file}:{d.live.line}".strip(), str(d.live.alloc_seq))  # fmt: skip
+                      f"{d.live.call} {short_site(d.live.file, d.live.line)}".strip(),
+                      str(d.live.alloc_seq))  # fmt: skip
     if len(report.live_differences) > limit:
         table.caption = f"… {len(report.live_differences) - limit} more"
     return table
@@ -306,7 +319,7 @@ def _ops_table(report: DriftReport, limit: int) -> Table | None:
         else:
             what = Text("only in A" if p.status is PairStatus.ONLY_A else "only in B", style="red")
         table.add_row(str(k), str(p.a.seq) if p.a else "—", str(p.b.seq) if p.b else "—",
-                      op.name, op.site, what)  # fmt: skip
+                      op.name, short_site(op.file, op.line), what)  # fmt: skip
     if len(rows) > limit:
         table.caption = f"… {len(rows) - limit:,} more (--limit, or --format json for all)"
     return table
