@@ -5,8 +5,10 @@ step that differs. Known, deliberate differences are pinned here too, so a chang
 side shows up:
 - writes (h2d) and synchronize_device inside a capture: hardware raises TT_FATAL and so does the
   emulator, but the *mock* device silently accepts them (no command queue behind it).
-Differences the emulator should fix are strict xfails whose reason states the difference; when
-the emulator is fixed they XPASS, which fails the run until the marker is removed.
+A difference the emulator has not caught up with yet is a strict xfail whose reason states
+the difference; once fixed it XPASSes, which fails the run until the marker is removed.
+(Every difference found so far has been fixed: row-major layout, l1_small_size, mesh ids,
+graph node params, reduction temporaries, trace region placement.)
 """
 
 from __future__ import annotations
@@ -50,15 +52,9 @@ def test_emulator_reproduces_the_real_address_sequence(tmp_path, real_alloc_sequ
         f"emulator only: {[b for b in emu['buffers'] if b not in real['buffers']]}")
 
 
-ROW_MAJOR_DIFF = (
-    "emulator differs: ttnn.Tensor(numpy, bfloat16, device, ROW_MAJOR_LAYOUT, memcfg) is laid out "
-    "as tiles (32x64 -> 2 pages x 2048 B, 2048 B per bank); the real allocator uses one page per "
-    "row (32 pages x 128 B -> 512 B per DRAM bank, 128 B per L1 bank), so every later address "
-    "shifts. ttnn.to_layout(t, ROW_MAJOR_LAYOUT) already matches (32 pages x 64 B).")
-
-
-@pytest.mark.xfail(strict=True, reason=ROW_MAJOR_DIFF)
 def test_emulator_lays_out_row_major_host_tensors_like_the_real_allocator(tmp_path):
+    """ttnn.Tensor(numpy, bfloat16, device, ROW_MAJOR_LAYOUT, memcfg) takes one page per row
+    (32x64 bf16: 32 pages x 128 B -> 512 B per DRAM bank, 128 B per L1 bank), not tiles."""
     env = {"RTTNN_WITH_ROW_MAJOR": "1"}
     real = run_script(sys.executable, "alloc_sequence.py", tmp_path, env=env)
     assert real.returncode == 0, describe(real)
@@ -90,14 +86,10 @@ def _flat(d, prefix=""):
             yield f"{prefix}{k}", v
 
 
-KNOWN_DEVICE_DIFFS = {
-    "l1_small_size=32KiB.l1": "emulator ignores open_device(l1_small_size=): real L1 buffers start "
-                              "l1_small_size lower (1570816 - 32768 = 1538048 for a 32x32 tile)",
-    "l1_small_size=32KiB.l1_bank_size": "emulator ignores l1_small_size: real get_device_info()."
-                                        "l1_bank_size shrinks by it (1461120 -> 1428352)",
-    "tensor.device_id": "real MeshDevice.id() of the first open_device is 1 (the next open gets 3); "
-                        "emulator says 0 (then 1)",
-}
+# field -> why the emulator differs (strict xfail); empty while they all match. Fields that
+# once differed: l1_small_size (real L1 tensors start l1_small_size lower and l1_bank_size
+# shrinks by it) and tensor.device_id (real MeshDevice.id() of the first open_device is 1).
+KNOWN_DEVICE_DIFFS: dict[str, str] = {}
 
 
 def _device_fields():
@@ -167,16 +159,10 @@ def op_temporaries(tmp_path_factory):
     return seq_output(real), seq_output(emu)
 
 
-GRAPH_NODE_DIFF = (
-    "emulator differs: real ttnn.graph buffer_allocate/buffer_deallocate params are ints "
-    "{address: 1050752, buffer_type: 0, device_id: 1, layout: 'INTERLEAVED', "
-    "max_size_per_bank: 2048, num_cores: 0, page_size: 2048, size: 8192 (total bytes), "
-    "type: 'DRAM'}; the emulator gives strings {address: '1050752', size: '2048' (per bank), "
-    "type, layout, device_id: '0', buffer_id} and no max_size_per_bank/page_size/buffer_type/num_cores")
-
-
-@pytest.mark.xfail(strict=True, reason=GRAPH_NODE_DIFF)
 def test_graph_buffer_nodes_have_the_real_params(op_temporaries):
+    """Real ttnn.graph buffer_allocate/buffer_deallocate params are ints: {address: 1050752,
+    buffer_type: 0, device_id: 1, layout: 'INTERLEAVED', max_size_per_bank: 2048, num_cores: 0,
+    page_size: 2048, size: 8192 (total bytes), type: 'DRAM'}."""
     real, emu = op_temporaries
     real_params = {k: v for k, v in real["node_params"].items() if k != "device_id"}
     emu_params = {k: v for k, v in emu.get("node_params", {}).items() if k != "device_id"}
@@ -190,14 +176,11 @@ def test_add_allocates_like_the_real_op(op_temporaries):
         assert emu["add"][key] == real["add"][key], (key, real["add"], emu["add"])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "emulator differs: real ttnn.sum/ttnn.mean(64x64, dim=-1) allocate a 2048 B/bank intermediate "
-    "at the next free address, free it inside the call and return the output after it "
-    "(1052800, not 1050752); sum's first call also leaves a 512 B/bank op-owned DRAM buffer "
-    "(1054848) alive; ttnn.graph shows the temporary's allocate/deallocate nodes. The emulator "
-    "allocates only the output, at 1050752."))
 @pytest.mark.parametrize("op", ["sum", "mean"])
 def test_reductions_allocate_like_the_real_ops(op_temporaries, op):
+    """Real ttnn.sum/ttnn.mean(64x64, dim=-1) allocate a 2048 B/bank intermediate at the next
+    free address, free it inside the call and return the output after it; sum's first call
+    also leaves a 512 B/bank op-owned DRAM buffer alive; ttnn.graph shows the temporary."""
     real, emu = op_temporaries
     assert emu[op]["shape"] == real[op]["shape"]
     assert (emu[op]["address"], emu[op]["new_buffers"]) == (real[op]["address"], real[op]["new_buffers"])
@@ -221,19 +204,15 @@ def test_release_trace_frees_the_trace_buffer_on_both(trace_region):
         assert len(emu[trs]["after_end"]) == len(real[trs]["after_end"]) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "emulator differs: real ttnn puts the trace buffer at 4278190080 - trace_region_size / 8 "
-    "(trace_region_size is split over the 8 DRAM banks: 1 MiB -> 4278059008, 8 MiB -> "
-    "4277141504); the emulator reserves trace_region_size per bank (1 MiB -> 4277141504, "
-    "8 MiB -> 4269801472)"))
 def test_trace_buffer_address_matches(trace_region):
+    """The trace buffer sits at 4278190080 - trace_region_size / 8: trace_region_size is split
+    over the 8 DRAM banks (1 MiB -> 4278059008, 8 MiB -> 4277141504)."""
     real, emu = trace_region
     assert {t: r["after_end"] for t, r in emu.items()} == {t: r["after_end"] for t, r in real.items()}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "emulator differs: on the real mock device an empty begin/end_trace_capture made after an "
-    "eager op still allocates a 1024 B/bank TRACE buffer; the emulator allocates none"))
 def test_empty_capture_after_an_op_allocates_a_trace_buffer(trace_region):
+    """On the real mock device an empty begin/end_trace_capture made after an eager op still
+    allocates a 1024 B/bank TRACE buffer."""
     real, emu = trace_region
     assert [len(r["empty_capture"]) for r in emu.values()] == [len(r["empty_capture"]) for r in real.values()]
