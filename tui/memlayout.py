@@ -121,6 +121,6 @@ def load_maps(session: Session) -> list[MemoryMap]:
     """Query the buffers, traces and what each trace touched, then lay them out."""
     traces = session.traces()
     trace_buffers = {t.id: session.trace_buffers(t) for t in traces}
-    last = session.timeline(limit=1, offset=max(0, session.event_count() - 1))
-    last_seq = last[0].seq if last else 0
+    seqs = session.seq_range()
+    last_seq = seqs[1] if seqs else 0
     return build_maps(session.buffers(), traces, trace_buffers, last_seq)

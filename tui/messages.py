@@ -40,6 +40,7 @@ class RowCount(Message):
     generation: int
     total: int
     index: int | None = None  # where the event to jump to sits in the filtered rows
+    first_seq: int | None = None  # set when row i is seq first_seq + i (no filter, no gaps)
 
 
 @dataclass

@@ -117,9 +117,7 @@ def summarize(path: Path) -> SessionSummary:
 def overview(session: Session) -> OverviewData:
     info = session.info()
     stored = session.findings()
-    phases: Counter[str] = Counter()
-    for (phase, _kind), n in session.counts().items():
-        phases[phase] += n
+    phases = session.phase_counts()
     total = sum(phases.values())
     notices = []
     if info.status == str(SessionStatus.RUNNING):
@@ -137,7 +135,7 @@ def overview(session: Session) -> OverviewData:
     return OverviewData(
         info=info,
         events=total,
-        phases=dict(phases),
+        phases=phases,
         devices=tuple(session.devices()),
         traces=tuple(session.traces()),
         findings=sort_findings(stored),

@@ -76,6 +76,9 @@ class EventTable(ScrollView, can_focus=True):
         self._pages: OrderedDict[int, list[TimelineRow]] = OrderedDict()
         self._pending: set[int] = set()
         self._jump_seq: int | None = None
+        # When the view is every event and seqs have no gaps, row i is seq first + i, so any
+        # page is a keyset query, even a jump to the end.
+        self._first_seq: int | None = None
 
     # -- data ------------------------------------------------------------------------------
 
@@ -86,20 +89,29 @@ class EventTable(ScrollView, can_focus=True):
         self._pages.clear()
         self._pending.clear()
         self._jump_seq = jump_seq
+        self._first_seq = None
         self._count(self.generation, filt, jump_seq)
 
     @work(thread=True, group="count", exclusive=True)
     def _count(self, generation: int, filt: EventFilter, jump_seq: int | None) -> None:
         total = self.handle.run(lambda s: s.event_count(filt))
+        first = None
+        if filt == EventFilter():
+            seqs = self.handle.run(lambda s: s.seq_range())
+            if seqs is not None and seqs[1] - seqs[0] + 1 == total:
+                first = seqs[0]
         index = None
-        if jump_seq is not None:
+        if jump_seq is not None and first is not None:
+            index = jump_seq - first
+        elif jump_seq is not None:
             index = self.handle.run(lambda s: s.event_index(jump_seq, filt))
-        self.post_message(RowCount(generation, total, index))
+        self.post_message(RowCount(generation, total, index, first))
 
     def on_row_count(self, message: RowCount) -> None:
         if message.generation != self.generation:
             return
         self.total = message.total
+        self._first_seq = message.first_seq
         self.virtual_size = Size(self.size.width, self.total)
         index = message.index if message.index is not None else 0
         self.cursor = min(index, max(0, self.total - 1))
@@ -121,6 +133,8 @@ class EventTable(ScrollView, can_focus=True):
         self._pending.add(page)
         before = self._pages.get(page - 1)
         after_seq = before[-1].seq if before and len(before) == PAGE else None
+        if after_seq is None and self._first_seq is not None:
+            after_seq = self._first_seq + page * PAGE - 1
         offset = 0 if after_seq is not None else page * PAGE
         self._fetch(self.generation, page, self.filter, after_seq, offset)
 
