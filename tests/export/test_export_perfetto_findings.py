@@ -1,6 +1,6 @@
 """Rule: each finding is a marked instant on the track and at the time of the event that caused it."""
 
-from conftest import slices
+from export_helpers import slices
 from ttrecord.export import perfetto
 from ttrecord.store.reader import Session
 

@@ -1,6 +1,6 @@
 """Rule: trace captures and replays are slices enclosing the calls they contain."""
 
-from conftest import encloses, slices
+from export_helpers import encloses, slices
 from ttrecord.export import perfetto
 from ttrecord.store.reader import Session
 

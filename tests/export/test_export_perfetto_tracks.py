@@ -1,6 +1,6 @@
 """Rule: each device is a process and each command queue a thread, so (device, cq) is one track."""
 
-from conftest import check_trace
+from export_helpers import check_trace
 from ttrecord.events import Kind
 from ttrecord.export import perfetto
 from ttrecord.store.reader import Session

@@ -6,7 +6,7 @@ track properly nested (no partial overlap) and in time order, counters never neg
 
 import json
 
-from conftest import check_trace
+from export_helpers import check_trace
 from ttrecord.events import Status
 from ttrecord.export import perfetto
 from ttrecord.store.reader import Session

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import check_trace, encloses, slices
+from export_helpers import check_trace, encloses, slices
 from ttnn_report_tables import REPORT_TABLES
 from ttrecord.analysis import analyze
 from ttrecord.export import perfetto, visualizer

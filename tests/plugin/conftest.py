@@ -1,0 +1,19 @@
+"""pytester for the plugin tests, and a folder holding the sample ttnn test suite."""
+
+from __future__ import annotations
+
+import pytest
+
+from plugin_suite import MODEL_TESTS
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.pluginmanager.has_plugin("pytester"):
+        config.pluginmanager.import_plugin("pytester")
+
+
+@pytest.fixture
+def model_suite(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A pytester folder with test_model.py (plugin_suite.MODEL_TESTS) in it."""
+    pytester.makepyfile(test_model=MODEL_TESTS)
+    return pytester

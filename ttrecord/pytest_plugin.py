@@ -1,0 +1,363 @@
+"""pytest plugin: `pytest --ttrecord` records each test's ttnn calls into its own session.
+
+A test whose session has a finding at or above `--ttrecord-fail-on` (default: error) fails,
+and its report lists the findings with the file:line that caused them. Without `--ttrecord`
+this module only adds its options and the `ttrecord` marker: nothing is imported or installed.
+
+Recording happens in the test process. The backend (real ttnn or the emulator) and the
+recording proxy are installed before conftest files and test modules import `ttnn`; each test
+(its setup and body) goes to one session file under `--ttrecord-dir`, named after its node id.
+Each pytest-xdist worker records its own tests; the controller only prints the summary.
+`@pytest.mark.ttrecord(audit_region="Decoder.forward")` audits each call of that function as
+a would-be capture region for that one test; `fail_on=` overrides the threshold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+FAIL_ON = ("error", "warning", "info", "never")
+BACKENDS = ("auto", "ttnn", "emulator")
+_RANK = {"error": 2, "warning": 1, "info": 0, "never": 99}
+_PROPERTY = "ttrecord"  # report.user_properties key (travels from xdist workers)
+_PLUGIN_NAME = "ttrecord-recording"  # the entry point itself is registered as "ttrecord"
+_MARKER = (
+    "ttrecord(audit_region=None, fail_on=None): under --ttrecord, audit each call of the"
+    " function named by audit_region as a would-be trace-capture region, and/or override"
+    " --ttrecord-fail-on for this test"
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ttrecord", "ttrecord: record ttnn calls, report trace-capture hazards")
+    group.addoption("--ttrecord", action="store_true", default=False,
+                    help="record each test's ttnn calls into its own session and fail tests"
+                         " whose session has trace-capture hazards")  # fmt: skip
+    group.addoption("--ttrecord-dir", default=".ttrecord", metavar="DIR",
+                    help="folder for the sessions, one per test (default: .ttrecord)")  # fmt: skip
+    group.addoption("--ttrecord-fail-on", default="error", choices=FAIL_ON,
+                    help="fail a test with a finding of this severity or worse"
+                         " (default: error; never: only report)")  # fmt: skip
+    group.addoption("--ttrecord-backend", default="auto", choices=BACKENDS,
+                    help="auto: real ttnn when it can reach a device, else the built-in"
+                         " emulator (default: auto)")  # fmt: skip
+
+
+def _is_xdist_controller(namespace: Any) -> bool:
+    """True in the process that hands tests to xdist workers (it runs none itself)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return False
+    return bool(getattr(namespace, "numprocesses", None) or getattr(namespace, "tx", None))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
+                                  args: list[str]) -> None:  # fmt: skip
+    """Install the backend and the proxy before any conftest or test module imports ttnn."""
+    _start(early_config, early_config.known_args_namespace)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", _MARKER)
+    _start(config, config.option)  # when loaded too late for load_initial_conftests
+
+
+def _start(config: pytest.Config, namespace: Any) -> None:
+    if not getattr(namespace, "ttrecord", False) or config.pluginmanager.has_plugin(_PLUGIN_NAME):
+        return
+    folder = Path(namespace.ttrecord_dir).resolve()
+    if _is_xdist_controller(namespace):
+        plugin: _Summary = _Summary(folder)
+    else:
+        plugin = _Recording(folder, namespace.ttrecord_backend, namespace.ttrecord_fail_on)
+    config.pluginmanager.register(plugin, _PLUGIN_NAME)
+
+
+def session_path(folder: Path, nodeid: str) -> Path:
+    """The session file of one test: its node id made file-safe (hashed when very long)."""
+    name = re.sub(r"[^\w.-]+", "_", nodeid).strip("_") or "test"
+    if len(name) > 150:
+        name = name[:130] + "-" + hashlib.sha1(nodeid.encode()).hexdigest()[:12]
+    return folder / f"{name}.db"
+
+
+# -- reporting -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Crash:
+    """What pytest's one-line summary shows for a test failed by its findings."""
+
+    path: str
+    lineno: int
+    message: str
+
+    def toterminal(self, tw: Any) -> None:
+        tw.line(f"{self.path}:{self.lineno}: {self.message}")
+
+
+class FindingsRepr:
+    """A test report's failure text: the findings, each at its file:line, and the session."""
+
+    def __init__(self, text: str, crash: _Crash) -> None:
+        self.text = text
+        self.reprcrash = crash
+
+    def toterminal(self, tw: Any) -> None:
+        for line in self.text.splitlines():
+            tw.line(line, red=line.startswith("TR"), bold=line.startswith("TR"))
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _where(file: str | None, line: int | None, root: Path) -> str:
+    if not file:
+        return "<unknown>"
+    try:
+        shown = os.path.relpath(file, root)
+        shown = file if shown.startswith("..") else shown
+    except ValueError:
+        shown = file
+    return f"{shown}:{line}" if line else shown
+
+
+def format_findings(findings: list[Any], session: Path, threshold: str, root: Path) -> str:
+    lines = [f"ttrecord: {len(findings)} finding(s), failing at '{threshold}' and above;"
+             f" session {_where(str(session), None, root)}"]  # fmt: skip
+    for f in findings:
+        func = f" in {f.function}" if f.function else ""
+        lines.append(f"{f.rule} {f.severity} {_where(f.file, f.line, root)}{func}: {f.title}")
+        lines.append(textwrap.indent(f.message, "    "))
+        if f.fix:
+            lines.append(textwrap.indent(f"fix: {f.fix}", "    "))
+    return "\n".join(lines)
+
+
+class _Summary:
+    """Collects what each test recorded (from the reports, so xdist workers count too)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.recorded: dict[str, dict[str, Any]] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for key, value in report.user_properties:
+            if key == _PROPERTY:
+                self.recorded[report.nodeid] = json.loads(value)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.recorded:
+            return
+        tr = terminalreporter
+        tr.section("ttrecord")
+        with_findings = {k: v for k, v in self.recorded.items() if v["findings"]}
+        tr.line(f"{len(self.recorded)} test(s) recorded into {self.folder};"
+                f" {len(with_findings)} with findings")  # fmt: skip
+        for nodeid, info in with_findings.items():
+            rules = ", ".join(f"{r} x{n}" for r, n in sorted(info["findings"].items()))
+            tr.line(f"  {nodeid}: {rules}  ({info['session']})")
+
+
+# -- recording -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Test:
+    nodeid: str
+    path: Path
+    writer: Any
+    regions: tuple[str, ...]
+    fail_on: str
+
+
+class _Recording(_Summary):
+    """The recorder of this process: installed once, then one session per test."""
+
+    def __init__(self, folder: Path, backend: str, fail_on: str) -> None:
+        super().__init__(folder)
+        from ttrecord import audit
+        from ttrecord.errors import TtrecordError
+        from ttrecord.recorder import backend as backends
+        from ttrecord.recorder.decode import Decoder
+        from ttrecord.recorder.log import LogReader, LogWriter
+        from ttrecord.recorder.proxy import install
+        from ttrecord.recorder.recorder import Recorder
+
+        self.fail_on = fail_on
+        try:
+            self.backend = backends.choose(backend)
+        except TtrecordError as exc:
+            raise pytest.UsageError(f"--ttrecord: {exc}") from None
+        folder.mkdir(parents=True, exist_ok=True)
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        self.log_path: Path | None = folder / f".pytest-{worker}-{os.getpid()}.log"
+        self.log_path.unlink(missing_ok=True)
+        self.log = LogWriter(str(self.log_path))
+        self.reader = LogReader(str(self.log_path))
+        self.decoder = Decoder()
+        internal = [os.path.dirname(os.path.abspath(audit.__file__)),
+                    os.path.dirname(os.path.abspath(self.backend.module.__file__))]  # fmt: skip
+        self.recorder = Recorder(self.backend.module, self.log, internal, stack_depth=3)
+        self.installation = install(self.backend.module, self.recorder)
+        audit._recorder = self.recorder  # `with ttrecord.region(...)` in tests works too
+        self.audits: dict[tuple[str, ...], Any] = {}  # names -> AuditRegions, made once each
+        self.current: _Test | None = None
+
+    def pytest_report_header(self) -> str:
+        b = self.backend
+        return f"ttrecord: backend {b.name} ({b.reason}); sessions in {self.folder}"
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self) -> None:
+        """Put ttnn back and drop the log (xdist workers may not reach pytest_unconfigure)."""
+        from ttrecord import audit
+
+        if self.log_path is None:
+            return
+        audit._recorder = None
+        self.installation.uninstall()
+        self.log.close()
+        self.reader.close()
+        if not os.environ.get("TTRECORD_KEEP_LOG"):
+            self.log_path.unlink(missing_ok=True)
+        self.log_path = None
+
+    def _drain(self) -> list[Any]:
+        from ttrecord.events import Status
+
+        self.recorder.finish()  # buffers freed since the last call, then flush
+        self.decoder.feed(self.reader.read())
+        self.decoder.close_open_calls(Status.DIED)
+        return self.decoder.ready()
+
+    # -- one test ------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        from ttrecord.store.writer import SessionWriter
+
+        self._drain()  # calls between tests (the last test's teardown) belong to no test
+        marker = item.get_closest_marker("ttrecord")
+        kwargs = marker.kwargs if marker else {}
+        regions = kwargs.get("audit_region") or ()
+        regions = (regions,) if isinstance(regions, str) else tuple(regions)
+        fail_on = kwargs.get("fail_on") or self.fail_on
+        if fail_on not in FAIL_ON:
+            raise pytest.UsageError(f"{item.nodeid}: ttrecord marker fail_on must be one of"
+                                    f" {', '.join(FAIL_ON)}")  # fmt: skip
+        path = session_path(self.folder, item.nodeid)
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        writer = SessionWriter(path)
+        b = self.backend
+        writer.start(script=item.nodeid, argv=[item.nodeid], backend=b.name,
+                     backend_reason=b.reason, ttnn_version=b.version,
+                     options={"stack_depth": 3, "audit_regions": list(regions),
+                              "pytest": {"nodeid": item.nodeid,
+                                         "worker": os.environ.get("PYTEST_XDIST_WORKER")}})  # fmt: skip
+        self.current = _Test(item.nodeid, path, writer, regions, fail_on)
+        self._audit(regions)
+
+    def _audit(self, regions: tuple[str, ...]) -> None:
+        from ttrecord.recorder.regions import AuditRegions
+
+        if regions and regions not in self.audits:
+            self.audits[regions] = AuditRegions(list(regions), self.recorder)
+        self.recorder.regions = self.audits.get(regions) if regions else None
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
+        outcome = yield
+        report: pytest.TestReport = outcome.get_result()
+        test = self.current
+        if test is None or test.nodeid != item.nodeid:
+            return
+        if call.when == "setup" and report.passed:
+            return  # the session goes on through the test body
+        if call.when not in ("setup", "call"):
+            return
+        self.current = None
+        if self.recorder.regions is not None:
+            self.recorder.regions.finish()
+            self.recorder.regions = None
+        try:
+            findings = self._finish(test, report, call)
+        except Exception as exc:  # never let the recorder's trouble hide the test's result
+            report.sections.append(("ttrecord", f"ttrecord could not analyse this test: {exc!r}"))
+            return
+        if findings is not None:
+            self._judge(test, report, findings, item.config.rootpath)
+
+    def _finish(self, test: _Test, report: pytest.TestReport, call: pytest.CallInfo) -> list | None:
+        """Write the test's events, close the session, analyse it; None if nothing recorded."""
+        from ttrecord.analysis import analyze
+        from ttrecord.events import SessionStatus
+        from ttrecord.store.reader import Session
+        from ttrecord.store.writer import replace_findings
+
+        events = self._scoped(self._drain(), test.regions)
+        writer = test.writer
+        if not events or report.skipped:
+            writer.close()
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{test.path}{suffix}").unlink(missing_ok=True)
+            return None
+        writer.add(events)
+        exc = call.excinfo
+        if exc is None:
+            writer.finish(SessionStatus.OK, exit_code=0)
+        else:
+            writer.finish(SessionStatus.ERROR, exit_code=1, error_type=exc.typename,
+                          error_message=str(exc.value), traceback=str(report.longrepr))  # fmt: skip
+        writer.close()
+        with Session.open(test.path) as session:
+            findings = analyze(session)
+        replace_findings(test.path, findings)
+        return findings
+
+    def _scoped(self, events: list[Any], regions: tuple[str, ...]) -> list[Any]:
+        """Drop audit-region marks of regions another test asked for (their wrappers stay)."""
+        foreign = {name for names in self.audits for name in names} - set(regions)
+        if not foreign:
+            return events
+        from ttrecord.events import Kind
+
+        kept = []
+        for ev in events:
+            if ev.kind in (Kind.REGION_BEGIN, Kind.REGION_END) and ev.name in foreign:
+                continue
+            if ev.region in foreign:
+                ev.region = None
+            kept.append(ev)
+        return kept
+
+    def _judge(self, test: _Test, report: pytest.TestReport, findings: list[Any],
+               root: Path) -> None:  # fmt: skip
+        counts: dict[str, int] = {}
+        for f in findings:
+            counts[f.rule] = counts.get(f.rule, 0) + 1
+        report.user_properties.append(
+            (_PROPERTY, json.dumps({"session": str(test.path), "findings": counts}))
+        )
+        if not findings:
+            return
+        text = format_findings(findings, test.path, test.fail_on, root)
+        failing = [f for f in findings if f.severity.rank >= _RANK[test.fail_on]]
+        if failing and report.passed:
+            first = failing[0]
+            crash = _Crash(first.file or str(test.path), first.line or 0,
+                           f"{first.rule} at {_where(first.file, first.line, root)}: {first.title}")  # fmt: skip
+            report.outcome = "failed"
+            report.longrepr = FindingsRepr(text, crash)
+        else:
+            report.sections.append(("ttrecord findings", text))
