@@ -71,9 +71,12 @@ class Program:
         self.free(y)
         return out
 
-    def capture(self, x: BufferRef, w: BufferRef, **step) -> BufferRef:
+    def capture(self, x: BufferRef, w: BufferRef, keep_prep_output: bool = False,
+                **step) -> BufferRef:  # fmt: skip
         """Prep run, then capture and replay of one step; the output stays live."""
-        self.free(self.step(x, w, **step))
+        prep_output = self.step(x, w, **step)
+        if not keep_prep_output:
+            self.free(prep_output)
         trace = self.b.begin_trace(line=20)
         out = self.step(x, w, **step)
         self.b.end_trace(trace, line=21)
@@ -100,14 +103,15 @@ def two_captures(path: Path, extra_before_second: bool) -> str:
     return p.write(path)
 
 
-def one_capture(path: Path, extra_alloc: bool = False, **step) -> str:
+def one_capture(path: Path, extra_alloc: bool = False, keep_prep_output: bool = False,
+                **step) -> str:  # fmt: skip
     """One session, one capture; optionally an extra allocation (line 30) before it."""
     p = Program()
     w = p.call("ttnn.from_torch", 3)
     x = p.call("ttnn.from_torch", 4)
     if extra_alloc:
         p.call("ttnn.zeros", 30)
-    p.capture(x, w, **step)
+    p.capture(x, w, keep_prep_output=keep_prep_output, **step)
     return p.write(path)
 
 

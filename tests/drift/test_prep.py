@@ -15,6 +15,19 @@ def test_prep_run_that_matches_its_capture_has_no_drift(run_diff_json, tmp_path)
     assert report["replay_overlaps"]["checked"] is False
 
 
+def test_intermediates_moved_by_a_live_prep_output_are_not_drift(run_diff_json, tmp_path):
+    """GIVEN a prep run whose output stays alive during the capture, so the capture's
+    intermediates land elsewhere while x and w stay put
+    WHEN diffed with --prep THEN the moved rows are listed but there is no drift (exit 0):
+    no input from outside the run changed."""
+    path = one_capture(tmp_path / "s.db", keep_prep_output=True)
+    code, report = run_diff_json(path, "--prep")
+    assert code == 0 and report["drift"] is False and report["first_divergence"] is None
+    assert report["alignment"]["changed"] >= 1 and report["changed_inputs"] == []
+    moved = {c["slot"] for row in report["ops"] for c in row["changes"]}
+    assert "out0" in moved
+
+
 def test_capture_reading_a_new_upload_instead_of_the_prep_input(run_diff_json, tmp_path):
     """GIVEN a prep run reading x and a capture reading a fresh upload made at line 5
     WHEN diffed with --prep THEN the first divergence is the matmul's input 0 and the cause is
@@ -25,6 +38,7 @@ def test_capture_reading_a_new_upload_instead_of_the_prep_input(run_diff_json, t
     first = report["first_divergence"]
     assert first["a"]["name"] == "ttnn.matmul"
     assert first["changes"][0]["slot"] == "in0" and first["changes"][0]["field"] == "address"
+    assert report["changed_inputs"] == [first["index"]]
     cause = report["cause"]["allocation"]
     assert (cause["run"], cause["call"], cause["line"]) == ("b", "ttnn.from_torch", 5)
 

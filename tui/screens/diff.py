@@ -27,7 +27,7 @@ from textual.widgets import Footer, Header, Static
 
 from ttrecord.analysis.drift import CaptureSpec, DriftReport, OpPair, PairStatus, diff_targets
 from ttrecord.analysis.drift.model import CapturedOp, Tensor
-from ttrecord.analysis.drift.render import cause_sentence, fmt_change
+from ttrecord.analysis.drift.render import cause_sentence, fmt_change, summary_line
 from ttrecord.errors import TtrecordError
 
 CHANGED = Style(color="black", bgcolor="yellow", bold=True)
@@ -160,19 +160,14 @@ class CursorMoved(Message):
 
 def summary_text(report: DriftReport) -> Text:
     """The lines above the table: the two sides, the verdict, the first divergence, the cause."""
-    counts = {s: report.count(s) for s in PairStatus}
     text = Text()
     text.append("A ", style="bold red")
     text.append(f"{report.a.label}   ")
     text.append("B ", style="bold green")
     text.append(f"{report.b.label}\n")
+    text.append_text(summary_line(report))
     if not report.drift:
-        text.append("No drift", style="bold green")
-        text.append(f": {counts[PairStatus.SAME]:,} ops aligned, every buffer in place.")
         return text
-    text.append("Drift", style="bold red")
-    text.append(f": {counts[PairStatus.CHANGED]:,} changed, {counts[PairStatus.ONLY_A]:,} only in A,"
-                f" {counts[PairStatus.ONLY_B]:,} only in B ({report.method})")  # fmt: skip
     for g in report.groups:
         if g.moved:
             text.append(f"   {g.buffer_type}: {g.kind.replace('_', ' ')}", style="yellow")

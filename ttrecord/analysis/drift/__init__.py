@@ -12,7 +12,7 @@ from ttrecord.store.reader import Session
 from .align import align
 from .capture import CaptureSpec, load_capture, resolve_targets
 from .cause import likely_cause, live_differences, replay_overlaps
-from .compare import compare_ops, drift_groups
+from .compare import changed_inputs, compare_ops, drift_groups
 from .model import (
     Capture,
     CapturedOp,
@@ -54,7 +54,12 @@ def pair_ops(a: list[CapturedOp], b: list[CapturedOp]) -> tuple[list[OpPair], st
 def diff_captures(a: Capture, b: Capture) -> DriftReport:
     """Everything that differs between two loaded captures, and the likely cause."""
     pairs, method = pair_ops(a.ops, b.ops)
-    first = next((k for k, p in enumerate(pairs) if p.status is not PairStatus.SAME), None)
+    inputs = changed_inputs(pairs)
+    if a.ref.prep:  # only inputs from outside the run must match between prep and capture
+        diverged = sorted({*inputs, *(k for k, p in enumerate(pairs) if p.a is None or p.b is None)})
+        first = diverged[0] if diverged else None
+    else:
+        first = next((k for k, p in enumerate(pairs) if p.status is not PairStatus.SAME), None)
     differences = live_differences(a.live_at_start, b.live_at_start)
     cause = likely_cause(pairs[first], differences) if first is not None else None
     return DriftReport(
@@ -65,6 +70,7 @@ def diff_captures(a: Capture, b: Capture) -> DriftReport:
         pairs=pairs,
         first_divergence=first,
         cause=cause,
+        changed_inputs=inputs,
         live_differences=differences,
         groups=drift_groups(pairs),
         overlaps=replay_overlaps(a, b, pairs),

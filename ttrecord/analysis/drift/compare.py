@@ -37,6 +37,35 @@ def compare_ops(a: CapturedOp, b: CapturedOp) -> tuple[FieldChange, ...]:
     return tuple(changes)
 
 
+def changed_inputs(pairs: list[OpPair]) -> list[int]:
+    """Rows whose changed inputs come from outside the run: buffers no earlier op of that run
+    wrote (weights, uploaded inputs, caches). Those must be identical between a prep run and
+    its capture; intermediates may move while the prep run's outputs are still alive."""
+    written: tuple[set, set] = (set(), set())
+    rows = []
+    for k, pair in enumerate(pairs):
+        if pair.a is not None and pair.b is not None and _outside_input_changed(pair, written):
+            rows.append(k)
+        for side, op in ((0, pair.a), (1, pair.b)):
+            if op is not None:
+                written[side].update((t.buffer_type, t.address) for t in op.outputs)
+    return rows
+
+
+def _outside_input_changed(pair: OpPair, written: tuple[set, set]) -> bool:
+    for change in pair.changes:
+        if change.slot == "in":  # a different number of inputs
+            return True
+        if not change.slot.startswith("in"):
+            continue
+        pos = int(change.slot[2:])
+        for op, seen in ((pair.a, written[0]), (pair.b, written[1])):
+            t = op.inputs[pos]  # type: ignore[union-attr]
+            if (t.buffer_type, t.address) not in seen:
+                return True
+    return False
+
+
 def tensor_pairs(pairs: list[OpPair]):
     """(A tensor, B tensor) for every tensor slot of every aligned pair."""
     for pair in pairs:

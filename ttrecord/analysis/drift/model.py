@@ -207,6 +207,9 @@ class DriftReport:
     pairs: list[OpPair]
     first_divergence: int | None  # index into pairs
     cause: Cause | None
+    # Rows whose changed inputs no earlier op of the run wrote; in prep mode only these (and
+    # inserted or removed ops) are drift.
+    changed_inputs: list[int] = field(default_factory=list)
     live_differences: list[LiveDifference] = field(default_factory=list)
     groups: list[DriftGroup] = field(default_factory=list)
     overlaps: OverlapSummary = field(default_factory=lambda: OverlapSummary(checked=False))

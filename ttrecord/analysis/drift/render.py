@@ -132,6 +132,7 @@ def to_json(report: DriftReport, all_ops: bool = False) -> dict[str, Any]:
         "alignment": {"method": report.method, **counts},
         "first_divergence": _pair_json(first, report.pairs[first]) if first is not None else None,
         "cause": _cause_json(report.cause),
+        "changed_inputs": list(report.changed_inputs),
         "live_differences": [_live_json(d.run, d.live) for d in report.live_differences],
         "drift_by_buffer_type": [
             {
@@ -218,16 +219,28 @@ def cause_sentence(report: DriftReport) -> str | None:
     )
 
 
-def _summary(report: DriftReport) -> Text:
+def summary_line(report: DriftReport) -> Text:
+    """The verdict in one sentence: drift or not, and how many ops of each kind."""
     counts = {s: report.count(s) for s in PairStatus}
     text = Text()
+    if not report.drift and report.mode == "prep" and counts[PairStatus.CHANGED]:
+        text.append("No input drift", style="bold green")
+        text.append(
+            f": the capture reads the same buffers from outside the run as its prep run;"
+            f" {counts[PairStatus.CHANGED]:,} of {len(report.pairs):,} ops read or write"
+            " intermediates elsewhere (buffers the prep run allocated are still live)."
+        )
+        return text
     if not report.drift:
         text.append("No drift", style="bold green")
         text.append(f": {counts[PairStatus.SAME]:,} ops aligned, every buffer in place.")
         return text
     text.append("Drift", style="bold red")
+    if report.mode == "prep":
+        text.append(f": {len(report.changed_inputs):,} ops read different buffers from outside"
+                    " the run than in the prep run;")  # fmt: skip
     text.append(
-        f": {counts[PairStatus.CHANGED]:,} of {counts[PairStatus.SAME] + counts[PairStatus.CHANGED]:,}"
+        f"{'' if report.mode == 'prep' else ':'} {counts[PairStatus.CHANGED]:,} of {counts[PairStatus.SAME] + counts[PairStatus.CHANGED]:,}"
         f" aligned ops changed, {counts[PairStatus.ONLY_A]:,} only in A,"
         f" {counts[PairStatus.ONLY_B]:,} only in B (aligned by op, call site and occurrence;"
         f" {report.method})."
@@ -334,10 +347,12 @@ def to_renderables(report: DriftReport, limit: int = 50) -> RenderableType:
     head.append(f"{report.a.label} (device {report.a.device}, trace {report.a.trace_id}, {a_ops:,} ops)\n")  # fmt: skip
     head.append("B ", style="bold")
     head.append(f"{report.b.label} (device {report.b.device}, trace {report.b.trace_id}, {b_ops:,} ops)")  # fmt: skip
-    parts: list[RenderableType | None] = [head, _summary(report), *_first(report)]
+    parts: list[RenderableType | None] = [head, summary_line(report), *_first(report)]
     if report.drift:
         parts += [_groups_table(report), _live_table(report, limit), *_overlap_text(report),
                   _ops_table(report, limit)]  # fmt: skip
+    elif report.mode == "prep":
+        parts.append(_ops_table(report, limit))
     elif report.overlaps.a_over_b or report.overlaps.b_over_a:
         parts += _overlap_text(report)
     return Group(*(p for p in parts if p is not None))
