@@ -65,10 +65,16 @@ def test_recorded_sample_exports_to_visualizer(recorded, tmp_path):
     (stack,) = conn.execute(
         "SELECT stack_trace FROM stack_traces WHERE operation_id = ?", (op_id,)).fetchone()  # fmt: skip
     assert stack.startswith(f'  File "{SAMPLE}", line 22, in forward\n    print(')
-    # AND the device geometry the emulator reported fills the devices row
-    (l1_banks, worker_l1) = conn.execute(
-        "SELECT l1_num_banks, worker_l1_size FROM devices WHERE device_id = 0").fetchone()  # fmt: skip
-    assert l1_banks == 130 and worker_l1 > 0
+    # AND the device geometry the emulator reported fills the devices row, numbered from 0
+    # as ttnn's report importer numbers devices (the recorded id is in report_metadata)
+    (device_id, l1_banks, worker_l1) = conn.execute(
+        "SELECT device_id, l1_num_banks, worker_l1_size FROM devices").fetchone()  # fmt: skip
+    assert (device_id, l1_banks) == (0, 130) and worker_l1 > 0
+    assert {t for (t,) in conn.execute("SELECT DISTINCT device_id FROM buffers")} == {0}
+    meta = dict(conn.execute("SELECT key, value FROM report_metadata"))
+    with Session.open(recorded) as s:
+        recorded_id = s.devices()[0].id
+    assert json.loads(meta["ttrecord_device_ids"]) == {"0": recorded_id}
     # AND every device tensor an operation used has its buffer in that operation's snapshot
     missing = conn.execute(
         "SELECT count(*) FROM input_tensors it JOIN tensors t USING (tensor_id)"

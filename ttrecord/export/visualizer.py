@@ -105,7 +105,7 @@ class _Tensors:
                 self.taken.add(ref.tensor_id)
         return key
 
-    def resolve(self) -> None:
+    def resolve(self, device_index: dict[int, int]) -> None:
         used: set[int] = set()
         fresh = max(self.taken, default=-1) + 1
         for key, ref in self.pending:
@@ -121,7 +121,7 @@ class _Tensors:
                 _ttnn_enum("DataType", ref.dtype),
                 _ttnn_enum("Layout", ref.layout),
                 _memory_config(ref),
-                buf.device if buf else None,
+                device_index.get(buf.device, buf.device) if buf else None,
                 buf.address if buf else None,
                 BUFFER_TYPES.get(buf.buffer_type) if buf else None,
             ))  # fmt: skip
@@ -145,6 +145,10 @@ class _Writer:
         self.io: list[tuple[str, int, int, tuple]] = []  # (table, op id, index, tensor key)
         self.sharded: list[tuple[int, TensorRef, str]] = []  # (seq, tensor, memory layout)
         self.counts = {"operations": 0, "buffers": 0, "errors": 0}
+        # Device ids renumbered 0.. in order, as ttnn's report importer does: the visualizer
+        # indexes per-device lists by id.
+        recorded = {d.id for d in session.devices()} | {r.buffer.device for r in session.buffers()}
+        self.device_index = {d: i for i, d in enumerate(sorted(recorded))}
         self.t0: int | None = None
         self.last_nested: dict[int, int] = {}  # call seq -> seq of its last nested event
 
@@ -152,7 +156,7 @@ class _Writer:
         self.conn.executescript(SCHEMA)
         ops = self._operations()
         self._buffers(ops)
-        self.tensors.resolve()
+        self.tensors.resolve(self.device_index)
         self.conn.executemany("INSERT INTO tensors VALUES (?,?,?,?,?,?,?,?)", self.tensors.rows)
         for table, op_id, index, key in self.io:
             self.conn.execute(f"INSERT INTO {table} VALUES (?,?,?)",
@@ -257,7 +261,7 @@ class _Writer:
                 live.pop(ends[f].id, None)
                 f += 1
             batch = [
-                (op_id, r.buffer.device, r.buffer.address, r.buffer.size,
+                (op_id, self.device_index[r.buffer.device], r.buffer.address, r.buffer.size,
                  BUFFER_TYPES[r.buffer.buffer_type], layouts.get(r.id))
                 for r in sorted(live.values(), key=lambda r: (r.buffer.device, r.buffer.address))
                 if r.buffer.buffer_type in BUFFER_TYPES
@@ -284,7 +288,7 @@ class _Writer:
     def _devices(self) -> None:
         for d in self.session.devices():
             values = {c: d.info.get(c) for c in DEVICE_COLUMNS}
-            values["device_id"] = d.id
+            values["device_id"] = self.device_index[d.id]
             if values["l1_num_banks"] is None:
                 values["l1_num_banks"] = d.num_l1_banks
             # Unknown geometry is 0, as ttnn's own report importer writes it.
@@ -305,6 +309,7 @@ class _Writer:
             "status": info.status,
             "started_at": info.started_at,
             "ttrecord_findings": json.dumps([_finding(f) for f in findings]),
+            "ttrecord_device_ids": json.dumps({i: d for d, i in self.device_index.items()}),
         }
         self.conn.executemany("INSERT INTO report_metadata VALUES (?,?)",
                               [(k, None if v is None else str(v)) for k, v in meta.items()])  # fmt: skip
