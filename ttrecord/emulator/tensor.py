@@ -262,6 +262,11 @@ class Tensor:
 
     def deallocate(self, force: bool = False) -> None:
         """Free the device buffer now (host tensors drop their values)."""
+        self._release()
+
+    def _release(self) -> None:
+        # Internal callers use this, not deallocate(): a recorder wrapping the public
+        # method must see one event per user call.
         if self._buffer is not None:
             self._buffer.release()
         else:

@@ -135,7 +135,7 @@ def copy_device_to_host_tensor(
 @operation("ttnn.deallocate")
 def deallocate(tensor: Tensor, force: bool = True) -> None:
     """Free a tensor's device buffer now."""
-    tensor.deallocate(force)
+    tensor._release()
 
 
 def _filled(

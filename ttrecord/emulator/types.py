@@ -29,12 +29,10 @@ class DataType(enum.Enum):
     INVALID = 8
 
 
-
 class Layout(enum.Enum):
     ROW_MAJOR = 0
     TILE = 1
     INVALID = 2
-
 
 
 class BufferType(enum.Enum):
@@ -45,7 +43,6 @@ class BufferType(enum.Enum):
     TRACE = 4
 
 
-
 class TensorMemoryLayout(enum.Enum):
     INTERLEAVED = 0
     HEIGHT_SHARDED = 2
@@ -53,11 +50,9 @@ class TensorMemoryLayout(enum.Enum):
     BLOCK_SHARDED = 4
 
 
-
 class StorageType(enum.Enum):
     HOST = 0
     DEVICE = 1
-
 
 
 # Element storage of each supported data type: torch dtype used for host values,

@@ -89,7 +89,7 @@ def run(
         write_values(scratch, values[0])
         if device.capturing:
             _trace.record_op(device, name, _with_scratch(fn), list(inputs), [scratch, out])
-        scratch.deallocate()
+        scratch._release()
     return out
 
 
