@@ -71,3 +71,26 @@ def test_enums_are_truthy_like_nanobind_enums():
     assert bool(emulator.ROW_MAJOR_LAYOUT) and bool(emulator.BufferType.DRAM)
     assert (emulator.ROW_MAJOR_LAYOUT or emulator.TILE_LAYOUT) is emulator.ROW_MAJOR_LAYOUT
     assert str(emulator.BufferType.DRAM) == "BufferType.DRAM"
+
+
+ISSUE_API = """
+open_device close_device open_mesh_device close_mesh_device synchronize_device record_event
+wait_for_event is_trace_capture_active bfloat16 float32 uint32 int32 ROW_MAJOR_LAYOUT TILE_LAYOUT
+DRAM_MEMORY_CONFIG L1_MEMORY_CONFIG Tensor from_torch to_torch from_device to_device
+allocate_tensor_on_device copy_host_to_device_tensor copy clone deallocate zeros ones full rand
+add subtract multiply matmul linear relu gelu silu exp softmax rms_norm layer_norm embedding
+reshape permute transpose concat slice typecast to_layout to_memory_config argmax sum mean
+begin_trace_capture end_trace_capture execute_trace release_trace MeshShape BufferType
+TensorMemoryLayout StorageType
+""".split()
+TENSOR_API = """
+shape dtype layout memory_config storage_type buffer_address buffer_num_pages buffer_page_size
+buffer_aligned_page_size buffer_unique_id element_size volume logical_volume is_allocated device
+cpu to_torch to_list item to_numpy to deallocate
+""".split()
+
+
+def test_the_issue_api_surface_exists():
+    assert [name for name in ISSUE_API if not hasattr(emulator, name)] == []
+    assert [name for name in TENSOR_API if not hasattr(emulator.Tensor, name)] == []
+    assert not hasattr(emulator.Tensor, "__weakref__")
