@@ -197,7 +197,8 @@ class _Recording(_Summary):
         try:
             self.backend = backends.choose(backend)
         except TtrecordError as exc:
-            raise pytest.UsageError(f"--ttrecord: {exc}") from None
+            reason = str(exc).split(": ", 1)[-1]  # the recorder words it for `ttrecord run`
+            raise pytest.UsageError(f"--ttrecord-backend {backend}: {reason}") from None
         folder.mkdir(parents=True, exist_ok=True)
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         self.log_path: Path | None = folder / f".pytest-{worker}-{os.getpid()}.log"
