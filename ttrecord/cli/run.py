@@ -66,8 +66,8 @@ class Run:
         parser.add_argument("--timeout", type=_positive, metavar="SECONDS",
                             help="stop the program after it ran this long (not counting"
                             " loading the backend) and record it as hung")  # fmt: skip
-        parser.add_argument("--stack-depth", type=_depth, default=3, metavar="N",
-                            help="caller frames kept with each call site (default 3)")  # fmt: skip
+        parser.add_argument("--stack-depth", type=_depth, default=2, metavar="N",
+                            help="caller frames kept with each call site (default 2)")  # fmt: skip
         parser.add_argument("--no-callsites", action="store_true",
                             help="do not record call sites (lowest overhead)")  # fmt: skip
         parser.add_argument("--audit-region", action="append", default=[], metavar="QUALNAME",
@@ -116,13 +116,13 @@ class Run:
             from ttrecord.cli.check import Check
 
             check_code = Check().run(
-                argparse.Namespace(session=str(output), format="text", fail_on="error")
+                argparse.Namespace(session=str(output), format="text", fail_on="error", output=None)
             )
             code = code if code != 0 else check_code
         if args.tui:
             from ttrecord.cli.tui import Tui
 
-            Tui().run(argparse.Namespace(sessions=[str(output)]))
+            Tui().run(argparse.Namespace(sessions=[str(output)], light=False))
         return code
 
     @staticmethod

@@ -84,6 +84,7 @@ class Allocations:
         self._get_buffers = reports.get_buffers
         self._devices = devices
         self._last: frozenset = frozenset()
+        self._last_infos: Any = None
         # (device, buffer type name, address) -> bank-local size of every live buffer
         self.live: dict[tuple[int, str, int], int] = {}
 
@@ -94,7 +95,11 @@ class Allocations:
         objects = self._devices.objects
         if not objects:
             return frozenset()
-        return frozenset(map(_key, self._get_buffers(objects)))
+        infos = self._get_buffers(objects)
+        if infos == self._last_infos:  # C-speed when the backend returns equal records
+            return self._last
+        self._last_infos = infos
+        return frozenset(map(_key, infos))
 
     def changes(self) -> tuple[list[Buffer], list[Buffer]] | None:
         """(freed, allocated) since the last call, or None when nothing changed."""
@@ -119,4 +124,4 @@ class Allocations:
 
 
 def _sort_key(key: tuple) -> tuple:
-    return (key[0], str(key[3]), key[1])
+    return (key[0], key[1])

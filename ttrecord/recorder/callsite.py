@@ -59,31 +59,30 @@ class CallSites:
         """The id of the call site at frame `f`, defining it in the log on first sight."""
         if f is None:
             return None
-        if not self.depth:
-            key: tuple = (f.f_code, f.f_lineno)
-            sid = self._ids.get(key)
-            if sid is not None:
-                return sid
-            callers: list[FrameType] = []
-        else:
-            callers = self._callers(f)
-            key = (f.f_code, f.f_lineno, *[(c.f_code, c.f_lineno) for c in callers])
-            sid = self._ids.get(key)
-            if sid is not None:
-                return sid
+        # The key is the site plus its callers' (code, line): flat, built without calls.
+        key: tuple = (f.f_code, f.f_lineno)
+        depth = self.depth
+        if depth:
+            internal = self._internal
+            g = f.f_back
+            while g is not None and depth:
+                code = g.f_code
+                flag = internal.get(code)
+                if flag is None:
+                    flag = self.is_internal(code)
+                if not flag:
+                    key += (code, g.f_lineno)
+                    depth -= 1
+                g = g.f_back
+        sid = self._ids.get(key)
+        if sid is not None:
+            return sid
         sid = next(self._next_id)
         self._ids[key] = sid
-        stack = tuple((c.f_code.co_filename, c.f_lineno, _function_name(c.f_code)) for c in callers)
+        stack = tuple(
+            (key[i].co_filename, key[i + 1], _function_name(key[i])) for i in range(2, len(key), 2)
+        )
         self._log.defer(
             (RecordType.SITE, sid, f.f_code.co_filename, f.f_lineno, _function_name(f.f_code), stack)
         )
         return sid
-
-    def _callers(self, f: FrameType) -> list[FrameType]:
-        out: list[FrameType] = []
-        g = f.f_back
-        while g is not None and len(out) < self.depth:
-            if not self.is_internal(g.f_code):
-                out.append(g)
-            g = g.f_back
-        return out

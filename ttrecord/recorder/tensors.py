@@ -16,23 +16,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-_names: dict[Any, str] = {}
+_names: dict[int, tuple[Any, str]] = {}
 
 
 def enum_name(value: Any) -> str:
     """`DataType.BFLOAT16` -> "BFLOAT16", cached per member.
 
-    The key includes the type: IntEnum members of different enums compare equal by value.
+    Keyed by identity (enum members are singletons, and the cache keeps them alive): hashing
+    an Enum member runs Python code, and IntEnum members of different enums compare equal.
     """
-    key = (type(value), value)
-    try:
-        return _names[key]
-    except KeyError:
-        name = getattr(value, "name", None) or str(value).rsplit(".", 1)[-1]
-        _names[key] = name
-        return name
-    except TypeError:  # unhashable
-        return str(value).rsplit(".", 1)[-1]
+    hit = _names.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    name = getattr(value, "name", None)
+    if not isinstance(name, str):
+        name = str(value).rsplit(".", 1)[-1]
+    if len(_names) < 10_000:
+        _names[id(value)] = (value, name)
+    return name
 
 
 class TensorDescriber:
