@@ -16,7 +16,9 @@ from typing import NamedTuple, Optional
 import numpy as np
 import torch
 
+from . import blockfloat
 from .types import (
+    BLOCK_FLOAT_MANTISSA,
     TILE_SIZE,
     DataType,
     Layout,
@@ -44,11 +46,17 @@ class Geometry(NamedTuple):
 @functools.lru_cache(maxsize=4096)
 def geometry(shape: Shape, dtype: DataType, layout: Layout) -> Geometry:
     esize = element_size(dtype)
+    mantissa = BLOCK_FLOAT_MANTISSA.get(dtype)
+    if mantissa is not None and layout != Layout.TILE:
+        raise RuntimeError(
+            f"TT_FATAL @ ttnn/core/tensor/tensor_impl.cpp:0: layout == Layout::TILE\ninfo:\n"
+            f"{dtype.name} is only supported in TILE layout"
+        )
     if layout == Layout.TILE:
         padded = padded_shape(shape, layout)
         return Geometry(
             padded,
-            TILE_ELEMENTS * esize,
+            blockfloat.page_size(mantissa) if mantissa is not None else TILE_ELEMENTS * esize,
             max(padded.volume() // TILE_ELEMENTS, 1),
             padded[-2] // TILE_SIZE,
             padded[-1] // TILE_SIZE,
@@ -112,7 +120,11 @@ def encode(values: torch.Tensor, spec: TensorSpec, aligned_page_size: int) -> np
         tiles = values
     if not tiles.is_contiguous():
         tiles = tiles.contiguous()
-    pages = tiles.reshape(-1).view(torch.uint8).numpy().reshape(geo.num_pages, geo.page_size)
+    mantissa = BLOCK_FLOAT_MANTISSA.get(spec.dtype)
+    if mantissa is not None:
+        pages = blockfloat.encode(tiles.reshape(geo.num_pages, TILE_ELEMENTS).numpy(), mantissa)
+    else:
+        pages = tiles.reshape(-1).view(torch.uint8).numpy().reshape(geo.num_pages, geo.page_size)
     if aligned_page_size != geo.page_size:
         padded_pages = np.zeros((geo.num_pages, aligned_page_size), dtype=np.uint8)
         padded_pages[:, : geo.page_size] = pages
@@ -125,7 +137,11 @@ def decode(pages: np.ndarray, spec: TensorSpec) -> torch.Tensor:
     geo = geometry(spec.shape, spec.dtype, spec.layout)
     if pages.shape[1] != geo.page_size:
         pages = np.ascontiguousarray(pages[:, : geo.page_size])
-    raw = torch.from_numpy(pages).view(torch_dtype(spec.dtype))
+    mantissa = BLOCK_FLOAT_MANTISSA.get(spec.dtype)
+    if mantissa is not None:
+        raw = torch.from_numpy(blockfloat.decode(pages, mantissa))
+    else:
+        raw = torch.from_numpy(pages).view(torch_dtype(spec.dtype))
     if spec.layout == Layout.TILE:
         padded = geo.padded_shape
         if not geo.is_padded and geo.tiles_w == 1:

@@ -65,7 +65,11 @@ _TORCH_DTYPES = {
     DataType.INT32: torch.int32,
     DataType.UINT16: torch.int16,
     DataType.UINT8: torch.uint8,
+    DataType.BFLOAT8_B: torch.float32,  # block-float values are held as float32 on the host
+    DataType.BFLOAT4_B: torch.float32,
 }
+# Block floating point types: mantissa bits (their tiles have their own page sizes).
+BLOCK_FLOAT_MANTISSA = {DataType.BFLOAT8_B: 7, DataType.BFLOAT4_B: 3}
 _ELEMENT_SIZES = {
     DataType.BFLOAT16: 2,
     DataType.FLOAT32: 4,
@@ -73,6 +77,8 @@ _ELEMENT_SIZES = {
     DataType.INT32: 4,
     DataType.UINT16: 2,
     DataType.UINT8: 1,
+    DataType.BFLOAT8_B: 1,
+    DataType.BFLOAT4_B: 1,
 }
 _FROM_TORCH = {
     torch.bfloat16: DataType.BFLOAT16,
