@@ -31,6 +31,11 @@ def test_import_ttnn_and_submodules_resolve_to_the_emulator(installed):
     assert ttnn.experimental is emulator.experimental
     assert add is emulator.add and get_buffers is emulator._ttnn.reports.get_buffers
     assert importlib.import_module("ttnn.graph") is emulator.graph
+    # the native-module paths real ttnn's objects live under
+    from ttnn._ttnn.operations.trace import execute_trace
+    from ttnn._ttnn.tensor import Tensor
+
+    assert execute_trace is emulator.execute_trace and Tensor is emulator.Tensor
 
 
 def test_the_emulator_is_honest_about_being_one():

@@ -162,7 +162,21 @@ ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR
 TILE_LAYOUT = Layout.TILE
 
 # Submodules a program or a recorder may import as `ttnn.<name>`.
-SUBMODULES = ("experimental", "_ttnn", "_ttnn.reports", "graph", "decorators", "device", "types")
+SUBMODULES = (
+    "experimental",
+    "_ttnn",
+    "_ttnn.reports",
+    "_ttnn.graph",
+    "_ttnn.device",
+    "_ttnn.tensor",
+    "_ttnn.multi_device",
+    "_ttnn.operations",
+    "_ttnn.operations.trace",
+    "graph",
+    "decorators",
+    "device",
+    "types",
+)
 
 
 def install() -> ModuleType:

@@ -1,5 +1,6 @@
-"""`ttnn._ttnn`: the native-extension namespace; the emulator provides `reports`."""
+"""`ttnn._ttnn`: the native-extension namespace, mirrored where tools reach into it:
+`reports` (allocator view), `graph`, `device`, `tensor`, `multi_device`, `operations.trace`."""
 
-from . import reports
+from . import device, graph, multi_device, operations, reports, tensor
 
-__all__ = ["reports"]
+__all__ = ["device", "graph", "multi_device", "operations", "reports", "tensor"]
