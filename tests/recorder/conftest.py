@@ -41,8 +41,9 @@ class Recorded:
         return self.rows("SELECT * FROM session")[0]
 
 
-def run_ttrecord(args: list[str], cwd: Path, timeout: float = 60, **kw) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def run_ttrecord(args: list[str], cwd: Path, timeout: float = 60, env_extra: dict | None = None,
+                 **kw) -> subprocess.CompletedProcess:  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO), **(env_extra or {})}
     env.pop("TTRECORD_EMULATOR_FAULT", None)
     return subprocess.run([*TTRECORD, *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env=env, **kw)  # fmt: skip
