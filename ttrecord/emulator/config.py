@@ -16,6 +16,7 @@ from dataclasses import dataclass
 class DeviceConfig:
     """Address-space layout and costs of one emulated chip."""
 
+    name: str = "p150"
     arch: str = "BLACKHOLE"
     # DRAM: interleaved buffers spread pages round-robin over these banks.
     num_dram_banks: int = 8

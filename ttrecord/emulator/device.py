@@ -150,7 +150,7 @@ class MeshDevice:
 
     def __repr__(self) -> str:
         shape = f"{self.mesh_shape[0]}x{self.mesh_shape[1]}" if len(self.mesh_shape) == 2 else "?"
-        return f"MeshDevice(id={self.mesh_id}, {shape} emulated {self.config.arch.lower()} p150)"
+        return f"MeshDevice(id={self.mesh_id}, {shape} emulated {self.config.arch.lower()} {self.config.name})"
 
     # --- trace helpers used across modules ----------------------------------------
     def active_capture(self) -> Optional[Any]:
