@@ -34,7 +34,9 @@ def main():
     try:
         ttnn.execute_trace(device, trace_id, cq_id=0)  # expect: TR009
     except RuntimeError as error:
-        print(f"replay of released trace {int(trace_id)} failed: {str(error).splitlines()[-1]}")
+        message = str(error).splitlines()
+        reason = message[message.index("info:") + 1] if "info:" in message else message[0]
+        print(f"replay of released trace {int(trace_id)} failed: {reason}")
 
     second = ttnn.begin_trace_capture(device, cq_id=0)  # expect: TR009
     out = model(x, w)

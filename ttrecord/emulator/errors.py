@@ -6,6 +6,8 @@ Tools (and the recorder) match on the message text, so the emulator produces
 the same texts. File/line are those of the tt-metal source that raises the
 error; only the read-in-capture line (fd_mesh_command_queue.cpp:851) was
 measured on ttnn 0.81.1, the others are close approximations.
+Other emulator-only failures (allocator, shapes) use the same layout with
+file ":0".
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ import os
 import sys
 import warnings
 
-_FD_CQ = "tt_metal/distributed/fd_mesh_command_queue.cpp"
-_MESH_DEVICE = "tt_metal/distributed/mesh_device.cpp"
-_MESH_TRACE = "tt_metal/distributed/mesh_trace.cpp"
+_FD_CQ = "/project/tt_metal/distributed/fd_mesh_command_queue.cpp"
+_MESH_DEVICE = "/project/tt_metal/distributed/mesh_device.cpp"
+_MESH_TRACE = "/project/tt_metal/distributed/mesh_trace.cpp"
 
 READS_IN_CAPTURE = "Reads are not supported during trace capture."
 WRITES_IN_CAPTURE = "Writes are not supported during trace capture. trace id: {}"
@@ -32,8 +34,12 @@ TRACE_ALLOCATION_UNSAFE = (
 
 
 def tt_fatal(file: str, line: int, condition: str, message: str) -> RuntimeError:
-    """A RuntimeError whose text has the layout of a real TT_FATAL."""
-    return RuntimeError(f"TT_FATAL @ {file}:{line}: {condition}\ninfo:\n{message}")
+    """A RuntimeError whose text has the layout of a real TT_FATAL (ttnn 0.81.1 wheels
+    report sources under /project/); the backtrace section says there are no native frames."""
+    return RuntimeError(
+        f"TT_FATAL @ {file}:{line}: {condition}\ninfo:\n{message}\nbacktrace:\n"
+        " --- ttrecord.emulator: no native backtrace (emulated device)"
+    )
 
 
 def reads_in_capture() -> RuntimeError:
