@@ -75,11 +75,24 @@ def _start(config: pytest.Config, namespace: Any) -> None:
     if not getattr(namespace, "ttrecord", False) or config.pluginmanager.has_plugin(_PLUGIN_NAME):
         return
     folder = Path(namespace.ttrecord_dir).resolve()
+    backend = _load_backend(namespace.ttrecord_backend)
     if _is_xdist_controller(namespace):
-        plugin: _Summary = _Summary(folder)
+        plugin: _Summary = _Summary(folder)  # conftests import ttnn here too: backend loaded
     else:
-        plugin = _Recording(folder, namespace.ttrecord_backend, namespace.ttrecord_fail_on)
+        plugin = _Recording(folder, backend, namespace.ttrecord_fail_on)
     config.pluginmanager.register(plugin, _PLUGIN_NAME)
+
+
+def _load_backend(requested: str) -> Any:
+    """Real ttnn or the emulator, installed as `ttnn`; a usage error when it cannot load."""
+    from ttrecord.errors import TtrecordError
+    from ttrecord.recorder import backend as backends
+
+    try:
+        return backends.choose(requested)
+    except TtrecordError as exc:
+        reason = str(exc).split(": ", 1)[-1]  # the recorder words it for `ttrecord run`
+        raise pytest.UsageError(f"--ttrecord-backend {requested}: {reason}") from None
 
 
 def session_path(folder: Path, nodeid: str) -> Path:
@@ -183,22 +196,16 @@ class _Test:
 class _Recording(_Summary):
     """The recorder of this process: installed once, then one session per test."""
 
-    def __init__(self, folder: Path, backend: str, fail_on: str) -> None:
+    def __init__(self, folder: Path, backend: Any, fail_on: str) -> None:
         super().__init__(folder)
         from ttrecord import audit
-        from ttrecord.errors import TtrecordError
-        from ttrecord.recorder import backend as backends
         from ttrecord.recorder.decode import Decoder
         from ttrecord.recorder.log import LogReader, LogWriter
         from ttrecord.recorder.proxy import install
         from ttrecord.recorder.recorder import Recorder
 
         self.fail_on = fail_on
-        try:
-            self.backend = backends.choose(backend)
-        except TtrecordError as exc:
-            reason = str(exc).split(": ", 1)[-1]  # the recorder words it for `ttrecord run`
-            raise pytest.UsageError(f"--ttrecord-backend {backend}: {reason}") from None
+        self.backend = backend
         folder.mkdir(parents=True, exist_ok=True)
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         self.log_path: Path | None = folder / f".pytest-{worker}-{os.getpid()}.log"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plugin_suite import MODEL_TESTS
+from plugin_suite import CONFTEST, MODEL_TESTS
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -14,6 +14,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def model_suite(pytester: pytest.Pytester) -> pytest.Pytester:
-    """A pytester folder with test_model.py (plugin_suite.MODEL_TESTS) in it."""
+    """A pytester folder with test_model.py and its conftest.py (from plugin_suite)."""
+    pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_model=MODEL_TESTS)
     return pytester

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-MODEL_TESTS = '''\
+# The suite's conftest imports ttnn at module level, as model repositories' conftests do: the
+# plugin must have put the backend and its proxy in place before conftest files load.
+CONFTEST = '''\
 import pytest
-import torch
 import ttnn
 
 
@@ -15,6 +16,12 @@ def device():
     d = ttnn.open_device(device_id=0, trace_region_size=800768)
     yield d
     ttnn.close_device(d)
+'''
+
+MODEL_TESTS = '''\
+import pytest
+import torch
+import ttnn
 
 
 def tensors(device):
