@@ -99,3 +99,21 @@ def test_the_issue_api_surface_exists():
     assert [name for name in ISSUE_API if not hasattr(emulator, name)] == []
     assert [name for name in TENSOR_API if not hasattr(emulator.Tensor, name)] == []
     assert not hasattr(emulator.Tensor, "__weakref__")
+
+
+def test_replicated_mesh_tensors_and_manage_device():
+    import torch
+
+    mesh = emulator.open_mesh_device(emulator.MeshShape(1, 2), trace_region_size=100_000)
+    try:
+        t = emulator.from_torch(
+            torch.ones(32, 32), dtype=emulator.bfloat16, layout=emulator.TILE_LAYOUT, device=mesh,
+            mesh_mapper=emulator.ReplicateTensorToMesh(mesh),
+        )
+        back = emulator.to_torch(t, mesh_composer=emulator.ConcatMeshToTensor(mesh, dim=0))
+        assert tuple(back.shape) == (64, 32)
+    finally:
+        emulator.close_mesh_device(mesh)
+    with emulator.manage_device(0) as device:
+        assert device.get_num_devices() == 1
+    assert not device.is_open

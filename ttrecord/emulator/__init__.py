@@ -58,6 +58,14 @@ from .device import (
     synchronize_device,
     wait_for_event,
 )
+from .distributed import (
+    ConcatMeshToTensor,
+    ReplicateTensorToMesh,
+    ShardTensorToMesh,
+    concat_mesh_to_tensor_composer,
+    manage_device,
+    replicate_tensor_to_mesh_mapper,
+)
 from .errors import TraceAllocationWarning
 from .faults import ENV_VAR as FAULT_ENV_VAR
 from .ops.data_movement import (

@@ -69,6 +69,8 @@ def to_torch(
 ) -> torch.Tensor:
     """Values as a torch tensor (a device read when the tensor is on a device)."""
     values = tensor._read().clone()
+    if mesh_composer is not None:
+        values = mesh_composer.compose(values)
     if dtype is not None:
         values = values.to(dtype)
     return values
