@@ -15,6 +15,7 @@ from tests.recorder.conftest import PROLOGUE, REPO, Recorded
 LOOP = PROLOGUE + """\
 import os, time
 a = tensor()
+b = ttnn.add(a, a)
 print(os.getpid(), flush=True)
 while True:
     b = ttnn.add(a, a)

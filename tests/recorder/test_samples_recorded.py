@@ -116,7 +116,7 @@ def test_allocation_warning_is_a_child_event(samples):
     warning is a WARNING event whose parent is the allocating call at the marked line."""
     rec = samples["alloc_after_capture"]
     path = SAMPLES / "alloc_after_capture.py"
-    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "TR004" in text)
+    line = next(i for i, text in enumerate(path.read_text().splitlines(), 1) if "# expect: TR004" in text)
     rows = rec.rows(
         "SELECT w.args, c.line FROM events w JOIN events p ON p.seq = w.parent"
         " JOIN callsites c ON c.id = p.callsite WHERE w.kind = 'warning'")

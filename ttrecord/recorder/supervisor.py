@@ -33,6 +33,8 @@ POLL_SECONDS = 0.02
 HUNG_EXIT_CODE = 124  # as timeout(1)
 _INTERRUPT_GRACE = 1.0  # seconds before a Ctrl-C the child did not see is forwarded to it
 _KILL_GRACE = 5.0  # seconds after forwarding before the child is killed
+# --timeout counts from the program's start; loading the backend (torch, ttnn) gets this long.
+_STARTUP_GRACE = 120.0
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,8 @@ class Supervisor:
                     break
                 except subprocess.TimeoutExpired:
                     pass
-                if o.timeout is not None and time.monotonic() - started > o.timeout:
+                limit = o.timeout if header_seen else (o.timeout or 0) + _STARTUP_GRACE
+                if o.timeout is not None and time.monotonic() - started > limit:
                     hung = True
                     self._stop(proc)
                     break
