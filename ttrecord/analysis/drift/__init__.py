@@ -12,7 +12,7 @@ from ttrecord.store.reader import Session
 from .align import align
 from .capture import CaptureSpec, load_capture, resolve_targets
 from .cause import likely_cause, live_differences, replay_overlaps
-from .compare import changed_inputs, compare_ops, drift_groups
+from .compare import buffer_moves, changed_inputs, drift_groups, pair_op_lists
 from .model import (
     Capture,
     CapturedOp,
@@ -40,15 +40,7 @@ __all__ = [
 def pair_ops(a: list[CapturedOp], b: list[CapturedOp]) -> tuple[list[OpPair], str]:
     """Align two op lists and compare every aligned pair; returns the pairs and the method."""
     indices, method = align([op.key for op in a], [op.key for op in b])
-    pairs = []
-    for i, j in indices:
-        if i is None:
-            pairs.append(OpPair(None, b[j]))
-        elif j is None:
-            pairs.append(OpPair(a[i], None))
-        else:
-            pairs.append(OpPair(a[i], b[j], compare_ops(a[i], b[j])))
-    return pairs, method
+    return pair_op_lists(a, b, indices), method
 
 
 def diff_captures(a: Capture, b: Capture) -> DriftReport:
@@ -61,6 +53,7 @@ def diff_captures(a: Capture, b: Capture) -> DriftReport:
     else:
         first = next((k for k, p in enumerate(pairs) if p.status is not PairStatus.SAME), None)
     differences = live_differences(a.live_at_start, b.live_at_start)
+    moves = buffer_moves(pairs)
     cause = likely_cause(pairs[first], differences) if first is not None else None
     return DriftReport(
         a=a.ref,
@@ -72,8 +65,8 @@ def diff_captures(a: Capture, b: Capture) -> DriftReport:
         cause=cause,
         changed_inputs=inputs,
         live_differences=differences,
-        groups=drift_groups(pairs),
-        overlaps=replay_overlaps(a, b, pairs),
+        groups=drift_groups(moves),
+        overlaps=replay_overlaps(a, b, moves),
     )
 
 

@@ -158,7 +158,10 @@ def _load_ops(session: Session, filt: EventFilter, after: int, before: int) -> l
 def _tensors_by_seq(session: Session, first: int, last: int) -> dict[int, tuple[list, list]]:
     """Inputs and outputs per event seq, as Tensor tuples straight from the rows (the shape
     stays JSON text: equal shapes have equal text, and only displays need the numbers)."""
-    make = Tensor._make
+    # One Tensor per distinct value: captures reuse a few buffers thousands of times, so this
+    # saves most of the memory, and equal tensors compare by identity.
+    unique: dict[tuple, Tensor] = {}
+    new = tuple.__new__  # Tensor's own __new__ is Python code; this is the hot loop
     out: dict[int, tuple[list, list]] = {}
     current = -1
     ins: list = []
@@ -167,7 +170,11 @@ def _tensors_by_seq(session: Session, first: int, last: int) -> dict[int, tuple[
         if row[0] != current:
             current = row[0]
             ins, outs = out[current] = ([], [])
-        (ins if row[1] == "in" else outs).append(make(row[3:]))
+        tail = row[3:]
+        tensor = unique.get(tail)
+        if tensor is None:
+            tensor = unique[tail] = new(Tensor, tail)
+        (ins if row[1] == "in" else outs).append(tensor)
     return out
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from ttrecord.events import BufferRef
 
 from .align import align
-from .compare import tensor_pairs
 from .model import (
     Capture,
     Cause,
@@ -100,21 +99,13 @@ def _trace_ranges(capture: Capture) -> dict[tuple, int]:
     return ranges
 
 
-def _stable_ranges(pairs: list[OpPair]) -> set[tuple]:
+def _stable_ranges(moves: dict[tuple, set[tuple]]) -> set[tuple]:
     """Ranges every aligned pair keeps in place: the other run's buffer there is the same one."""
     stable: set[tuple] = set()
     unstable: set[tuple] = set()
-    for x, y in tensor_pairs(pairs):
-        if x.address is None and y.address is None:
-            continue
-        kx = (x.device, x.buffer_type, x.address, x.size)
-        ky = (y.device, y.buffer_type, y.address, y.size)
-        if kx[1:] == ky[1:]:
-            stable.add(kx)
-            stable.add(ky)
-        else:
-            unstable.add(kx)
-            unstable.add(ky)
+    for ka, targets in moves.items():
+        for kb in targets:
+            (stable if ka[1:] == kb[1:] else unstable).update((ka, kb))
     return stable - unstable
 
 
@@ -151,11 +142,11 @@ def _overlaps(trace_run: str, ranges: dict, live: list[tuple[BufferRef, int]],
     return found
 
 
-def replay_overlaps(a: Capture, b: Capture, pairs: list[OpPair]) -> OverlapSummary:
+def replay_overlaps(a: Capture, b: Capture, moves: dict[tuple, set[tuple]]) -> OverlapSummary:
     """Would one run's trace, replayed in the other run's layout, touch that run's live buffers?"""
     if not (a.has_replay and b.has_replay):
         return OverlapSummary(checked=False)
-    stable = _stable_ranges(pairs)
+    stable = _stable_ranges(moves)
     same_file = Path(a.ref.path).resolve() == Path(b.ref.path).resolve()
     a_end = a.ref.end_seq if same_file else None
     b_end = b.ref.end_seq if same_file else None

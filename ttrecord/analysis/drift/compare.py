@@ -12,11 +12,17 @@ from collections import Counter, defaultdict
 from .model import COMPARED, TENSOR_FIELDS, CapturedOp, DriftGroup, FieldChange, OpPair
 
 _ADDRESS = TENSOR_FIELDS.index("address")
+_TYPE = TENSOR_FIELDS.index("buffer_type")
+
+
+_new = tuple.__new__  # builds NamedTuples without their Python-level __new__ (hot path)
+
+
+_SLOTS = {role: tuple(f"{role}{pos}" for pos in range(64)) for role in ("in", "out")}
+_SIZE = _ADDRESS + 1
 
 
 def _tensor_changes(slot: str, x: tuple, y: tuple) -> list[FieldChange]:
-    if x[:_ADDRESS] == y[:_ADDRESS] and x[_ADDRESS + 1 : COMPARED] == y[_ADDRESS + 1 : COMPARED]:
-        return [FieldChange(slot, "address", x[_ADDRESS], y[_ADDRESS])]  # the common case
     return [
         FieldChange(slot, "shape", x.shape, y.shape) if name == "shape_json"
         else FieldChange(slot, name, x[k], y[k])
@@ -25,86 +31,123 @@ def _tensor_changes(slot: str, x: tuple, y: tuple) -> list[FieldChange]:
     ]  # fmt: skip
 
 
+def _slot_changes(role: str, ta: tuple, tb: tuple, changes: list[FieldChange]) -> None:
+    if len(ta) != len(tb):
+        changes.append(FieldChange(role, "count", len(ta), len(tb)))
+    slots = _SLOTS[role]
+    for pos in range(min(len(ta), len(tb))):
+        x, y = ta[pos], tb[pos]
+        if x == y:
+            continue
+        slot = slots[pos] if pos < len(slots) else f"{role}{pos}"
+        if x[_ADDRESS] != y[_ADDRESS] and x[_SIZE] == y[_SIZE] and x[:_ADDRESS] == y[:_ADDRESS]:
+            changes.append(_new(FieldChange, (slot, "address", x[_ADDRESS], y[_ADDRESS])))
+        elif x[:COMPARED] != y[:COMPARED]:  # not just another device
+            changes += _tensor_changes(slot, x, y)
+
+
 def compare_ops(a: CapturedOp, b: CapturedOp) -> tuple[FieldChange, ...]:
     """Every field that differs between two aligned ops' tensors, inputs first."""
+    ai, bi, ao, bo = a[6], b[6], a[7], b[7]  # inputs, outputs (hot path: no descriptors)
+    if ai == bi and ao == bo:
+        return ()
     changes: list[FieldChange] = []
-    for role, ta, tb in (("in", a.inputs, b.inputs), ("out", a.outputs, b.outputs)):
-        if len(ta) != len(tb):
-            changes.append(FieldChange(role, "count", len(ta), len(tb)))
-        for pos, (x, y) in enumerate(zip(ta, tb)):
-            if x[:COMPARED] != y[:COMPARED]:
-                changes += _tensor_changes(f"{role}{pos}", x, y)
+    if ai != bi:
+        _slot_changes("in", ai, bi, changes)
+    if ao != bo:
+        _slot_changes("out", ao, bo, changes)
     return tuple(changes)
+
+
+def pair_op_lists(a: list[CapturedOp], b: list[CapturedOp],
+                  indices: list[tuple[int | None, int | None]]) -> list[OpPair]:  # fmt: skip
+    """OpPairs for an alignment's index pairs, each aligned pair compared."""
+    pairs = []
+    append = pairs.append
+    for i, j in indices:
+        if i is None:
+            append(_new(OpPair, (None, b[j], ())))  # type: ignore[index]
+        elif j is None:
+            append(_new(OpPair, (a[i], None, ())))
+        else:
+            append(_new(OpPair, (a[i], b[j], compare_ops(a[i], b[j]))))
+    return pairs
 
 
 def changed_inputs(pairs: list[OpPair]) -> list[int]:
     """Rows whose changed inputs come from outside the run: buffers no earlier op of that run
     wrote (weights, uploaded inputs, caches). Those must be identical between a prep run and
     its capture; intermediates may move while the prep run's outputs are still alive."""
-    written: tuple[set, set] = (set(), set())
+    written_a: set = set()
+    written_b: set = set()
     rows = []
-    for k, pair in enumerate(pairs):
-        if pair.a is not None and pair.b is not None and _outside_input_changed(pair, written):
+    for k, (a, b, changes) in enumerate(pairs):
+        if changes and _outside_input_changed(a, b, changes, written_a, written_b):
             rows.append(k)
-        for side, op in ((0, pair.a), (1, pair.b)):
-            if op is not None:
-                written[side].update((t.buffer_type, t.address) for t in op.outputs)
+        if a is not None:
+            written_a.update([(t[_TYPE], t[_ADDRESS]) for t in a[7]])
+        if b is not None:
+            written_b.update([(t[_TYPE], t[_ADDRESS]) for t in b[7]])
     return rows
 
 
-def _outside_input_changed(pair: OpPair, written: tuple[set, set]) -> bool:
-    for change in pair.changes:
-        if change.slot == "in":  # a different number of inputs
+def _outside_input_changed(a: CapturedOp, b: CapturedOp, changes: tuple[FieldChange, ...],
+                           written_a: set, written_b: set) -> bool:  # fmt: skip
+    for change in changes:
+        slot = change.slot
+        if slot == "in":  # a different number of inputs
             return True
-        if not change.slot.startswith("in"):
+        if not slot.startswith("in"):
             continue
-        pos = int(change.slot[2:])
-        for op, seen in ((pair.a, written[0]), (pair.b, written[1])):
-            t = op.inputs[pos]  # type: ignore[union-attr]
-            if (t.buffer_type, t.address) not in seen:
-                return True
+        pos = int(slot[2:])
+        ta, tb = a.inputs[pos], b.inputs[pos]
+        if (ta[_TYPE], ta[_ADDRESS]) not in written_a or (tb[_TYPE], tb[_ADDRESS]) not in written_b:
+            return True
     return False
 
 
-def tensor_pairs(pairs: list[OpPair]):
-    """(A tensor, B tensor) for every tensor slot of every aligned pair."""
+Range = tuple  # (device, buffer type, address, size) of a buffer as ops use it
+
+
+def buffer_moves(pairs: list[OpPair]) -> dict[Range, set[Range]]:
+    """For every buffer range of A the aligned ops use: the ranges B uses in the same slots."""
+    moves: dict[Range, set[Range]] = defaultdict(set)
     for pair in pairs:
         a, b = pair.a, pair.b
         if a is None or b is None:
             continue
-        yield from zip(a.inputs, b.inputs)
-        yield from zip(a.outputs, b.outputs)
+        for ta, tb in ((a.inputs, b.inputs), (a.outputs, b.outputs)):
+            for x, y in zip(ta, tb):
+                if x.address is not None or y.address is not None:
+                    moves[(x.device, x.buffer_type, x.address, x.size)].add(
+                        (y.device, y.buffer_type, y.address, y.size)
+                    )
+    return moves
 
 
-def drift_groups(pairs: list[OpPair]) -> list[DriftGroup]:
+def drift_groups(moves: dict[Range, set[Range]]) -> list[DriftGroup]:
     """Per device and buffer type: how many of A's buffers moved, and by which offsets.
 
     A constant offset (every moved buffer shifted by the same amount) is the signature of one
     extra or missing allocation below them; several offsets mean the layout was reshuffled.
     """
-    moves: dict[tuple, set[int]] = defaultdict(set)  # (device, type, A address) -> B addresses
-    for x, y in tensor_pairs(pairs):
-        if x.address is not None and y.address is not None and x.buffer_type == y.buffer_type:
-            moves[(x.device, x.buffer_type, x.address)].add(y.address)
     per_type: dict[tuple, tuple[list[int], Counter[int]]] = {}
-    for (device, btype, address), new in moves.items():
-        count, offsets = per_type.setdefault((device, btype), ([0, 0], Counter()))
+    for (device, btype, address, _size), targets in moves.items():
+        if address is None:
+            continue
+        count, offsets = per_type.setdefault((device or 0, btype), ([0, 0], Counter()))
         count[0] += 1
-        deltas = {n - address for n in new}
-        if deltas != {0}:
+        deltas = {t[2] - address for t in targets if t[2] is not None and t[1] == btype}
+        if deltas and deltas != {0}:
             count[1] += 1
             offsets.update(d for d in deltas if d != 0)
     groups = []
-    for (device, btype), ((buffers, moved), offsets) in sorted(
-        per_type.items(), key=lambda kv: (kv[0][0] if kv[0][0] is not None else -1, kv[0][1])
-    ):
+    for (device, btype), ((buffers, moved), offsets) in sorted(per_type.items()):
         if moved == 0:
             kind = "unchanged"
         elif len(offsets) == 1:
             kind = "constant_offset"
         else:
             kind = "reshuffled"
-        groups.append(
-            DriftGroup(device or 0, btype, buffers, moved, kind, tuple(offsets.most_common()))
-        )
+        groups.append(DriftGroup(device, btype, buffers, moved, kind, tuple(offsets.most_common())))
     return groups
