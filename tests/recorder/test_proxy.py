@@ -79,3 +79,25 @@ def test_uninstall_restores_the_module(tmp_path):
     cpu, warn = emulator.Tensor.__dict__["cpu"], warnings.warn
     record_inprocess(emulator, lambda ttnn: None, tmp_path)
     assert emulator.Tensor.__dict__["cpu"] is cpu and warnings.warn is warn
+
+
+def test_tensor_constructor_with_a_device_is_a_write(tmp_path):
+    """GIVEN ttnn.Tensor(data, dtype, device, layout) and a host-only ttnn.Tensor(data, dtype)
+    WHEN recorded THEN the device one is an h2d call `Tensor` with its allocation as child and
+    the new tensor as output; the host one is not recorded."""
+    import numpy as np
+
+    def body(ttnn):
+        dev = ttnn.open_device(device_id=0)
+        t = ttnn.Tensor(np.zeros((64, 64), dtype=np.float32), ttnn.bfloat16, dev, ttnn.TILE_LAYOUT)
+        ttnn.Tensor(np.zeros((32, 32), dtype=np.float32), ttnn.bfloat16)
+        assert t.buffer_address() > 0
+
+    events = record_inprocess(emulator, body, tmp_path)
+    calls = [e for e in events if e.parent is None and e.kind.value not in ("alloc", "free")]
+    assert [(e.kind.value, e.name) for e in calls] == [("device_open", "open_device"), ("h2d", "Tensor")]
+    ctor = calls[1]
+    alloc = next(e for e in events if e.kind.value == "alloc")
+    assert alloc.parent == ctor.seq
+    assert ctor.outputs[0].buffer.address == alloc.buffer.address
+    assert ctor.outputs[0].shape == (64, 64)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import importlib
+import importlib.metadata
 import importlib.util
 import os
 import sys
@@ -42,9 +43,20 @@ def _forget_ttnn() -> None:
         del sys.modules[name]
 
 
+def _version(module: ModuleType) -> str | None:
+    """ttnn's version: ttnn 0.81.1 has no __version__, its distribution metadata does."""
+    version = getattr(module, "__version__", None)
+    if version is None:
+        try:
+            version = importlib.metadata.version("ttnn")
+        except importlib.metadata.PackageNotFoundError:
+            return None
+    return str(version)
+
+
 def _real(reason: str) -> Backend:
     module = importlib.import_module("ttnn")
-    return Backend(module, "ttnn", reason, getattr(module, "__version__", None))
+    return Backend(module, "ttnn", reason, _version(module))
 
 
 def choose(requested: str) -> Backend:

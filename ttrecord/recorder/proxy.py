@@ -119,8 +119,29 @@ class Installation:
         self._hook_warnings()
         return top
 
+    def _wrap_tensor_constructor(self, cls: type) -> None:
+        """`ttnn.Tensor(data, dtype, device, layout)` allocates and writes: an h2d call.
+
+        Host-only construction is not device work and is not recorded.
+        """
+        recorder = self.recorder
+        call = recorder.call
+        dev_types = recorder.devices.types
+
+        def init(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
+            if not any(type(a) in dev_types for a in args) and not any(
+                type(a) in dev_types for a in kwargs.values()
+            ):
+                return wrapped(*args, **kwargs)
+            return call("Tensor", Kind.H2D, wrapped, None, args, kwargs, instance)
+
+        original = cls.__dict__.get("__init__")
+        wrapt.wrap_function_wrapper(cls, "__init__", init)
+        self._patched.append((cls, "__init__", original))
+
     def _wrap_tensor_methods(self) -> None:
         cls = self.ttnn.Tensor
+        self._wrap_tensor_constructor(cls)
         names = [(n, k) for n, k in TENSOR_METHODS.items()]
         names += [(n, Kind.OP) for n in TENSOR_OPERATORS]
         for name, kind in names:
