@@ -25,6 +25,9 @@ from ttrecord.store.reader import (
 )
 
 SOURCE_CONTEXT = 7  # lines either side of a finding's line
+# Above this many events the analysis takes long enough that `ttrecord check` should run it
+# (and store the result) rather than a viewer that the user may want to quit at once.
+ANALYSE_ON_OPEN_MAX_EVENTS = 200_000
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,7 @@ class OverviewData:
     findings: tuple[Finding, ...]  # most severe first
     notices: tuple[str, ...]  # running, empty, crashed: said plainly at the top
     needs_analysis: bool = False  # no stored findings: the screen runs the analysis next
+    unchecked: bool = False  # no stored findings and too large to analyse on open
 
 
 @dataclass(frozen=True)
@@ -75,9 +79,11 @@ def sort_findings(findings: list[Finding]) -> tuple[Finding, ...]:
     )
 
 
-def can_analyse(session: Session, stored: list[Finding]) -> bool:
+def can_analyse(session: Session, stored: list[Finding], events: int) -> bool:
     """Findings are computed on open only for a finished session `ttrecord check` never saw."""
-    if stored or session.info().status == str(SessionStatus.RUNNING):
+    if stored or events > ANALYSE_ON_OPEN_MAX_EVENTS:
+        return False
+    if session.info().status == str(SessionStatus.RUNNING):
         return False
     return importlib.util.find_spec("ttrecord.analysis") is not None
 
@@ -140,7 +146,8 @@ def overview(session: Session) -> OverviewData:
         traces=tuple(session.traces()),
         findings=sort_findings(stored),
         notices=tuple(notices),
-        needs_analysis=can_analyse(session, stored),
+        needs_analysis=can_analyse(session, stored, total),
+        unchecked=not stored and total > ANALYSE_ON_OPEN_MAX_EVENTS,
     )
 
 

@@ -8,7 +8,10 @@ documents every column for people who query sessions with sqlite3 or sqlite-util
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # readers need only the constants; sqlite_utils (and numpy) load slowly
+    import sqlite_utils
 
 FORMAT = "ttrecord-session"
 SCHEMA_VERSION = 1

@@ -91,7 +91,7 @@ class OverviewScreen(Screen):
             )
         self.query_one("#summary", Static).update(text)
         self.query_one("#notices", Static).update("\n".join(data.notices))
-        self._show_findings(data.findings, analysing=data.needs_analysis)
+        self._show_findings(data.findings, analysing=data.needs_analysis, unchecked=data.unchecked)
         fill_table(
             self.query_one("#traces", DataTable),
             ("device", "trace", "captured ops", "replays", "capture seqs", "released at"),
@@ -119,7 +119,8 @@ class OverviewScreen(Screen):
             self.data = replace(self.data, findings=message.findings, needs_analysis=False)
         self._show_findings(message.findings, error=message.error)
 
-    def _show_findings(self, findings, analysing: bool = False, error: str | None = None) -> None:
+    def _show_findings(self, findings, analysing: bool = False, error: str | None = None,
+                       unchecked: bool = False) -> None:  # fmt: skip
         rows = [
             [Text(str(f.severity), SEVERITY_STYLE.get(str(f.severity), "")), f.rule, f.title,
              site(f.file, f.line)]
@@ -127,6 +128,9 @@ class OverviewScreen(Screen):
         ]  # fmt: skip
         if error:
             rows = [["", "", Text(error, "red"), ""]]
+        elif unchecked:
+            hint = f"No stored findings: run `ttrecord check {self.path.name}` to analyse it."
+            rows = [["", "", Text(hint, "yellow"), ""]]
         elif analysing:
             rows = [["", "", Text("Analysing the session for hazards…", "yellow"), ""]]
         elif not findings:

@@ -39,6 +39,7 @@ class SessionsScreen(Screen):
         self.note = note
         self.summaries: list[SessionSummary] = []
         self.marked: list[Path] = []
+        self._loaded = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -49,7 +50,13 @@ class SessionsScreen(Screen):
     def on_mount(self) -> None:
         self.title = "ttrecord"
         self.sub_title = "sessions"
-        self.action_reload()
+
+    def on_screen_resume(self) -> None:
+        # Loaded when first shown: with one session given, the overview opens on top at once
+        # and should not share the disk with this list.
+        if not self._loaded:
+            self._loaded = True
+            self.action_reload()
 
     def action_reload(self) -> None:
         if not self.paths:
