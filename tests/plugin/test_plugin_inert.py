@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+from plugin_suite import QUIET
+
 
 def test_run_without_flag_is_untouched(pytester):
     # GIVEN a suite that uses the ttrecord marker and checks nothing replaced modules
@@ -19,7 +21,7 @@ def test_run_without_flag_is_untouched(pytester):
             assert True
     """)
     # WHEN pytest runs it with strict markers and without --ttrecord
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--strict-markers")
+    result = pytester.runpytest_subprocess(*QUIET, "--strict-markers")
     # THEN both tests pass (the marker is registered), and no session folder appears
     result.assert_outcomes(passed=2)
     assert not (pytester.path / ".ttrecord").exists()
