@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import sys
 from collections.abc import Sequence
 
@@ -41,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module, cls in COMMANDS:
         command = _load(module, cls)
-        doc = (command.__doc__ or "").strip()
+        doc = inspect.cleandoc(command.__doc__ or "")  # docstring indentation off the help
         p = sub.add_parser(
             name,
             help=doc.splitlines()[0] if doc else None,

@@ -30,16 +30,20 @@ class CallSites:
         self._dirs += tuple(os.path.join(os.path.abspath(d), "") for d in internal_dirs)
         self.depth = depth
         self._log = log
-        self._internal: dict[CodeType, bool] = {}
+        # Keyed by id(code): hashing a code object hashes its contents on every lookup. The
+        # code objects are kept (in _codes) so an id is never reused while cached.
+        self._internal: dict[int, bool] = {}
+        self._codes: list[CodeType] = []
         self._ids: dict[tuple, int] = {}
         self._next_id = itertools.count(1)
 
     def is_internal(self, code: CodeType) -> bool:
-        flag = self._internal.get(code)
+        flag = self._internal.get(id(code))
         if flag is None:
             name = code.co_filename
             flag = name.startswith(self._dirs) or name.startswith("<frozen ")
-            self._internal[code] = flag
+            self._internal[id(code)] = flag
+            self._codes.append(code)
         return flag
 
     def user_frame(self, skip: int = 2) -> FrameType | None:
@@ -47,7 +51,7 @@ class CallSites:
         f = _getframe(skip)
         internal = self._internal
         while f is not None:
-            flag = internal.get(f.f_code)
+            flag = internal.get(id(f.f_code))
             if flag is None:
                 flag = self.is_internal(f.f_code)
             if not flag:
@@ -60,18 +64,20 @@ class CallSites:
         if f is None:
             return None
         # The key is the site plus its callers' (code, line): flat, built without calls.
-        key: tuple = (f.f_code, f.f_lineno)
+        key: tuple = (id(f.f_code), f.f_lineno)
         depth = self.depth
+        callers: list[FrameType] = []
         if depth:
             internal = self._internal
             g = f.f_back
             while g is not None and depth:
                 code = g.f_code
-                flag = internal.get(code)
+                flag = internal.get(id(code))
                 if flag is None:
                     flag = self.is_internal(code)
                 if not flag:
-                    key += (code, g.f_lineno)
+                    key += (id(code), g.f_lineno)
+                    callers.append(g)
                     depth -= 1
                 g = g.f_back
         sid = self._ids.get(key)
@@ -79,9 +85,9 @@ class CallSites:
             return sid
         sid = next(self._next_id)
         self._ids[key] = sid
-        stack = tuple(
-            (key[i].co_filename, key[i + 1], _function_name(key[i])) for i in range(2, len(key), 2)
-        )
+        self._codes.append(f.f_code)
+        self._codes.extend(c.f_code for c in callers)
+        stack = tuple((c.f_code.co_filename, c.f_lineno, _function_name(c.f_code)) for c in callers)
         self._log.defer(
             (RecordType.SITE, sid, f.f_code.co_filename, f.f_lineno, _function_name(f.f_code), stack)
         )
