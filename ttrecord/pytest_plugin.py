@@ -69,6 +69,19 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", _MARKER)
     _start(config, config.option)  # when loaded too late for load_initial_conftests
+    plugin = config.pluginmanager.get_plugin(_PLUGIN_NAME)
+    if isinstance(plugin, _Recording) and _controls_xdist_workers(config):
+        # A pytest -n run started from inside an xdist worker inherits PYTEST_XDIST_WORKER,
+        # so it looked like a worker early on; only now does `workerinput` tell them apart.
+        plugin.close()
+        config.pluginmanager.unregister(plugin)
+        config.pluginmanager.register(_Summary(plugin.folder), _PLUGIN_NAME)
+
+
+def _controls_xdist_workers(config: pytest.Config) -> bool:
+    if hasattr(config, "workerinput"):
+        return False
+    return bool(getattr(config.option, "numprocesses", None) or getattr(config.option, "tx", None))
 
 
 def _start(config: pytest.Config, namespace: Any) -> None:
@@ -228,6 +241,9 @@ class _Recording(_Summary):
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self) -> None:
         """Put ttnn back and drop the log (xdist workers may not reach pytest_unconfigure)."""
+        self.close()
+
+    def close(self) -> None:
         from ttrecord import audit
 
         if self.log_path is None:
