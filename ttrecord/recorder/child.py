@@ -94,7 +94,7 @@ def main() -> int:
         real_exit(code)
 
     os._exit = _exit
-    signal.signal(signal.SIGUSR1, lambda *_: log.flush())
+    signal.signal(signal.SIGUSR1, lambda *_: log.flush_from_signal_handler())
     faulthandler.enable()  # a native crash prints the Python stacks, as it would without us
 
     outcome = {"code": 0}

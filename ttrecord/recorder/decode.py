@@ -41,22 +41,19 @@ class Decoder:
     open_calls: dict[int, tuple] = field(default_factory=dict)  # seq -> BEGIN record
     end: ProgramEnd = field(default_factory=ProgramEnd)
     _ready: list[tuple[int, Event]] = field(default_factory=list)  # heap by seq
-    _seen: set[int] = field(default_factory=set)
     released = 0
 
     def feed(self, records: Any) -> None:
         for rec in records:
             tag = rec[0]
             if tag == RecordType.BEGIN:
-                if rec[1] not in self._seen:
-                    self.open_calls[rec[1]] = rec
+                self.open_calls[rec[1]] = rec
             elif tag == RecordType.END:
                 begin = self.open_calls.pop(rec[1], None)
                 if begin is not None:
                     self._push(self._call(begin, rec))
             elif tag == RecordType.POINT:
-                if rec[1] not in self._seen:
-                    self._push(self._point(rec))
+                self._push(self._point(rec))
             elif tag == RecordType.SITE:
                 _, sid, file, line, function, stack = rec
                 self.sites[sid] = CallSite(file, line, function, tuple(tuple(s) for s in stack))
@@ -68,7 +65,6 @@ class Decoder:
                 self.end.exit_code = rec[1]
 
     def _push(self, ev: Event) -> None:
-        self._seen.add(ev.seq)
         heapq.heappush(self._ready, (ev.seq, ev))
 
     def ready(self) -> list[Event]:

@@ -70,10 +70,22 @@ class LogWriter:
 
     def flush(self) -> None:
         with self._lock:
-            if self._pending:
-                chunk = b"".join(self._pending)
-                self._pending.clear()
-                os.write(self.fd, chunk)
+            self._flush_locked()
+
+    def flush_from_signal_handler(self) -> None:
+        """Flush unless this thread was interrupted while holding the lock (that write is
+        about to complete on its own; blocking here would deadlock)."""
+        if self._lock.acquire(blocking=False):
+            try:
+                self._flush_locked()
+            finally:
+                self._lock.release()
+
+    def _flush_locked(self) -> None:
+        if self._pending:
+            chunk = b"".join(self._pending)
+            self._pending.clear()
+            os.write(self.fd, chunk)
 
     def close(self) -> None:
         self.flush()

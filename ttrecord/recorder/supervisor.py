@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ttrecord.errors import TtrecordError
 from ttrecord.events import SessionStatus, Status
 from ttrecord.recorder.decode import Decoder
 from ttrecord.recorder.log import LogReader
@@ -80,9 +82,13 @@ class Supervisor:
     def run(self) -> RunResult:
         o = self.options
         log_path = o.output.with_name(o.output.name + ".log")
-        log_path.unlink(missing_ok=True)
-        log_path.touch()
-        writer = SessionWriter(o.output)
+        try:
+            log_path.unlink(missing_ok=True)
+            log_path.touch()
+            writer = SessionWriter(o.output)
+        except (OSError, sqlite3.Error) as exc:
+            log_path.unlink(missing_ok=True)
+            raise TtrecordError(f"{o.output}: cannot write the session ({exc})") from None
         program = o.script if o.script is not None else f"-m {o.module}"
         writer.start(
             script=program,
@@ -124,7 +130,7 @@ class Supervisor:
                 _, backend, reason, version, pid = decoder.end.header
                 writer.update_session(backend=backend, backend_reason=reason,
                                       ttnn_version=version, pid=pid)  # fmt: skip
-            return self._finish(writer, decoder, reader, returncode, hung)
+            return self._finish(writer, decoder, returncode, hung)
         finally:
             signal.signal(signal.SIGINT, previous)
             reader.close()
@@ -166,8 +172,8 @@ class Supervisor:
 
     # -- after the child is gone ---------------------------------------------------------
 
-    def _finish(self, writer: SessionWriter, decoder: Decoder, reader: LogReader,
-                returncode: int, hung: bool) -> RunResult:  # fmt: skip
+    def _finish(self, writer: SessionWriter, decoder: Decoder, returncode: int,
+                hung: bool) -> RunResult:  # fmt: skip
         end = decoder.end
         exc = end.exception
         signal_number = -returncode if returncode < 0 else None
