@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+INDENT_MAX_ROWS = 2000
+
 
 class Diff:
     """Compare the buffers two trace captures bake in, op by op, and find where they diverge.
@@ -52,8 +54,11 @@ class Diff:
         a, b = resolve_targets(args.targets, args.capture, args.prep)
         report = diff_targets(a, b)
         if args.format == "json":
-            json.dump(to_json(report, all_ops=args.all_ops), sys.stdout, indent=2)
-            sys.stdout.write("\n")
+            document = to_json(report, all_ops=args.all_ops)
+            # Indented output goes through json's pure-Python encoder: only for small reports;
+            # dumps (one shot, in C) is several times faster than dump (chunked) for big ones.
+            indent = 2 if len(document["ops"]) <= INDENT_MAX_ROWS else None
+            sys.stdout.write(json.dumps(document, indent=indent) + "\n")
         else:
             Console(highlight=False).print(to_renderables(report, limit=args.limit))
         return 1 if report.drift else 0
