@@ -158,8 +158,8 @@ def _where(file: str | None, line: int | None, root: Path) -> str:
 
 
 def format_findings(findings: list[Any], session: Path, threshold: str, root: Path) -> str:
-    lines = [f"ttrecord: {len(findings)} finding(s), failing at '{threshold}' and above;"
-             f" session {_where(str(session), None, root)}"]  # fmt: skip
+    lines = [f"ttrecord: {len(findings)} finding(s) in {_where(str(session), None, root)}"
+             f" (fail-on: {threshold})"]  # fmt: skip
     for f in findings:
         func = f" in {f.function}" if f.function else ""
         lines.append(f"{f.rule} {f.severity} {_where(f.file, f.line, root)}{func}: {f.title}")
@@ -277,8 +277,8 @@ class _Recording(_Summary):
         regions = (regions,) if isinstance(regions, str) else tuple(regions)
         fail_on = kwargs.get("fail_on") or self.fail_on
         if fail_on not in FAIL_ON:
-            raise pytest.UsageError(f"{item.nodeid}: ttrecord marker fail_on must be one of"
-                                    f" {', '.join(FAIL_ON)}")  # fmt: skip
+            pytest.fail(f"ttrecord marker: fail_on={fail_on!r} is not one of"
+                        f" {', '.join(FAIL_ON)}", pytrace=False)  # fmt: skip
         path = session_path(self.folder, item.nodeid)
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -331,7 +331,7 @@ class _Recording(_Summary):
 
         events = self._scoped(self._drain(), test.regions)
         writer = test.writer
-        if not events or report.skipped:
+        if not events or (report.skipped and not hasattr(report, "wasxfail")):
             writer.close()
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{test.path}{suffix}").unlink(missing_ok=True)

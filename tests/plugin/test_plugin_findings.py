@@ -16,7 +16,7 @@ def test_hazard_fails_with_file_line_and_clean_test_passes(model_suite):
     result.assert_outcomes(passed=2, failed=1)
     line = line_of("LINE_READBACK")
     result.stdout.fnmatch_lines([
-        "*ttrecord: 1 finding(s), failing at 'error' and above; session rec/*readback*.db",
+        "ttrecord: 1 finding(s) in rec/test_model.py_test_readback_in_capture.db (fail-on: error)",
         f"TR001 error test_model.py:{line} in test_readback_in_capture: Readback inside trace capture",
         f"FAILED test_model.py::test_readback_in_capture - TR001 at test_model.py:{line}: *",
     ])  # fmt: skip
