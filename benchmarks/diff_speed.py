@@ -1,7 +1,8 @@
 """Speed of `ttrecord diff` on two captures of 100,000 ops each (target: under 3 s).
 
-Both sessions are built with `ttrecord.testing.SessionBuilder` through the real writer: a
-captured loop of ops over 8 call sites whose intermediates rotate through 64 live buffers.
+Both sessions are built with `ttrecord.testing.SessionBuilder` through the real writer, in the
+recorder's event order (each call, then the allocation it made as its child): a captured loop
+of ops over 8 call sites whose intermediates rotate through 64 live buffers.
 Run B keeps one extra buffer live before its capture (every intermediate shifts by 2 KiB) and
 differs by 5 inserted and 5 removed ops, so the alignment has real work to do. Figures: the
 time to read both captures through the reader, the diff itself (alignment, comparison,
@@ -20,11 +21,12 @@ from pathlib import Path
 
 from ttrecord.analysis.drift import align, diff_captures, load_capture
 from ttrecord.store.reader import Session
+from ttrecord.events import BufferRef
 from ttrecord.testing import TILE_BYTES, SessionBuilder
 
 N_OPS = 100_000
 TARGET_S = 3.0
-_VERSION = 2  # bump when the sessions' shape changes
+_VERSION = 3  # bump when the sessions' shape changes
 _LINES = (10, 11, 12, 13, 14, 15, 16, 17)
 _NAMES = ("ttnn.matmul", "ttnn.add", "ttnn.rms_norm", "ttnn.matmul", "ttnn.softmax",
           "ttnn.matmul", "ttnn.silu", "ttnn.mul")  # fmt: skip
@@ -32,17 +34,24 @@ _INSERT_AT = (1_000, 25_000, 50_000, 75_000, 99_000)
 _REMOVE_AT = (10_000, 35_000, 60_000, 85_000, 95_000)
 
 
+def _call(b: SessionBuilder, name: str, line: int, inputs: list, address: int) -> BufferRef:
+    """An op that allocates its output, in the recorder's order: the call, then its alloc."""
+    out = BufferRef(0, "DRAM", address, TILE_BYTES, TILE_BYTES, 1)
+    op = b.op(name, inputs, [out], line=line)
+    b.alloc(address)
+    b.events[-1].parent = op.seq
+    return out
+
+
 def build(path: Path, n_ops: int, variant: bool) -> str:
     b = SessionBuilder(file="/models/decoder.py")
     b.open_device()
     base = 1 << 20
-    weights = [b.alloc(base + i * TILE_BYTES) for i in range(16)]
-    x = b.alloc(base + 16 * TILE_BYTES)
+    weights = [_call(b, "ttnn.from_torch", 3, [], base + i * TILE_BYTES) for i in range(16)]
+    x = _call(b, "ttnn.from_torch", 4, [], base + 16 * TILE_BYTES)
     first = base + 17 * TILE_BYTES
-    if variant:
-        zeros = b.op("ttnn.zeros", [], [], line=30)
-        b.alloc(first, TILE_BYTES)  # the extra buffer that shifts the capture's layout
-        b.events[-1].parent = zeros.seq
+    if variant:  # the extra buffer that shifts the capture's layout
+        _call(b, "ttnn.zeros", 30, [], first)
         first += TILE_BYTES
     ring: list = [None] * 64
     trace = b.begin_trace(line=20)
@@ -53,12 +62,10 @@ def build(path: Path, n_ops: int, variant: bool) -> str:
         slot = i % 64
         if ring[slot] is not None:
             b.free(ring[slot])
-        out = b.alloc(first + slot * TILE_BYTES)
-        ring[slot] = out
-        b.op(_NAMES[i % 8], [cur, weights[i % 16]], [out], line=_LINES[i % 8])
+        cur = ring[slot] = _call(b, _NAMES[i % 8], _LINES[i % 8], [cur, weights[i % 16]],
+                                 first + slot * TILE_BYTES)  # fmt: skip
         if variant and i in _INSERT_AT:
-            b.op("ttnn.add", [out, weights[0]], [out], line=40)
-        cur = out
+            b.op("ttnn.add", [cur, weights[0]], [cur], line=40)
     b.end_trace(trace, line=21)
     b.execute(trace, line=22)
     b.release(trace, line=23)
