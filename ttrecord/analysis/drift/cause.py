@@ -59,6 +59,13 @@ def _moved_buffer(pair: OpPair) -> tuple[FieldChange, BufferRef, BufferRef] | No
     return None
 
 
+def _covers(live: BufferRef, tensor: BufferRef) -> bool:
+    """Same buffer type and intersecting ranges; devices are not compared, since the two runs
+    may number their devices differently."""
+    return (live.buffer_type == tensor.buffer_type and live.address < tensor.end
+            and tensor.address < live.end)  # fmt: skip
+
+
 def likely_cause(pair: OpPair, differences: list[LiveDifference]) -> Cause | None:
     """The unpaired live buffer that best explains the first divergent pair's moved address."""
     if pair.a is None or pair.b is None or not differences:
@@ -69,18 +76,20 @@ def likely_cause(pair: OpPair, differences: list[LiveDifference]) -> Cause | Non
     _, ba, bb = moved
     # An extra buffer in one run that covers where the other run put this tensor took its place.
     for diff in differences:
-        other = ba if diff.run == "b" else bb
-        if diff.live.buffer.overlaps(other):
-            return Cause(diff, displaced=other.address)
-    # Otherwise the closest unpaired buffer of that type below the tensor in the run that has it.
-    below = [
-        d for d in differences
-        if d.live.buffer.buffer_type == ba.buffer_type and d.live.buffer.device == ba.device
-        and d.live.buffer.address <= (bb.address if d.run == "b" else ba.address)
-    ]  # fmt: skip
-    if below:
-        best = max(below, key=lambda d: (d.live.buffer.address, d.live.alloc_seq))
-        return Cause(best, displaced=None)
+        if _covers(diff.live.buffer, ba if diff.run == "b" else bb):
+            return Cause(diff, displaced=(ba if diff.run == "b" else bb).address)
+    # Otherwise the closest unpaired buffer of that type on the side the allocator fills from:
+    # below the tensor for bottom-up DRAM, above it for top-down L1.
+    top_down = ba.buffer_type.startswith("L1")
+    candidates = []
+    for d in differences:
+        live, own = d.live.buffer, (bb if d.run == "b" else ba)
+        if live.buffer_type != ba.buffer_type:
+            continue
+        if (live.address >= own.end) if top_down else (live.address <= own.address):
+            candidates.append((abs(live.address - own.address), -d.live.alloc_seq, d))
+    if candidates:
+        return Cause(min(candidates, key=lambda c: c[:2])[2], displaced=None)
     same_type = [d for d in differences if d.live.buffer.buffer_type == ba.buffer_type]
     if same_type:
         return Cause(max(same_type, key=lambda d: d.live.alloc_seq), displaced=None)
