@@ -35,9 +35,16 @@ def run_detectors(events: Sequence[Event], ctx: Context | None = None) -> list[F
     return findings
 
 
+def analyze_session(session) -> tuple[list[Finding], Context]:
+    """Findings of a stored session and the context they were derived from (for reports)."""
+    from ttrecord.analysis.loading import load
+
+    info = session.info()
+    events, facts = load(session)
+    ctx = Context(events, status=info.status, cwd=info.cwd, backend=info.backend, facts=facts)
+    return run_detectors(events, ctx), ctx
+
+
 def analyze(session) -> list[Finding]:
     """All findings of a stored session (a `ttrecord.store.reader.Session`)."""
-    info = session.info()
-    events = list(session.iter_events())
-    ctx = Context(events, status=info.status, cwd=info.cwd, backend=info.backend)
-    return run_detectors(events, ctx)
+    return analyze_session(session)[0]

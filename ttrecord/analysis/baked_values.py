@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ttrecord.analysis.context import Context
-from ttrecord.analysis.rules import finding, where
+from ttrecord.analysis.rules import finding
 from ttrecord.events import Event, Kind, Phase
 from ttrecord.findings import Finding
 
@@ -30,6 +30,10 @@ def _site_key(ev: Event) -> tuple | None:
     return (site.file, site.line, site.function, ev.name) if site else None
 
 
+def _arg_name(name: str) -> str:
+    return f"positional argument {name}" if name.isdigit() else f"`{name}`"
+
+
 def _canon(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=repr)
 
@@ -39,30 +43,19 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
 
 
 def _captured(events: Sequence[Event], ctx: Context) -> list[Finding]:
-    captured: dict[tuple, list[Event]] = {}
-    for ev in events:
-        if ev.kind is Kind.OP and ev.phase is Phase.CAPTURE and ev.parent is None and ev.args:
-            key = _site_key(ev)
-            if key is not None:
-                captured.setdefault(key, []).append(ev)
-    if not captured:
-        return []
-    eager: dict[tuple, list[Event]] = {}
-    for ev in events:
-        if ev.kind is Kind.OP and ev.parent is None and ev.phase in (Phase.EAGER, Phase.PREP):
-            key = _site_key(ev)
-            if key in captured:
-                eager.setdefault(key, []).append(ev)
     findings: list[Finding] = []
-    for key, caps in captured.items():
-        seen_traces: set = set()
-        for cap in caps:
-            if (cap.device, cap.trace) in seen_traces:
-                continue  # one finding per call site and trace (a loop inside the capture)
-            seen_traces.add((cap.device, cap.trace))
-            varying = _varying([*eager.get(key, []), cap], cap)
-            if varying:
-                findings.append(_finding(ctx, cap, eager.get(key, []), varying, region=None))
+    seen: set = set()
+    for cap in events:
+        if cap.kind is not Kind.OP or cap.phase is not Phase.CAPTURE or cap.parent is not None:
+            continue
+        key = _site_key(cap)
+        if key is None or not cap.args or (key, cap.device, cap.trace) in seen:
+            continue  # one finding per call site and trace (a loop inside the capture)
+        seen.add((key, cap.device, cap.trace))
+        eager = ctx.facts.eager_calls(key)
+        varying = _varying([args for args, _, _ in eager] + [cap.args], cap.args)
+        if varying:
+            findings.append(_finding(ctx, cap, eager, varying, region=None))
     return findings
 
 
@@ -82,37 +75,41 @@ def _audited(ctx: Context) -> list[Finding]:
         if counts[region] < 2:
             continue
         for calls in sites.values():
-            varying = _varying(calls, calls[0])
+            varying = _varying([c.args for c in calls], calls[0].args)
             if varying:
-                findings.append(_finding(ctx, calls[0], calls[1:], varying, region=region))
+                others = [(c.args, c.seq, 1) for c in calls[1:]]
+                findings.append(_finding(ctx, calls[0], others, varying, region=region))
     return findings
 
 
-def _varying(calls: list[Event], ref: Event) -> dict[str, list[Any]]:
-    """Arguments of `ref` whose value is not the same in every call."""
+def _varying(calls: list[dict[str, Any]], ref: dict[str, Any]) -> dict[str, list[Any]]:
+    """Arguments of `ref` whose value is not the same in every call's arguments."""
     out: dict[str, list[Any]] = {}
-    for name, value in (ref.args or {}).items():
+    for name in ref:
         values: dict[str, Any] = {}
-        for ev in calls:
-            args = ev.args or {}
-            if name in args:
+        for args in calls:
+            if args and name in args:
                 values.setdefault(_canon(args[name]), args[name])
         if len(values) > 1:
             out[name] = list(values.values())
     return out
 
 
-def _finding(ctx: Context, cap: Event, others: list[Event], varying: dict[str, list[Any]],
-             region: str | None) -> Finding:  # fmt: skip
-    names = ", ".join(f"`{n}`" for n in varying)
+def _finding(ctx: Context, cap: Event, others: list[tuple[dict, int, int]],
+             varying: dict[str, list[Any]], region: str | None) -> Finding:  # fmt: skip
+    """`others`: the compared calls as (args, seq, how many calls had exactly these args)."""
+    names = ", ".join(_arg_name(n) for n in varying)
     first = next(iter(varying))
     shown = ", ".join(repr(v) for v in varying[first][:_MAX_VALUES])
     if region is None:
+        captured = (cap.args or {})[first]
+        eager = {_canon(a[first]): a[first] for a, _, _ in others if first in a}
         message = (
-            f"`{cap.name}` is captured into trace {cap.trace} with {names} ="
-            f" {(cap.args or {})[first]!r}, but the eager calls at this line passed"
-            f" {shown}. The trace keeps the captured value: every replay uses"
-            f" {(cap.args or {})[first]!r}, whatever the program passes later."
+            f"`{cap.name}` is captured into trace {cap.trace} with {_arg_name(first)} ="
+            f" {captured!r}, while the eager calls at this line passed"
+            f" {', '.join(repr(v) for v in list(eager.values())[:_MAX_VALUES])}. The trace"
+            f" keeps the captured value: every replay uses {captured!r}, whatever the"
+            " program passes later."
         )
     else:
         message = (
@@ -122,7 +119,7 @@ def _finding(ctx: Context, cap: Event, others: list[Event], varying: dict[str, l
         )
     evidence: dict[str, Any] = {
         "values": {n: v[:_MAX_VALUES] for n, v in varying.items()},
-        "calls_compared": len(others) + 1,
+        "calls_compared": sum(n for _, _, n in others) + 1,
     }
     if region is None:
         evidence["captured"] = {n: (cap.args or {}).get(n) for n in varying}
@@ -134,8 +131,6 @@ def _finding(ctx: Context, cap: Event, others: list[Event], varying: dict[str, l
         " ttnn.copy_host_to_device_tensor, or capture one trace per value; keep Python values"
         " that reach captured ops constant across steps."
     )
-    related = [e.seq for e in others[:_MAX_VALUES]]
-    if region is None and others:
-        evidence["eager_calls"] = [where(ctx, others[0]), len(others)]
+    related = [seq for _, seq, _ in others[:_MAX_VALUES]]
     return finding("TR007", ctx, cap, message, fix=fix, related=related, evidence=evidence,
                    trace=cap.trace if region is None else None)  # fmt: skip

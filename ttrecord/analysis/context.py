@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from ttrecord.analysis.facts import EventFacts, SessionFacts
 from ttrecord.events import CALL_KINDS, BufferRef, CallSite, Event, Kind, Phase, Status
 
 RangeKey = tuple[int, str]  # (device, buffer type)
@@ -129,6 +130,12 @@ class RangeIndex:
         i = bisect.bisect_left(starts, buf.end) - 1  # last interval starting before buf ends
         return i >= 0 and self._ends[key][i] > buf.address
 
+    def intervals(self) -> Iterator[tuple[int, str, int, int]]:
+        """Merged ranges: (device, buffer type, start, end)."""
+        for (device, btype), starts in self._starts.items():
+            for start, end in zip(starts, self._ends[(device, btype)]):
+                yield device, btype, start, end
+
     def overlapping(self, buf: BufferRef) -> list[Access]:
         if not self.hits(buf):
             return []
@@ -150,11 +157,13 @@ class Context:
     """Derived facts shared by the detectors. Build with `Context(events, status=..., cwd=...)`."""
 
     def __init__(self, events: Sequence[Event], status: str = "ok", cwd: str | None = None,
-                 backend: str | None = None) -> None:  # fmt: skip
+                 backend: str | None = None, facts: EventFacts | SessionFacts | None = None,
+                 ) -> None:  # fmt: skip
         self.events = events
         self.status = status
         self.cwd = cwd
         self.backend = backend
+        self.facts = facts if facts is not None else EventFacts(events)
 
     @property
     def ended_normally(self) -> bool:
@@ -186,7 +195,7 @@ class Context:
 
     @cached_property
     def traces(self) -> list[TraceInfo]:
-        return list(_derive_traces(self.events))
+        return list(_derive_traces(self.events, self.facts))
 
     @cached_property
     def trace_by_begin(self) -> dict[int, TraceInfo]:
@@ -200,12 +209,11 @@ class Context:
         return _derive_regions(self.events)
 
 
-def _derive_traces(events: Sequence[Event]) -> Iterator[TraceInfo]:
+def _derive_traces(events: Sequence[Event], facts: EventFacts | SessionFacts) -> Iterator[TraceInfo]:
     """Walk the stream once, pairing trace calls per (device, trace id) like the runtime does."""
     open_: dict[tuple[int | None, int], TraceInfo] = {}  # captured, not released
     capturing: dict[int | None, TraceInfo] = {}  # device -> trace being captured
     done: list[TraceInfo] = []
-    live: set[tuple[int, str, int]] = set()  # buffers allocated right now, as far as seen
     for ev in events:
         kind = ev.kind
         if kind is Kind.TRACE_BEGIN:
@@ -215,24 +223,18 @@ def _derive_traces(events: Sequence[Event]) -> Iterator[TraceInfo]:
                 open_[info.key] = info
                 done.append(info)
             continue
-        if capturing and ev.phase is Phase.CAPTURE and kind is not Kind.TRACE_END and not (
-            kind is Kind.ALLOC and ev.buffer is not None and ev.buffer.buffer_type == "TRACE"
-        ):
+        if kind is Kind.ALLOC and ev.buffer is not None and ev.buffer.buffer_type == "TRACE":
+            # The trace's command buffer, allocated by end_trace_capture.
+            info = open_.get((ev.device, ev.trace))
+            if info is not None:
+                info.accesses.append(Access(ev.buffer, ev.parent or ev.seq, "new"))
+            continue
+        if capturing and ev.phase is Phase.CAPTURE and kind is not Kind.TRACE_END:
             info = capturing.get(ev.device)
             if info is None and len(capturing) == 1:
                 info = next(iter(capturing.values()))
             if info is not None:
-                _record_access(info, ev, live)
-        if kind is Kind.ALLOC and ev.buffer is not None:
-            if ev.buffer.buffer_type == "TRACE" and (ev.device, ev.trace) in open_:
-                # The trace's command buffer, allocated by end_trace_capture.
-                info = open_[(ev.device, ev.trace)]
-                info.accesses.append(Access(ev.buffer, ev.parent or ev.seq, "new"))
-            live.add(buffer_key(ev.buffer))
-        elif kind is Kind.FREE and ev.buffer is not None:
-            live.discard(buffer_key(ev.buffer))
-        elif ev.outputs:
-            live.update(buffer_key(r.buffer) for r in ev.outputs if r.buffer is not None)
+                _record_access(info, ev, facts)
         if kind is Kind.TRACE_END:
             info = capturing.pop(ev.device, None)
             if info is not None and ev.status is Status.OK:
@@ -248,14 +250,12 @@ def _derive_traces(events: Sequence[Event]) -> Iterator[TraceInfo]:
     yield from done
 
 
-def _record_access(info: TraceInfo, ev: Event, live: set[tuple[int, str, int]]) -> None:
+def _record_access(info: TraceInfo, ev: Event, facts: EventFacts | SessionFacts) -> None:
     if ev.status is not Status.OK:
         info.raised_inside = True
     if ev.kind is Kind.ALLOC and ev.buffer is not None:
-        key = buffer_key(ev.buffer)
-        info.freed_inside.discard(key)
-        if key not in live:
-            info.accesses.append(Access(ev.buffer, ev.parent or ev.seq, "new", ev.buffer.tensor_id))
+        info.freed_inside.discard(buffer_key(ev.buffer))
+        info.accesses.append(Access(ev.buffer, ev.parent or ev.seq, "new", ev.buffer.tensor_id))
         return
     if ev.kind is Kind.FREE and ev.buffer is not None:
         info.freed_inside.add(buffer_key(ev.buffer))
@@ -267,7 +267,8 @@ def _record_access(info: TraceInfo, ev: Event, live: set[tuple[int, str, int]]) 
             info.accesses.append(Access(ref.buffer, ev.seq, "read", ref.tensor_id, ref.shape, ref.dtype))
     for ref in ev.outputs:
         if ref.buffer is not None and ref.storage == "device":
-            role = "write" if buffer_key(ref.buffer) in live else "new"
+            old = facts.existed_before(buffer_key(ref.buffer), info.begin.seq, ev.seq)
+            role = "write" if old else "new"
             info.accesses.append(Access(ref.buffer, ev.seq, role, ref.tensor_id, ref.shape, ref.dtype))
 
 

@@ -33,7 +33,8 @@ from .model import (
 __all__ = [
     "Capture", "CapturedOp", "CaptureRef", "CaptureSpec", "Cause", "DriftGroup", "DriftReport",
     "FieldChange", "LiveBuffer", "LiveDifference", "OpPair", "Overlap", "OverlapSummary",
-    "PairStatus", "Tensor", "align", "diff_captures", "diff_targets", "load_capture", "resolve_targets",
+    "PairStatus", "Tensor", "align", "diff_captures", "diff_targets", "load_capture",
+    "resolve_targets",
 ]  # fmt: skip
 
 
@@ -48,8 +49,8 @@ def diff_captures(a: Capture, b: Capture) -> DriftReport:
     pairs, method = pair_ops(a.ops, b.ops)
     inputs = changed_inputs(pairs)
     if a.ref.prep:  # only inputs from outside the run must match between prep and capture
-        diverged = sorted({*inputs, *(k for k, p in enumerate(pairs) if p.a is None or p.b is None)})
-        first = diverged[0] if diverged else None
+        unpaired = (k for k, p in enumerate(pairs) if p.a is None or p.b is None)
+        first = min([*inputs, *unpaired], default=None)
     else:
         first = next((k for k, p in enumerate(pairs) if p.status is not PairStatus.SAME), None)
     differences = live_differences(a.live_at_start, b.live_at_start)

@@ -62,7 +62,9 @@ def resolve_targets(
         raise TtrecordError("give capture numbers either as FILE:N or with --capture, not both")
     if prep:
         if len(specs) != 1 or len(captures) > 1:
-            raise TtrecordError("--prep compares one capture with its own prep run: give one session")
+            raise TtrecordError(
+                "--prep compares one capture with its own prep run: give one session"
+            )
         spec = specs[0]
         return CaptureSpec(spec.path, captures[0] if captures else spec.number), None
     if len(specs) == 1:

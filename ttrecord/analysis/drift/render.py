@@ -1,7 +1,7 @@
-"""Drift reports as JSON (docs/diff-json.md) and as rich renderables for the terminal.
+"""Drift reports as rich renderables for the terminal (`ttrecord diff`) and the UI.
 
-`to_json` is the documented, stable structure (validated against diff.schema.json in the
-tests); `to_renderables` is what `ttrecord diff` prints. Both only read the report.
+Everything here only reads a report; `to_renderables` is what the command prints, and the
+sentence helpers (`summary_line`, `cause_sentence`, `fmt_change`) are shared with the UI.
 """
 
 from __future__ import annotations
@@ -13,153 +13,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from .model import (
-    CapturedOp,
-    CaptureRef,
-    Cause,
-    DriftReport,
-    FieldChange,
-    LiveBuffer,
-    OpPair,
-    Overlap,
-    PairStatus,
-    Tensor,
-)
-
-JSON_VERSION = 1
-
-
-# -- JSON ----------------------------------------------------------------------------------
-
-
-def _capture_json(ref: CaptureRef, ops: int) -> dict[str, Any]:
-    return {
-        "path": ref.path,
-        "capture": ref.number,
-        "prep": ref.prep,
-        "device": ref.device,
-        "trace_id": ref.trace_id,
-        "begin_seq": ref.begin_seq,
-        "end_seq": ref.end_seq,
-        "ops": ops,
-    }
-
-
-def _op_json(op: CapturedOp | None) -> dict[str, Any] | None:
-    if op is None:
-        return None
-    return {
-        "seq": op.seq,
-        "index": op.index,
-        "name": op.name,
-        "file": op.file,
-        "line": op.line,
-        "function": op.function,
-        "occurrence": op.occurrence,
-    }
-
-
-def _change_json(c: FieldChange) -> dict[str, Any]:
-    fix = (lambda v: list(v) if isinstance(v, tuple) else v)  # noqa: E731
-    return {"slot": c.slot, "field": c.field, "a": fix(c.a), "b": fix(c.b)}
-
-
-def _pair_json(index: int, pair: OpPair) -> dict[str, Any]:
-    return {
-        "index": index,
-        "status": str(pair.status),
-        "a": _op_json(pair.a),
-        "b": _op_json(pair.b),
-        "changes": [_change_json(c) for c in pair.changes],
-    }
-
-
-def _live_json(run: str, live: LiveBuffer) -> dict[str, Any]:
-    b = live.buffer
-    return {
-        "run": run,
-        "device": b.device,
-        "buffer_type": b.buffer_type,
-        "address": b.address,
-        "size": b.size,
-        "alloc_seq": live.alloc_seq,
-        "call": live.call,
-        "file": live.file,
-        "line": live.line,
-        "function": live.function,
-    }
-
-
-def _cause_json(cause: Cause | None) -> dict[str, Any] | None:
-    if cause is None:
-        return None
-    diff = cause.difference
-    return {
-        "kind": "extra_allocation" if diff.run == "b" else "missing_allocation",
-        "allocation": _live_json(diff.run, diff.live),
-        "displaced_address": cause.displaced,
-    }
-
-
-def _overlap_json(o: Overlap) -> dict[str, Any]:
-    return {
-        "trace_run": o.trace_run,
-        "device": o.device,
-        "buffer_type": o.buffer_type,
-        "address": o.address,
-        "size": o.size,
-        "op_seq": o.op_seq,
-        "live_address": o.other_address,
-        "live_size": o.other_size,
-        "live_alloc_seq": o.other_alloc_seq,
-    }
-
-
-def to_json(report: DriftReport, all_ops: bool = False) -> dict[str, Any]:
-    """The documented JSON structure; `ops` lists only differing rows unless all_ops."""
-    n_a = sum(1 for p in report.pairs if p.a is not None)
-    n_b = sum(1 for p in report.pairs if p.b is not None)
-    first = report.first_divergence
-    counts = {str(s): 0 for s in PairStatus}
-    for p in report.pairs:
-        counts[str(p.status)] += 1
-    return {
-        "version": JSON_VERSION,
-        "mode": report.mode,
-        "drift": report.drift,
-        "a": _capture_json(report.a, n_a),
-        "b": _capture_json(report.b, n_b),
-        "alignment": {"method": report.method, **counts},
-        "first_divergence": _pair_json(first, report.pairs[first]) if first is not None else None,
-        "cause": _cause_json(report.cause),
-        "changed_inputs": list(report.changed_inputs),
-        "live_differences": [_live_json(d.run, d.live) for d in report.live_differences],
-        "drift_by_buffer_type": [
-            {
-                "device": g.device,
-                "buffer_type": g.buffer_type,
-                "buffers": g.buffers,
-                "moved": g.moved,
-                "kind": g.kind,
-                "offsets": [{"offset": off, "buffers": n} for off, n in g.offsets],
-            }
-            for g in report.groups
-        ],
-        "replay_overlaps": {
-            "checked": report.overlaps.checked,
-            "a_over_b": report.overlaps.a_over_b,
-            "b_over_a": report.overlaps.b_over_a,
-            "examples": [_overlap_json(o) for o in report.overlaps.examples],
-        },
-        "ops": [
-            _pair_json(k, p)
-            for k, p in enumerate(report.pairs)
-            if all_ops or p.status is not PairStatus.SAME
-        ],
-    }
-
-
-# -- text ------------------------------------------------------------------------------------
+from .model import CapturedOp, DriftReport, FieldChange, PairStatus, Tensor
 
 
 def fmt_value(field: str, value: Any) -> str:
@@ -239,8 +93,9 @@ def summary_line(report: DriftReport) -> Text:
     if report.mode == "prep":
         text.append(f": {len(report.changed_inputs):,} ops read different buffers from outside"
                     " the run than in the prep run;")  # fmt: skip
+    aligned = counts[PairStatus.SAME] + counts[PairStatus.CHANGED]
     text.append(
-        f"{'' if report.mode == 'prep' else ':'} {counts[PairStatus.CHANGED]:,} of {counts[PairStatus.SAME] + counts[PairStatus.CHANGED]:,}"
+        f"{'' if report.mode == 'prep' else ':'} {counts[PairStatus.CHANGED]:,} of {aligned:,}"
         f" aligned ops changed, {counts[PairStatus.ONLY_A]:,} only in A,"
         f" {counts[PairStatus.ONLY_B]:,} only in B (aligned by op, call site and occurrence;"
         f" {report.method})."
@@ -266,7 +121,8 @@ def _first(report: DriftReport) -> list[RenderableType]:
         out.append(Text(f"  {sentence}", style="red"))
     elif pair.status is PairStatus.CHANGED:
         out.append(Text("  No extra or missing live allocation before the capture explains it;"
-                        " the layouts differ by freed and reused memory.", style="dim"))  # fmt: skip
+                        " the layouts differ by freed and reused memory.",
+                        style="dim"))  # fmt: skip
     return out
 
 
@@ -289,7 +145,8 @@ def _live_table(report: DriftReport, limit: int) -> Table | None:
     if not report.live_differences:
         return None
     table = Table("run", "buffer", "address", "bytes", "allocated by", "event",
-                  title="Live before the capture in one run only", title_justify="left")  # fmt: skip
+                  title="Live before the capture in one run only",
+                  title_justify="left")  # fmt: skip
     for d in report.live_differences[:limit]:
         b = d.live.buffer
         table.add_row(d.run.upper(), b.buffer_type, f"0x{b.address:x}", f"{b.size:,}",
@@ -303,8 +160,11 @@ def _live_table(report: DriftReport, limit: int) -> Table | None:
 def _overlap_text(report: DriftReport) -> list[RenderableType]:
     o = report.overlaps
     if not o.checked:
-        return [Text("\nReplay overlap: not applicable (a prep run is never replayed).", style="dim")]
-    lines: list[RenderableType] = [Text("\nTrace ranges over buffers live in the other run's replay", style="bold")]  # fmt: skip
+        return [Text("\nReplay overlap: not applicable (a prep run is never replayed).",
+                     style="dim")]  # fmt: skip
+    lines: list[RenderableType] = [
+        Text("\nTrace ranges over buffers live in the other run's replay", style="bold")
+    ]
     for run, other, n in (("A", "B", o.a_over_b), ("B", "A", o.b_over_a)):
         style = "red" if n else "green"
         lines.append(Text(f"  {run}'s trace over {other}'s live buffers: {n:,}", style=style))
@@ -343,10 +203,9 @@ def to_renderables(report: DriftReport, limit: int = 50) -> RenderableType:
     a_ops = sum(1 for p in report.pairs if p.a is not None)
     b_ops = sum(1 for p in report.pairs if p.b is not None)
     head = Text()
-    head.append("A ", style="bold")
-    head.append(f"{report.a.label} (device {report.a.device}, trace {report.a.trace_id}, {a_ops:,} ops)\n")  # fmt: skip
-    head.append("B ", style="bold")
-    head.append(f"{report.b.label} (device {report.b.device}, trace {report.b.trace_id}, {b_ops:,} ops)")  # fmt: skip
+    for name, ref, ops, end in (("A", report.a, a_ops, "\n"), ("B", report.b, b_ops, "")):
+        head.append(f"{name} ", style="bold")
+        head.append(f"{ref.label} (device {ref.device}, trace {ref.trace_id}, {ops:,} ops){end}")
     parts: list[RenderableType | None] = [head, summary_line(report), *_first(report)]
     if report.drift:
         parts += [_groups_table(report), _live_table(report, limit), *_overlap_text(report),

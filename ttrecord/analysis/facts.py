@@ -1,0 +1,141 @@
+"""Questions about the whole run that detectors ask besides scanning their events.
+
+Two answers to the same questions: `EventFacts` works them out from a complete event list (what
+tests build by hand), `SessionFacts` asks the session file with set-based SQL, so that the
+analysis of a million-event session does not have to materialise every eager op, allocation
+and free. Both must agree; the tests run every hazard case through both.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ttrecord.events import Event, Kind, Phase
+
+Key = tuple[int, str, int]  # (device, buffer type, address)
+SiteKey = tuple[str, int, str, str]  # (file, line, function, op name)
+
+
+class EventFacts:
+    def __init__(self, events: Sequence[Event]) -> None:
+        self._events = events
+        self._lives: dict[Key, list[list[int | None]]] | None = None
+        self._eager: dict[SiteKey, list[tuple[dict[str, Any], int, int]]] | None = None
+
+    def _lifetimes(self) -> dict[Key, list[list[int | None]]]:
+        """[alloc seq, free seq] of every buffer, paired like the writer pairs them."""
+        if self._lives is None:
+            lives: dict[Key, list[list[int | None]]] = {}
+            open_: dict[Key, list[int | None]] = {}
+            for ev in self._events:
+                if ev.kind is Kind.ALLOC and ev.buffer is not None:
+                    key = (ev.buffer.device, ev.buffer.buffer_type, ev.buffer.address)
+                    old = open_.get(key)
+                    if old is not None:
+                        if old[2] in (None, ev.buffer.size):
+                            continue  # first seen as a call's output, now confirmed
+                        old[1] = ev.seq  # a free never seen: this allocation took the address
+                    open_[key] = life = [ev.seq, None, ev.buffer.size]
+                    lives.setdefault(key, []).append(life)
+                elif ev.kind is Kind.FREE and ev.buffer is not None:
+                    life = open_.pop((ev.buffer.device, ev.buffer.buffer_type, ev.buffer.address), None)
+                    if life is not None:
+                        life[1] = ev.seq
+                else:
+                    for ref in ev.inputs + ev.outputs:
+                        b = ref.buffer
+                        if b is not None and (b.device, b.buffer_type, b.address) not in open_:
+                            key = (b.device, b.buffer_type, b.address)
+                            open_[key] = life = [ev.seq, None, b.size]
+                            lives.setdefault(key, []).append(life)
+            self._lives = lives
+        return self._lives
+
+    def existed_before(self, key: Key, before: int, at: int) -> bool:
+        """A buffer at `key` was allocated before seq `before` and still allocated at `at`."""
+        return _existed(self._lifetimes().get(key, ()), before, at)
+
+    def eager_calls(self, site: SiteKey) -> list[tuple[dict[str, Any], int, int]]:
+        """Distinct argument sets of the eager/prep calls at a call site: (args, first seq, count)."""
+        if self._eager is None:
+            eager: dict[SiteKey, dict[str, list]] = {}
+            for ev in self._events:
+                if (ev.kind is Kind.OP and ev.parent is None and ev.args
+                        and ev.phase in (Phase.EAGER, Phase.PREP) and ev.callsite):  # fmt: skip
+                    s = ev.callsite
+                    by_args = eager.setdefault((s.file, s.line, s.function, ev.name), {})
+                    canon = json.dumps(ev.args, sort_keys=True, default=repr)
+                    if canon in by_args:
+                        by_args[canon][2] += 1
+                    else:
+                        by_args[canon] = [ev.args, ev.seq, 1]
+            self._eager = {k: [tuple(v) for v in d.values()] for k, d in eager.items()}
+        return self._eager.get(site, [])
+
+
+def _existed(lives: Sequence, before: int, at: int) -> bool:
+    """Lifetimes at one address never overlap, so only the last one begun before counts."""
+    i = bisect.bisect_left(lives, before, key=lambda life: life[0]) - 1
+    return i >= 0 and (lives[i][1] is None or lives[i][1] > at)
+
+
+class SessionFacts:
+    """The same answers from a session file's tables (`Session.query`)."""
+
+    def __init__(self, session) -> None:
+        self._session = session
+        self._eager: dict[SiteKey, list[tuple[dict[str, Any], int, int]]] | None = None
+        self._lives: dict[Key, list[tuple[int, int | None, int]]] = {}
+
+    def prefetch(self, keys: Iterable[Key]) -> None:
+        """Read the lifetimes of every buffer ever at these addresses in one query."""
+        wanted = sorted(set(keys) - self._lives.keys())
+        if not wanted:
+            return
+        for key in wanted:
+            self._lives[key] = []
+        rows = self._session.query(
+            "SELECT device, buffer_type, address, alloc_seq, free_seq, id FROM buffers"
+            " WHERE address IN (SELECT value FROM json_each(?)) ORDER BY alloc_seq",
+            (json.dumps(sorted({k[2] for k in wanted})),),
+        )
+        for device, btype, address, alloc, free, buffer_id in rows:
+            lives = self._lives.get((device, btype, address))
+            if lives is not None:
+                lives.append((alloc, free, buffer_id))
+
+    def lifetimes(self, key: Key) -> list[tuple[int, int | None, int]]:
+        """(alloc seq, free seq, buffer id) of every buffer at `key`, in allocation order."""
+        if key not in self._lives:
+            self.prefetch([key])
+        return self._lives[key]
+
+    def existed_before(self, key: Key, before: int, at: int) -> bool:
+        return _existed(self.lifetimes(key), before, at)
+
+    def eager_calls(self, site: SiteKey) -> list[tuple[dict[str, Any], int, int]]:
+        if self._eager is None:
+            eager: dict[SiteKey, dict[str, list]] = {}
+            rows = self._session.query(
+                "SELECT c.file, c.line, c.function, e.name, e.args, min(e.seq), count(*)"
+                " FROM events e JOIN callsites c ON c.id = e.callsite"
+                " WHERE e.kind = 'op' AND e.parent IS NULL AND e.phase IN ('eager', 'prep')"
+                " AND e.args IS NOT NULL GROUP BY e.callsite, e.name, e.args"
+            )
+            for file, line, function, name, args, first, count in rows:
+                parsed = json.loads(args)
+                if not parsed:
+                    continue
+                canon = json.dumps(parsed, sort_keys=True, default=repr)
+                by_args = eager.setdefault((file, line, function, name), {})
+                if canon in by_args:
+                    entry = by_args[canon]
+                    entry[1], entry[2] = min(entry[1], first), entry[2] + count
+                else:
+                    by_args[canon] = [parsed, first, count]
+            self._eager = {k: sorted((tuple(v) for v in d.values()), key=lambda v: v[1])
+                           for k, d in eager.items()}  # fmt: skip
+        return self._eager.get(site, [])
