@@ -46,7 +46,8 @@ class Diff:
         from rich.console import Console
 
         from ttrecord.analysis.drift import diff_targets, resolve_targets
-        from ttrecord.analysis.drift.render import to_json, to_renderables
+        from ttrecord.analysis.drift.jsonfmt import to_json
+        from ttrecord.analysis.drift.render import to_renderables
         from ttrecord.errors import TtrecordError
 
         if args.limit < 1:
