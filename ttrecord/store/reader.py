@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -523,6 +523,68 @@ class Session:
             " ORDER BY seq, role, pos",
             (first_seq, last_seq),
         )
+
+    # -- set-based access for the analysis ----------------------------------------------
+
+    def query(self, sql: str, params: tuple | list = ()) -> list[tuple]:
+        """Read-only SQL over the session schema (docs/schema.md). For the set-based questions
+        the analysis asks (which allocations overlap a range, which calls share a call site),
+        which would otherwise mean materialising every event."""
+        return self._query(sql, params)
+
+    def events_at(self, seqs: Iterable[int], with_tensors: bool = True) -> list[Event]:
+        """The events with these seqs (any number, any spread), in seq order, with tensors.
+
+        Unlike `events()`, neither the seqs nor the tensor rows are fetched by range, so a few
+        thousand events scattered over a million-event session cost a few thousand rows."""
+        wanted = json.dumps(sorted(set(seqs)))
+        rows = self._query(
+            "SELECT e.seq, e.parent, e.t_ns, e.dur_ns, e.thread, e.kind, e.name, e.phase,"
+            " e.device, e.cq, e.trace, e.callsite, e.status, e.error, e.args, e.region,"
+            " b.device, b.buffer_type, b.address, b.size, b.page_size, b.num_pages, b.tensor_id"
+            " FROM events e LEFT JOIN buffers b ON b.id = e.buffer"
+            " WHERE e.seq IN (SELECT value FROM json_each(?)) ORDER BY e.seq",
+            (wanted,),
+        )
+        sites = self.callsites()
+        kinds, phases, statuses = Kind._value2member_map_, Phase._value2member_map_, Status._value2member_map_
+        events = []
+        for r in rows:
+            buffer = BufferRef(*r[16:23]) if r[17] is not None else None
+            events.append(Event(
+                seq=r[0], kind=kinds[r[5]], name=r[6], phase=phases[r[7]], t_ns=r[2],
+                dur_ns=r[3], thread=r[4], device=r[8], cq=r[9], trace=r[10], parent=r[1],
+                callsite=sites.get(r[11]) if r[11] is not None else None,
+                status=statuses[r[12]], error=r[13], args=_loads(r[14]), region=r[15],
+                buffer=buffer,
+            ))  # fmt: skip
+        if with_tensors and events:
+            by_seq = {ev.seq: ev for ev in events}
+            ins: dict[int, list[TensorRef]] = {}
+            outs: dict[int, list[TensorRef]] = {}
+            refs: dict[tuple, TensorRef] = {}  # TensorRefs are frozen: one per distinct row
+            for row in self._query(
+                "SELECT seq, role, tensor_id, storage, shape, dtype, layout, memory_config,"
+                " device, buffer_type, address, size FROM tensors"
+                " WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq, role, pos",
+                (wanted,),
+            ):
+                key = row[2:]
+                ref = refs.get(key)
+                if ref is None:
+                    (tensor_id, storage, shape, dtype, layout, memcfg, device, btype, addr,
+                     size) = key  # fmt: skip
+                    buf = None
+                    if addr is not None and btype is not None:
+                        buf = BufferRef(device, btype, addr, size, tensor_id=tensor_id)
+                    ref = refs[key] = TensorRef(
+                        tensor_id, storage, tuple(_loads(shape, [])), dtype, layout, memcfg, buf
+                    )
+                (ins if row[1] == "in" else outs).setdefault(row[0], []).append(ref)
+            for seq, ev in by_seq.items():
+                ev.inputs = tuple(ins.get(seq, ()))
+                ev.outputs = tuple(outs.get(seq, ()))
+        return events
 
 
 def find_sessions(folder: str | os.PathLike[str]) -> list[Path]:
