@@ -21,6 +21,7 @@ from tests.recorder.conftest import run_ttrecord
         (["run", "-o", "nofolder/out.db", "x.py"], "nofolder: no such folder"),
         (["run", "."], ".: is a folder"),
         (["sessions", "nowhere"], "nowhere: no such folder"),
+        (["run", "--backend", "ttnn", "x.py"], "--backend ttnn: cannot import ttnn"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(tmp_path, args, message):

@@ -72,8 +72,7 @@ def main() -> int:
     except TtrecordError as exc:
         log.write((RecordType.EXCEPTION, "TtrecordError", str(exc), ""))
         log.write((RecordType.EXIT, exc.exit_code))
-        print(f"ttrecord run: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return exc.exit_code  # the supervisor reports it
     print(f"ttrecord: backend {chosen.name} ({chosen.reason})", file=sys.stderr)
     log.write((RecordType.HEADER, chosen.name, chosen.reason, chosen.version, os.getpid()))
 

@@ -130,13 +130,19 @@ class Supervisor:
                 _, backend, reason, version, pid = decoder.end.header
                 writer.update_session(backend=backend, backend_reason=reason,
                                       ttnn_version=version, pid=pid)  # fmt: skip
-            return self._finish(writer, decoder, returncode, hung)
+            result = self._finish(writer, decoder, returncode, hung)
         finally:
             signal.signal(signal.SIGINT, previous)
             reader.close()
             writer.close()
             if not os.environ.get("TTRECORD_KEEP_LOG"):
                 log_path.unlink(missing_ok=True)
+        exc = decoder.end.exception
+        if exc is not None and exc[0] == "TtrecordError":  # the child could not start the program
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(o.output) + suffix).unlink(missing_ok=True)
+            raise TtrecordError(exc[1])
+        return result
 
     # -- while running -------------------------------------------------------------------
 
@@ -204,8 +210,6 @@ class Supervisor:
         events = decoder.ready()
         if events:
             writer.add(events)
-        if exc is not None and error_type == "TtrecordError":  # the child refused to start
-            status = SessionStatus.ERROR
         writer.finish(
             status,
             exit_code=exit_code,
