@@ -79,3 +79,25 @@ def test_unreadable_input_is_shown_not_raised(tmp_path):
             assert "Cannot diff:" in summary and "missing.db: no such file" in summary
 
     asyncio.run(scenario())
+
+
+def test_marking_two_sessions_and_pressing_d_opens_the_real_diff(tmp_path):
+    """GIVEN the app listing two sessions WHEN both are marked (space) and d is pressed
+    THEN this diff screen opens on those two files and shows their drift."""
+    from ttrecord.tui.app import TtrecordApp
+
+    a = one_capture(tmp_path / "a.db")
+    b = one_capture(tmp_path / "b.db", extra_alloc=True)
+
+    async def scenario() -> None:
+        app = TtrecordApp([a, b])
+        async with app.run_test(size=(150, 30)) as pilot:
+            await _settle(pilot)
+            await pilot.press("space", "down", "space", "d")
+            await _settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, DiffScreen) and screen.report is not None
+            assert {screen.report.a.path, screen.report.b.path} == {a, b}
+            assert screen.report.drift and screen.report.cause is not None
+
+    asyncio.run(scenario())
