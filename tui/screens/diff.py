@@ -62,7 +62,7 @@ def side_segments(op: CapturedOp | None, changed: set[str], base: Style) -> list
         return [Segment("—", DIM)]
     name = op.name.removeprefix("ttnn.")
     site = op.site if len(op.site) <= 15 else "…" + op.site[-14:]
-    segs = [Segment(f"{op.seq:<7}{name[:13]:<14}{site:<16}", base)]
+    segs = [Segment(f"{op.seq:<7}{name[:11]:<12}{site:<16}", base)]
     segs += _tensor_segments("in", op.inputs, changed, base)
     segs.append(Segment("→ ", DIM))
     segs += _tensor_segments("out", op.outputs, changed, base)
@@ -115,7 +115,7 @@ class AlignedOps(ScrollView, can_focus=True):
         self.only_differences = only_differences
         self.rows = [k for k, p in enumerate(pairs)
                      if not only_differences or p.status is not PairStatus.SAME]  # fmt: skip
-        self.virtual_size = Size(self.size.width, len(self.rows))
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows))
         target = 0
         if keep is not None and self.rows:
             target = next((n for n, k in enumerate(self.rows) if k >= keep), len(self.rows) - 1)
@@ -129,7 +129,7 @@ class AlignedOps(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         index = self.scroll_offset.y + y
-        width = self.size.width
+        width = self.scrollable_content_region.width  # without the scrollbar
         if index >= len(self.rows):
             return Strip.blank(width)
         k = self.rows[index]
@@ -246,8 +246,8 @@ class DiffScreen(Screen):
             return
         summary.update(summary_text(self.report))
         view = self.query_one(AlignedOps)
-        side = max(10, (view.size.width - INDEX_WIDTH - 3) // 2)
-        heading = f"{'event':<7}{'op':<14}{'call site':<16}in → out"
+        side = max(10, (view.scrollable_content_region.width - INDEX_WIDTH - 3) // 2)
+        heading = f"{'event':<7}{'op':<12}{'call site':<16}in → out"
         self.query_one("#diff-columns", Static).update(
             " " * INDEX_WIDTH + heading[:side].ljust(side) + "   " + heading[:side]
         )
