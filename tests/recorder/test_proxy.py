@@ -26,7 +26,7 @@ def test_every_access_path_is_recorded(tmp_path):
         import ttnn.experimental as experimental  # noqa: PLC0415
 
         seen["same"] = ttnn.add is ttnn.add and add is ttnn.add
-        seen["classes"] = ttnn.Tensor is emulator.Tensor and ttnn.bfloat16 is emulator.bfloat16
+        seen["classes"] = ttnn.MeshDevice is emulator.MeshDevice and ttnn.bfloat16 is emulator.bfloat16
         seen["module"] = sys.modules["ttnn.experimental"] is experimental
         dev = ttnn.open_device(device_id=0)
         x = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=dev)
@@ -84,14 +84,22 @@ def test_uninstall_restores_the_module(tmp_path):
 def test_tensor_constructor_with_a_device_is_a_write(tmp_path):
     """GIVEN ttnn.Tensor(data, dtype, device, layout) and a host-only ttnn.Tensor(data, dtype)
     WHEN recorded THEN the device one is an h2d call `Tensor` with its allocation as child and
-    the new tensor as output; the host one is not recorded."""
+    the new tensor as output; the host one is not recorded; ttnn.Tensor still works as the
+    class for isinstance, issubclass and subclassing."""
     import numpy as np
 
     def body(ttnn):
         dev = ttnn.open_device(device_id=0)
         t = ttnn.Tensor(np.zeros((64, 64), dtype=np.float32), ttnn.bfloat16, dev, ttnn.TILE_LAYOUT)
-        ttnn.Tensor(np.zeros((32, 32), dtype=np.float32), ttnn.bfloat16)
+        host = ttnn.Tensor(np.zeros((32, 32), dtype=np.float32), ttnn.bfloat16)
         assert t.buffer_address() > 0
+        assert isinstance(host, ttnn.Tensor) and isinstance(t, emulator.Tensor)
+        assert issubclass(type(t), ttnn.Tensor) and ttnn.Tensor is ttnn.Tensor
+
+        class Mine(ttnn.Tensor):  # subclassing the proxied class subclasses the real one
+            pass
+
+        assert issubclass(Mine, emulator.Tensor)
 
     events = record_inprocess(emulator, body, tmp_path)
     calls = [e for e in events if e.parent is None and e.kind.value not in ("alloc", "free")]

@@ -57,6 +57,37 @@ class ModuleProxy(wrapt.ObjectProxy):
         return proxied
 
 
+class TensorClassProxy(wrapt.ObjectProxy):
+    """`ttnn.Tensor` as the program sees it: constructing a tensor on a device is an h2d call.
+
+    Real ttnn's Tensor is a nanobind class whose constructor ignores a patched `__init__`, so
+    the class itself is proxied. isinstance/issubclass and subclassing work as with the class;
+    only `type(t) is ttnn.Tensor` tells them apart. Host-only construction is not recorded.
+    """
+
+    def __init__(self, cls: type, recorder: Recorder) -> None:
+        super().__init__(cls)
+        self._self_recorder = recorder
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        cls = self.__wrapped__
+        dev_types = self._self_recorder.devices.types
+        if any(type(a) in dev_types for a in args) or any(
+            type(a) in dev_types for a in kwargs.values()
+        ):
+            return self._self_recorder.call("Tensor", Kind.H2D, cls, None, args, kwargs)
+        return cls(*args, **kwargs)
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        return isinstance(obj, self.__wrapped__)
+
+    def __subclasscheck__(self, cls: type) -> bool:
+        return issubclass(cls, self.__wrapped__)
+
+    def __mro_entries__(self, bases: tuple) -> tuple:
+        return (self.__wrapped__,)
+
+
 class Installation:
     """Everything `install()` changed, so `uninstall()` can put it back (tests need that)."""
 
@@ -69,6 +100,7 @@ class Installation:
         self._saved_modules: dict[str, Any] = {}
         self._patched: list[tuple[type, str, Any]] = []
         self._saved_warn: Any = None
+        self._tensor_class: TensorClassProxy | None = None
 
     def _is_backend(self, value: Any) -> bool:
         module = getattr(value, "__module__", None) or type(value).__module__ or ""
@@ -78,6 +110,10 @@ class Installation:
         """The object a program gets for attribute `qualname` (relative to ttnn)."""
         if isinstance(value, types.ModuleType):
             return self.module_proxy(value, qualname)
+        if value is self.ttnn.Tensor:
+            if self._tensor_class is None:
+                self._tensor_class = TensorClassProxy(value, self.recorder)
+            return self._tensor_class
         if isinstance(value, type) or not callable(value):
             return value
         short = qualname.rsplit(".", 1)[-1]
@@ -119,29 +155,8 @@ class Installation:
         self._hook_warnings()
         return top
 
-    def _wrap_tensor_constructor(self, cls: type) -> None:
-        """`ttnn.Tensor(data, dtype, device, layout)` allocates and writes: an h2d call.
-
-        Host-only construction is not device work and is not recorded.
-        """
-        recorder = self.recorder
-        call = recorder.call
-        dev_types = recorder.devices.types
-
-        def init(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-            if not any(type(a) in dev_types for a in args) and not any(
-                type(a) in dev_types for a in kwargs.values()
-            ):
-                return wrapped(*args, **kwargs)
-            return call("Tensor", Kind.H2D, wrapped, None, args, kwargs, instance)
-
-        original = cls.__dict__.get("__init__")
-        wrapt.wrap_function_wrapper(cls, "__init__", init)
-        self._patched.append((cls, "__init__", original))
-
     def _wrap_tensor_methods(self) -> None:
         cls = self.ttnn.Tensor
-        self._wrap_tensor_constructor(cls)
         names = [(n, k) for n, k in TENSOR_METHODS.items()]
         names += [(n, Kind.OP) for n in TENSOR_OPERATORS]
         for name, kind in names:

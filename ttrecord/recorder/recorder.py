@@ -171,9 +171,7 @@ class Recorder:
     # -- the wrapper ---------------------------------------------------------------------
 
     def call(self, name: str, kind: Kind, wrapped: Any, instance: Any, args: tuple,
-             kwargs: dict, produced: Any = None) -> Any:  # fmt: skip
-        """Record one call. `produced`: the call's output when it is not the return value
-        (a constructor fills in `self`)."""
+             kwargs: dict) -> Any:  # fmt: skip
         tl = self._tl
         try:
             parent = tl.call
@@ -198,7 +196,7 @@ class Recorder:
             raise
         tl.call = None
         try:
-            self._end(state, result if produced is None else produced, None, args, kwargs)
+            self._end(state, result, None, args, kwargs)
         except Exception as bug:
             self._broken(bug)
         return result
