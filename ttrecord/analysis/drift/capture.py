@@ -24,6 +24,7 @@ _SEQS_PER_QUERY = 900  # stays under SQLite's bound-parameter limit
 _OPS = frozenset({str(Kind.OP)})
 _CALLS = frozenset(str(k) for k in CALL_KINDS)
 _TARGET = re.compile(r"^(?P<path>.+):(?P<number>\d+)$")
+_new = tuple.__new__  # builds NamedTuples without their Python-level __new__ (hot loops)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,8 +153,8 @@ def _load_ops(session: Session, filt: EventFilter, after: int, before: int) -> l
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
         ins, outs = tensors.get(ev.seq, ((), ()))
-        ops.append(CapturedOp(ev.seq, len(ops), ev.name, file, line, function,
-                              tuple(ins), tuple(outs), occurrence))  # fmt: skip
+        ops.append(_new(CapturedOp, (ev.seq, len(ops), ev.name, file, line, function,
+                                     tuple(ins), tuple(outs), occurrence)))  # fmt: skip
     return ops
 
 
@@ -163,7 +164,7 @@ def _tensors_by_seq(session: Session, first: int, last: int) -> dict[int, tuple[
     # One Tensor per distinct value: captures reuse a few buffers thousands of times, so this
     # saves most of the memory, and equal tensors compare by identity.
     unique: dict[tuple, Tensor] = {}
-    new = tuple.__new__  # Tensor's own __new__ is Python code; this is the hot loop
+    new = _new
     out: dict[int, tuple[list, list]] = {}
     current = -1
     ins: list = []
