@@ -43,6 +43,8 @@ class SessionBuilder:
         self._replaying: int | None = None
         self._next_trace = 0
         self._t = 0
+        self.region: str | None = None  # audit region stamped on new events (begin_region)
+        self._region_instances: dict[str, int] = {}
 
     @property
     def phase(self) -> Phase:
@@ -54,6 +56,8 @@ class SessionBuilder:
         self._t += 1000
         fields.setdefault("device", self.device)
         fields.setdefault("trace", self._capturing if self._capturing is not None else self._replaying)
+        if self.region is not None:
+            fields.setdefault("region", self.region)
         ev = Event(
             seq=len(self.events) + 1,
             kind=kind,
@@ -67,13 +71,28 @@ class SessionBuilder:
         self.events.append(ev)
         return ev
 
-    def alloc(self, address: int, size: int = TILE_BYTES, buffer_type: str = "DRAM") -> BufferRef:
+    def alloc(self, address: int, size: int = TILE_BYTES, buffer_type: str = "DRAM",
+              **fields) -> BufferRef:  # fmt: skip
+        """`fields` such as parent=seq (the call that allocated) go on the event."""
         buf = BufferRef(self.device, buffer_type, address, size, TILE_BYTES, 1)
-        self._add(Kind.ALLOC, "alloc", None, buffer=buf)
+        self._add(Kind.ALLOC, "alloc", None, buffer=buf, **fields)
         return buf
 
-    def free(self, buf: BufferRef) -> None:
-        self._add(Kind.FREE, "free", None, buffer=buf)
+    def free(self, buf: BufferRef, **fields) -> None:
+        self._add(Kind.FREE, "free", None, buffer=buf, **fields)
+
+    def begin_region(self, name: str, line: int) -> Event:
+        """Audit mode: enter a would-be capture region; later events carry its name."""
+        instance = self._region_instances.get(name, 0)
+        self._region_instances[name] = instance + 1
+        self.region = name
+        return self._add(Kind.REGION_BEGIN, "region_begin", line,
+                         args={"region": name, "instance": instance})  # fmt: skip
+
+    def end_region(self, line: int) -> Event:
+        name, self.region = self.region, None
+        return self._add(Kind.REGION_END, "region_end", line, region=name,
+                         args={"region": name, "instance": self._region_instances[name] - 1})  # fmt: skip
 
     def op(self, name: str, inputs: list[BufferRef], outputs: list[BufferRef], line: int,
            args: dict | None = None, **fields) -> Event:  # fmt: skip

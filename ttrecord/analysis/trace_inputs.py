@@ -192,8 +192,8 @@ def _aliasing(ctx: Context, t: TraceInfo) -> list[Finding]:
         if acc.role != "write" or k not in input_keys:
             continue
         call = ctx.calls.get(acc.seq)
-        if call is None or "cache" in call.name.lower():
-            continue  # in-place KV-cache updates are the sanctioned way to keep state
+        if call is None or call.kind is not Kind.OP or "cache" in call.name.lower():
+            continue  # transfers are TR002; in-place KV-cache updates are the sanctioned state
         if any(r.buffer is not None and buffer_key(r.buffer) == k for r in call.inputs):
             continue  # views and in-place ops read what they write
         findings.append(_output_is_input_finding(ctx, t, call, acc, first_read[k]))

@@ -41,10 +41,12 @@ def classify(ev: Event) -> str | None:
 
 
 def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
-    findings: list[Finding] = []
-    findings += _scan(ctx, [e for e in events if e.phase is Phase.CAPTURE], region=None)
+    findings = _scan(ctx, [e for e in events if e.phase is Phase.CAPTURE], region=None)
+    seen = {(f.rule, f.file, f.line) for f in findings}
     for name, instances in _group_regions(ctx).items():
-        findings += _scan(ctx, [e for inst in instances for e in inst.events], region=name)
+        for f in _scan(ctx, [e for inst in instances for e in inst.events], region=name):
+            if (f.rule, f.file, f.line) not in seen:  # a real capture already showed it
+                findings.append(f)
     return findings
 
 
