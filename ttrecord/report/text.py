@@ -43,20 +43,22 @@ def flatten(evidence: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]
 def finding_renderable(f: Finding, result: CheckResult) -> Group:
     head = Text.assemble((f"{f.severity}", STYLE[f.severity]), " ", (f.rule, "bold"), "  ", f.title)
     where = f"{f.file}:{f.line}" if f.file else "(no call site recorded)"
-    parts: list[Any] = [head, Text.assemble("  ", (where, "cyan"), f" in {f.function}" if f.function else "")]
+    # Locations and source lines are never wrapped: terminals and editors link `file:line`.
+    loc = Text.assemble("  ", (where, "cyan"), f" in {f.function}" if f.function else "")
+    loc.no_wrap, loc.overflow = True, "ignore"
+    parts: list[Any] = [head, loc]
     src = result.source_line(f.file, f.line)
     if src is not None:
-        parts.append(Text.assemble(f"    {f.line:>5} | ", (src.rstrip(), "bold")))
-    parts.append(Padding(Text(f.message), (0, 0, 0, 2)))
+        line = Text.assemble(f"    {f.line:>5} | ", (src.rstrip(), "bold"))
+        line.no_wrap, line.overflow = True, "ignore"
+        parts.append(line)
+    parts.append(Padding(Text(f.message), (0, 0, 0, 2), expand=False))
     rows = flatten(f.evidence)
     if rows:
-        ev = Text("  evidence:\n", style="dim")
+        parts.append(Text("  evidence:", style="dim"))
         for key, value in rows:
-            ev.append(f"    {key}: ", style="dim")
-            ev.append(f"{value}\n")
-        ev.rstrip()
-        parts.append(ev)
-    parts.append(Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 2)))
+            parts.append(Padding(Text.assemble((f"{key}: ", "dim"), value), (0, 0, 0, 4), expand=False))
+    parts.append(Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 2), expand=False))
     parts.append(Text(""))
     return Group(*parts)
 
