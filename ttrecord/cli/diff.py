@@ -21,7 +21,12 @@ class Diff:
     shape, dtype, layout and memory config. The report names the first divergent op and the
     allocation live before the capture that most likely shifted the layout, with its line.
 
+    With --prep, drift means the capture reads a different buffer than its prep run for an
+    input the run did not write itself (weights, uploaded inputs, caches), or runs other ops;
+    intermediates may sit elsewhere while the prep run's outputs are still alive.
+
     Exits 0 when the captures match, 1 when drift was found, 2 for unreadable input.
+    --format json is documented in docs/diff-json.md.
     """
 
     @staticmethod
