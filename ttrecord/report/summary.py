@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -38,9 +39,8 @@ def render_report(path: str, out: TextIO) -> None:
         devices = session.devices()
         sizes = {(b.buffer.device, b.buffer.buffer_type, b.buffer.address): b.buffer
                  for b in session.buffers()}  # fmt: skip
-        console.print(_header(info))
-        console.print(_status(info, session))
-        console.print(_backend(info))
+        for part in (_header(info), _status(info, session), _backend(info)):
+            console.print(part, soft_wrap=True)  # paths and lines stay whole (and clickable)
         if devices:
             console.print(_devices(devices))
         console.print(_counts(session.counts()))
@@ -126,12 +126,13 @@ def _counts(counts: dict[tuple[str, str], int]) -> Table:
 def _traces(ctx: Context, traces: Sequence[TraceInfo], devices: list[DeviceRow], sizes: dict) -> Table:
     banks = {d.id: {"DRAM": d.num_dram_banks, "L1": d.num_l1_banks} for d in devices}
     table = Table(title="Traces", title_justify="left")
-    for col in ("device", "trace", "captured", "ops", "replays", "bytes written/replay", "state"):
-        table.add_column(col, justify="left" if col in ("captured", "state") else "right")
+    for col in ("device", "trace", "captured", "ops", "replays", "bytes/replay", "state"):
+        table.add_column(col, justify="left" if col in ("captured", "state") else "right",
+                         no_wrap=col == "captured")  # fmt: skip
     for t in traces:
         written: dict[tuple, int] = {}
         for acc in t.accesses:
-            if acc.role == "read":
+            if acc.role == "read" or acc.buffer.buffer_type == "TRACE":
                 continue
             key = buffer_key(acc.buffer)
             full = sizes.get(key)
@@ -140,11 +141,22 @@ def _traces(ctx: Context, traces: Sequence[TraceInfo], devices: list[DeviceRow],
             else:
                 n = banks.get(acc.buffer.device, {}).get(acc.buffer.buffer_type) or 1
                 written[key] = acc.buffer.size * n
-        span = f"{where(ctx, t.begin)} - {where(ctx, t.end)}" if t.end else f"{where(ctx, t.begin)} - (never ended)"
-        state = "released" if t.release else ("capture never ended" if t.end is None else "live at exit")
+        span = _span(ctx, t)
+        state = "released" if t.release else ("never ended" if t.end is None else "not released")
         table.add_row(str(t.device), str(t.trace_id), span, str(t.ops), str(len(t.executes)),
                       f"{sum(written.values()):,}", state)  # fmt: skip
     return table
+
+
+def _span(ctx: Context, t: TraceInfo) -> str:
+    """Where a capture ran: `model.py:27-29` (one file), else both ends in full."""
+    begin = where(ctx, t.begin)
+    if t.end is None:
+        return f"{begin}, never ended"
+    end = where(ctx, t.end)
+    if begin.rsplit(":", 1)[0] == end.rsplit(":", 1)[0]:
+        return f"{begin}-{end.rsplit(':', 1)[1]}"
+    return f"{begin} to {end}"
 
 
 def _line(session: Session, file: str | None, line: int | None) -> str | None:
@@ -168,9 +180,11 @@ def _findings(console: Console, findings: list[Finding], session: Session) -> No
         console.print(Text(f"{len(group)} {sev}{'s' if len(group) != 1 else ''}", style=STYLE[sev]))
         for f in group:
             loc = f"{f.file}:{f.line}" if f.file else "(no call site)"
-            console.print(Text.assemble("  ", (f.rule, "bold"), f" {f.title}  ", (loc, "cyan")))
+            head = Text.assemble("  ", (f.rule, "bold"), f" {f.title}  ", (loc, "cyan"))
+            console.print(head, soft_wrap=True)
             src = _line(session, f.file, f.line)
             if src is not None:
-                console.print(Text(f"    {f.line:>5} | {src.strip()}", style="bold"))
-            console.print(Text(f"    {f.message}"))
-            console.print(Text.assemble("    ", ("fix: ", "green"), f.fix))
+                line = Text(f"    {f.line:>5} | {src.strip()}", style="bold")
+                console.print(line, soft_wrap=True)
+            console.print(Padding(Text(f.message), (0, 0, 0, 4), expand=False))
+            console.print(Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 4), expand=False))

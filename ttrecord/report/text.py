@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from rich.console import Console, Group
+from rich.console import Console
 from rich.padding import Padding
 from rich.text import Text
 
@@ -40,27 +40,24 @@ def flatten(evidence: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]
     return rows
 
 
-def finding_renderable(f: Finding, result: CheckResult) -> Group:
+def print_finding(console: Console, f: Finding, result: CheckResult) -> None:
     head = Text.assemble((f"{f.severity}", STYLE[f.severity]), " ", (f.rule, "bold"), "  ", f.title)
+    console.print(head)
     where = f"{f.file}:{f.line}" if f.file else "(no call site recorded)"
     # Locations and source lines are never wrapped: terminals and editors link `file:line`.
     loc = Text.assemble("  ", (where, "cyan"), f" in {f.function}" if f.function else "")
-    loc.no_wrap, loc.overflow = True, "ignore"
-    parts: list[Any] = [head, loc]
+    console.print(loc, soft_wrap=True)
     src = result.source_line(f.file, f.line)
     if src is not None:
-        line = Text.assemble(f"    {f.line:>5} | ", (src.rstrip(), "bold"))
-        line.no_wrap, line.overflow = True, "ignore"
-        parts.append(line)
-    parts.append(Padding(Text(f.message), (0, 0, 0, 2), expand=False))
+        console.print(Text.assemble(f"    {f.line:>5} | ", (src.rstrip(), "bold")), soft_wrap=True)
+    console.print(Padding(Text(f.message), (0, 0, 0, 2), expand=False))
     rows = flatten(f.evidence)
     if rows:
-        parts.append(Text("  evidence:", style="dim"))
+        console.print(Text("  evidence:", style="dim"))
         for key, value in rows:
-            parts.append(Padding(Text.assemble((f"{key}: ", "dim"), value), (0, 0, 0, 4), expand=False))
-    parts.append(Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 2), expand=False))
-    parts.append(Text(""))
-    return Group(*parts)
+            console.print(Padding(Text.assemble((f"{key}: ", "dim"), value), (0, 0, 0, 4), expand=False))
+    console.print(Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 2), expand=False))
+    console.print()
 
 
 def summary_line(result: CheckResult) -> Text:
@@ -79,5 +76,5 @@ def summary_line(result: CheckResult) -> Text:
 def render(result: CheckResult, out: TextIO) -> None:
     console = Console(file=out, highlight=False, soft_wrap=False)
     for f in result.findings:
-        console.print(finding_renderable(f, result))
+        print_finding(console, f, result)
     console.print(summary_line(result))
