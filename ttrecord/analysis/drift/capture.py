@@ -121,7 +121,7 @@ def load_capture(session: Session, number: int | None = None, prep: bool = False
     buffers = session.buffers(device=trace.device)
     live = _live_at(buffers, session, start)
     replay = [] if prep else _replay_live(buffers, trace)
-    return Capture(ref, ops, live, replay, has_replay=not prep)
+    return Capture(ref, ops, live, replay, has_replay=not prep and trace.end_seq is not None)
 
 
 def _previous_capture_end(session: Session, trace: TraceRow) -> int:

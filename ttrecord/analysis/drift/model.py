@@ -122,7 +122,7 @@ class Capture:
     ops: list[CapturedOp]
     live_at_start: list[LiveBuffer]  # live when the capture (or prep run) began
     replay_live: list[tuple[BufferRef, int]]  # (buffer, alloc_seq) live while it can replay
-    has_replay: bool = True  # False for a prep run: nothing replays it
+    has_replay: bool = True  # False for a prep run or a capture that never ended
 
 
 class FieldChange(NamedTuple):
@@ -192,7 +192,7 @@ class Overlap:
 
 @dataclass(frozen=True, slots=True)
 class OverlapSummary:
-    checked: bool  # False when a side has no replay phase (a prep run)
+    checked: bool  # False when a side has no replay phase (prep run, unfinished capture)
     a_over_b: int = 0
     b_over_a: int = 0
     examples: tuple[Overlap, ...] = ()

@@ -160,8 +160,8 @@ def _live_table(report: DriftReport, limit: int) -> Table | None:
 def _overlap_text(report: DriftReport) -> list[RenderableType]:
     o = report.overlaps
     if not o.checked:
-        return [Text("\nReplay overlap: not applicable (a prep run is never replayed).",
-                     style="dim")]  # fmt: skip
+        return [Text("\nReplay overlap: not checked (a prep run, or a capture that never"
+                     " ended, has no replay).", style="dim")]  # fmt: skip
     lines: list[RenderableType] = [
         Text("\nTrace ranges over buffers live in the other run's replay", style="bold")
     ]
