@@ -73,3 +73,37 @@ def test_default_output_name_and_next_commands(tmp_path, write_script):
     assert f"ttrecord tui {made[0].name}" in proc.stderr
     again = record(script, tmp_path, name=made[0].stem)
     assert again.proc.returncode == 2 and "use --force" in again.proc.stderr
+
+
+FORKS = """\
+import multiprocessing as mp
+import torch
+import ttnn
+
+def work(q):
+    dev = ttnn.open_device(device_id=1)
+    t = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=dev)
+    q.put(float(ttnn.to_torch(ttnn.relu(t))[0, 0]))
+
+if __name__ == "__main__":
+    dev = ttnn.open_device(device_id=0)
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=work, args=(q,))
+    p.start()
+    print("worker says", q.get())
+    p.join()
+    ttnn.close_device(dev)
+"""
+
+
+def test_forked_workers_do_not_write_into_the_session(tmp_path, write_script):
+    """GIVEN a program whose forked worker uses ttnn WHEN recorded THEN the worker runs, and
+    the session holds only the parent's calls, each once."""
+    script = write_script("forks.py", FORKS)
+    rec = record(script, tmp_path)
+    assert rec.proc.returncode == 0, rec.proc.stderr
+    assert "worker says 1.0" in rec.proc.stdout
+    names = [r["name"] for r in rec.rows("SELECT name FROM events WHERE parent IS NULL"
+                                         " AND kind NOT IN ('alloc', 'free') ORDER BY seq")]  # fmt: skip
+    assert names == ["open_device", "close_device"]

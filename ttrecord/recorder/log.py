@@ -47,7 +47,7 @@ class LogWriter:
     """Appends records to the log file; thread-safe, one `os.write` per durable point."""
 
     def __init__(self, path: str) -> None:
-        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self.fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self._pending: list[bytes] = []
         self._lock = threading.Lock()
 
@@ -62,6 +62,8 @@ class LogWriter:
         data = _dumps(record)
         chunk = _pack(len(data)) + data
         with self._lock:
+            if self.fd is None:
+                return
             if self._pending:
                 self._pending.append(chunk)
                 chunk = b"".join(self._pending)
@@ -81,15 +83,23 @@ class LogWriter:
             finally:
                 self._lock.release()
 
+    def detach(self) -> None:
+        """Stop writing (in a forked child: the queued records are the parent's to write)."""
+        self._lock = threading.Lock()  # the parent's lock may have been held at fork time
+        self._pending.clear()
+        self.fd = None
+
     def _flush_locked(self) -> None:
-        if self._pending:
+        if self._pending and self.fd is not None:
             chunk = b"".join(self._pending)
             self._pending.clear()
             os.write(self.fd, chunk)
 
     def close(self) -> None:
         self.flush()
-        os.close(self.fd)
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 class LogReader:

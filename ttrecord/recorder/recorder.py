@@ -14,6 +14,7 @@ Phase (eager / capture / replay) follows the trace calls per device; prep is der
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 import time
 from typing import Any
@@ -69,8 +70,15 @@ class Recorder:
         self.regions: Any = None  # audit regions, set by the runner when requested
         self._region_counts: dict[str, int] = {}
         self._bugs: set[str] = set()
+        # A forked child (multiprocessing) must not append to this process's log.
+        self.off = False
+        os.register_at_fork(after_in_child=self._stop_in_fork)
 
     # -- helpers -------------------------------------------------------------------------
+
+    def _stop_in_fork(self) -> None:
+        self.off = True
+        self.log.detach()
 
     def next_seq(self) -> int:
         return next(self._seq)
@@ -172,6 +180,8 @@ class Recorder:
 
     def call(self, name: str, kind: Kind, wrapped: Any, instance: Any, args: tuple,
              kwargs: dict) -> Any:  # fmt: skip
+        if self.off:
+            return wrapped(*args, **kwargs)
         tl = self._tl
         try:
             parent = tl.call
