@@ -100,10 +100,12 @@ def test_tensor_constructor_with_a_device_is_a_write(tmp_path):
             pass
 
         assert issubclass(Mine, emulator.Tensor)
+        ttnn.close_device(dev)
 
     events = record_inprocess(emulator, body, tmp_path)
     calls = [e for e in events if e.parent is None and e.kind.value not in ("alloc", "free")]
-    assert [(e.kind.value, e.name) for e in calls] == [("device_open", "open_device"), ("h2d", "Tensor")]
+    assert [(e.kind.value, e.name) for e in calls] == [
+        ("device_open", "open_device"), ("h2d", "Tensor"), ("device_close", "close_device")]
     ctor = calls[1]
     alloc = next(e for e in events if e.kind.value == "alloc")
     assert alloc.parent == ctor.seq
