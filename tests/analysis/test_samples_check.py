@@ -1,0 +1,102 @@
+"""End to end: each sample recorded with `ttrecord run --backend emulator`, then `ttrecord check`
+reports exactly the rule ids at exactly the lines marked `# expect: TR00N` in the sample, and
+nothing on the clean samples, in all three output formats.
+
+The samples are recorded once per test session, several at a time (each recording is a child
+process that imports torch).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from ttrecord.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "samples"
+TTRECORD = Path(sys.executable).with_name("ttrecord")
+HAZARDS = [
+    "readback_in_capture", "host_write_in_capture", "sync_in_capture", "alloc_after_capture",
+    "stale_input", "freed_input", "aliasing", "baked_value", "host_op_in_capture",
+    "trace_lifecycle", "overlapping_traces",
+]  # fmt: skip
+CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe"]
+EXPECT = re.compile(r"#\s*expect:\s*(TR\d{3})")
+
+
+def expected(sample: str) -> list[tuple[str, int]]:
+    lines = (SAMPLES / f"{sample}.py").read_text().splitlines()
+    return sorted((m.group(1), n) for n, text in enumerate(lines, 1) for m in EXPECT.finditer(text))
+
+
+@pytest.fixture(scope="module")
+def sessions(tmp_path_factory) -> dict[str, Path]:
+    if not TTRECORD.exists() or not SAMPLES.is_dir():
+        pytest.skip("needs the ttrecord script and samples/")
+    folder = tmp_path_factory.mktemp("recorded")
+
+    def record(sample: str) -> tuple[str, Path]:
+        out = folder / f"{sample}.db"
+        subprocess.run(
+            [str(TTRECORD), "run", "--backend", "emulator", "--timeout", "120", "-o", str(out),
+             str(SAMPLES / f"{sample}.py")],
+            cwd=ROOT, capture_output=True, timeout=180,
+        )  # fmt: skip
+        return sample, out
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return dict(pool.map(record, HAZARDS + CLEAN))
+
+
+def _check(path: Path, fmt: str, capsys) -> tuple[int, str]:
+    code = main(["check", str(path), "--format", fmt])
+    return code, capsys.readouterr().out
+
+
+def _json(out: str) -> list[tuple[str, int]]:
+    return sorted((f["id"], f["line"]) for f in json.loads(out)["findings"])
+
+
+def _sarif(out: str, sample: str) -> list[tuple[str, int]]:
+    results = json.loads(out)["runs"][0]["results"]
+    found = []
+    for r in results:
+        loc = r["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uri"] == f"samples/{sample}.py"  # relative to the run's cwd
+        found.append((r["ruleId"], loc["region"]["startLine"]))
+    return sorted(found)
+
+
+def _text(out: str, sample: str) -> list[tuple[str, int]]:
+    lines = out.splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        m = re.match(r"(error|warning|info) (TR\d{3})  ", line)
+        if m:
+            loc = re.search(rf"{sample}\.py:(\d+)", lines[i + 1])
+            found.append((m.group(2), int(loc.group(1)) if loc else -1))
+    return sorted(found)
+
+
+@pytest.mark.parametrize("sample", HAZARDS + CLEAN)
+def test_check_reports_exactly_the_marked_lines_in_every_format(sample, sessions, capsys):
+    path = sessions[sample]
+    assert path.exists(), f"{sample} was not recorded"
+    want = expected(sample)
+    assert (want == []) == (sample in CLEAN)
+    code, out = _check(path, "json", capsys)
+    assert _json(out) == want
+    errors = {"TR001", "TR002", "TR003", "TR004", "TR005", "TR009", "TR010"}
+    assert code == (1 if any(rule in errors for rule, _ in want) else 0)
+    assert _sarif(_check(path, "sarif", capsys)[1], sample) == want
+    text = _check(path, "text", capsys)[1]
+    assert _text(text, sample) == want
+    if not want:
+        assert "No trace hazards found" in text
