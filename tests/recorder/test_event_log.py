@@ -41,3 +41,18 @@ def test_truncated_last_record_is_ignored_and_tailing_resumes(tmp_path):
         fh.write(data[cut:])
     assert list(reader.read()) == [("B", 2, "a" * 100)]
     assert reader.truncated_bytes == 0
+
+
+def test_reading_in_bounded_chunks_returns_every_record(tmp_path):
+    """GIVEN 200 records WHEN read 100 bytes at a time until the reader has no more THEN every
+    record comes back once, in order (a huge log never has to fit in memory at once)."""
+    path = str(tmp_path / "log")
+    log = LogWriter(path)
+    for i in range(200):
+        log.write(("P", i, "x" * (i % 7)))
+    log.close()
+    reader = LogReader(path)
+    got = list(reader.read(max_bytes=100))
+    while reader.more:
+        got += list(reader.read(max_bytes=100))
+    assert got == [("P", i, "x" * (i % 7)) for i in range(200)]

@@ -109,15 +109,18 @@ class LogReader:
         self.path = path
         self._fh = None
         self._rest = b""
+        self.more = False  # the last read stopped at max_bytes: call again
 
-    def read(self) -> Iterator[tuple]:
-        """Every complete record written since the last call."""
+    def read(self, max_bytes: int = 16 << 20) -> Iterator[tuple]:
+        """Complete records written since the last call (reading at most `max_bytes`)."""
         if self._fh is None:
             try:
                 self._fh = open(self.path, "rb")  # noqa: SIM115 - kept open while tailing
             except FileNotFoundError:
                 return
-        data = self._rest + self._fh.read()
+        chunk = self._fh.read(max_bytes)
+        self.more = len(chunk) == max_bytes
+        data = self._rest + chunk
         pos, end = 0, len(data)
         while pos + 4 <= end:
             (size,) = _LEN.unpack_from(data, pos)

@@ -126,6 +126,8 @@ class Supervisor:
                 self._handle_interrupts(proc)
             returncode = proc.wait()
             self._drain(reader, decoder, writer)
+            while reader.more:
+                self._drain(reader, decoder, writer)
             if not header_seen and decoder.end.header is not None:
                 _, backend, reason, version, pid = decoder.end.header
                 writer.update_session(backend=backend, backend_reason=reason,
