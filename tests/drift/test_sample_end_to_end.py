@@ -14,18 +14,19 @@ def _line_of(text: str) -> int:
     return next(n for n, line in enumerate(SAMPLE.read_text().splitlines(), 1) if text in line)
 
 
-def _record(tmp: Path, name: str, *args: str) -> Path:
-    out = tmp / name
-    proc = subprocess.run([*TTRECORD, "run", "--backend", "emulator", "-o", str(out), str(SAMPLE), *args],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    return out
-
-
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory):
+    """The sample recorded twice (both runs at once): plain, and with --extra-alloc."""
     tmp = tmp_path_factory.mktemp("drift_sample")
-    return _record(tmp, "plain.db"), _record(tmp, "extra.db", "--extra-alloc")
+    runs = {name: subprocess.Popen(
+                [*TTRECORD, "run", "--backend", "emulator", "-o", str(tmp / name), str(SAMPLE),
+                 *args],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for name, args in (("plain.db", []), ("extra.db", ["--extra-alloc"]))}  # fmt: skip
+    for proc in runs.values():
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    return tmp / "plain.db", tmp / "extra.db"
 
 
 def test_extra_allocation_between_captures_is_found_at_its_line(recorded, run_diff_json):
