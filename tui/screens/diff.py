@@ -45,6 +45,10 @@ class DiffReady(Message):
     error: str | None = None
 
 
+class CursorMoved(Message):
+    """The aligned-ops cursor moved: the detail line below follows it."""
+
+
 def _tensor_segments(role: str, tensors: tuple[Tensor, ...], changed: set[str],
                      base: Style) -> list[Segment]:  # fmt: skip
     out: list[Segment] = []
@@ -152,10 +156,6 @@ class AlignedOps(ScrollView, can_focus=True):
                 self.cursor = n
                 return True
         return False
-
-
-class CursorMoved(Message):
-    pass
 
 
 def summary_text(report: DriftReport) -> Text:
