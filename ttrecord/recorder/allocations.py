@@ -95,7 +95,10 @@ class Allocations:
         objects = self._devices.objects
         if not objects:
             return frozenset()
-        infos = self._get_buffers(objects)
+        try:
+            infos = self._get_buffers(objects)
+        except Exception:  # e.g. a device closed behind our back: keep the last known state
+            return self._last
         if infos == self._last_infos:  # C-speed when the backend returns equal records
             return self._last
         self._last_infos = infos
