@@ -47,28 +47,21 @@ def test_dash_m_runs_a_module(tmp_path, write_script):
     assert names == ["open_device", "close_device"]
 
 
-def test_backend_choice_is_printed_once_and_stored(tmp_path, write_script):
-    """GIVEN no importable real ttnn WHEN recorded with the default backend THEN auto picks
-    the emulator, says why once on stderr and stores backend and reason in the session."""
-    script = write_script("auto.py", "import ttnn\n")
-    out = tmp_path / "auto.db"
-    proc = run_ttrecord(["run", "-o", str(out), str(script)], cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("ttrecord: backend")]
-    reason = "ttnn is not importable: No module named 'ttnn'"
-    assert lines == [f"ttrecord: backend emulator ({reason})"]
-    row = Recorded(proc, out).session()
-    assert (row["backend"], row["backend_reason"]) == ("emulator", reason)
-
-
-def test_default_output_name_and_next_commands(tmp_path, write_script):
-    """GIVEN no -o WHEN recorded THEN the session is ttrecord-<stem>-<timestamp>.db in the
-    current folder and the next commands are printed; a second run refuses to overwrite an
-    explicit existing output without --force."""
+def test_auto_backend_and_default_output(tmp_path, write_script):
+    """GIVEN no importable real ttnn and no -o WHEN recorded with the default backend THEN
+    auto picks the emulator, says why once on stderr and in the session, which is
+    ttrecord-<stem>-<timestamp>.db in the current folder, and the next commands are printed;
+    recording again to that explicit path is refused without --force."""
     script = write_script("named.py", "import ttnn\n")
-    proc = run_ttrecord(["run", "--backend", "emulator", str(script)], cwd=tmp_path)
+    proc = run_ttrecord(["run", str(script)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
     made = list(tmp_path.glob("ttrecord-named-*.db"))
-    assert proc.returncode == 0 and len(made) == 1
+    assert len(made) == 1
+    reason = "ttnn is not importable: No module named 'ttnn'"
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("ttrecord: backend")]
+    assert lines == [f"ttrecord: backend emulator ({reason})"]
+    row = Recorded(proc, made[0]).session()
+    assert (row["backend"], row["backend_reason"]) == ("emulator", reason)
     assert f"ttrecord check {made[0].name}" in proc.stderr
     assert f"ttrecord tui {made[0].name}" in proc.stderr
     again = record(script, tmp_path, name=made[0].stem)
