@@ -101,3 +101,28 @@ def test_marking_two_sessions_and_pressing_d_opens_the_real_diff(tmp_path):
             assert screen.report.drift and screen.report.cause is not None
 
     asyncio.run(scenario())
+
+
+def test_a_and_b_step_through_the_captures_of_each_side(tmp_path):
+    """GIVEN one session with two captures, the second after an extra allocation, opened as
+    capture 1 against capture 1 WHEN `b` is pressed THEN B becomes capture 2 and the drift and
+    its line-30 cause appear; pressing `b` again wraps back to capture 1 and no drift."""
+    from drift_programs import two_captures
+
+    path = two_captures(tmp_path / "s.db", extra_before_second=True)
+
+    async def scenario() -> None:
+        app = _Host(DiffScreen(path, path))
+        async with app.run_test(size=(150, 30)) as pilot:
+            await _settle(pilot)
+            screen = app.screen
+            assert not screen.report.drift and screen.captures == (2, 2)
+            await pilot.press("b")
+            await _settle(pilot)
+            assert (screen.report.a.number, screen.report.b.number) == (1, 2)
+            assert screen.report.drift and screen.report.cause.difference.live.line == 30
+            await pilot.press("b")
+            await _settle(pilot)
+            assert screen.report.b.number == 1 and not screen.report.drift
+
+    asyncio.run(scenario())

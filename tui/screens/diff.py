@@ -29,6 +29,7 @@ from ttrecord.analysis.drift import CaptureSpec, DriftReport, OpPair, PairStatus
 from ttrecord.analysis.drift.model import CapturedOp, Tensor
 from ttrecord.analysis.drift.render import cause_sentence, fmt_change, summary_line
 from ttrecord.errors import TtrecordError
+from ttrecord.store.reader import Session
 
 CHANGED = Style(color="black", bgcolor="yellow", bold=True)
 ONLY_A = Style(color="red")
@@ -43,6 +44,7 @@ class DiffReady(Message):
 
     report: DriftReport | None
     error: str | None = None
+    captures: tuple[int, int] = (0, 0)  # how many captures each side's session has
 
 
 class CursorMoved(Message):
@@ -208,6 +210,8 @@ class DiffScreen(Screen):
         Binding("n", "next_divergence", "Next diff"),
         Binding("p", "previous_divergence", "Prev diff"),
         Binding("f", "toggle_filter", "Only diffs"),
+        Binding("a", "next_capture('a')", "Next capture A"),
+        Binding("b", "next_capture('b')", "Next capture B"),
         Binding("escape", "back", "Back"),
     ]
 
@@ -218,6 +222,7 @@ class DiffScreen(Screen):
         self.spec_b = None if prep else CaptureSpec(str(path_b or path_a), capture_b)
         self.report: DriftReport | None = None
         self.error: str | None = None
+        self.captures = (0, 0)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -234,12 +239,14 @@ class DiffScreen(Screen):
     @work(thread=True, exclusive=True)
     def _compute(self, a: CaptureSpec, b: CaptureSpec | None) -> None:
         try:
-            self.post_message(DiffReady(diff_targets(a, b)))
+            report = diff_targets(a, b)
+            counts = [_capture_count(a.path), _capture_count((b or a).path)]
+            self.post_message(DiffReady(report, captures=(counts[0], counts[1])))
         except TtrecordError as exc:
             self.post_message(DiffReady(None, str(exc)))
 
     def on_diff_ready(self, message: DiffReady) -> None:
-        self.report, self.error = message.report, message.error
+        self.report, self.error, self.captures = message.report, message.error, message.captures
         summary = self.query_one("#diff-summary", Static)
         if self.report is None:
             summary.update(Text(f"Cannot diff: {self.error}", style="bold red"))
@@ -274,5 +281,29 @@ class DiffScreen(Screen):
         view = self.query_one(AlignedOps)
         view.show(self.report.pairs, not view.only_differences, keep=view.current)
 
+    def action_next_capture(self, side: str) -> None:
+        """Diff the next capture of one side (wrapping to the first); with --prep, `a` moves
+        both the prep run and its capture."""
+        if self.report is None:
+            return
+        spec = self.spec_a if side == "a" else self.spec_b
+        count = self.captures[0 if side == "a" else 1]
+        if spec is None or count < 2:
+            self.notify(f"{side.upper()} has no other capture.")
+            return
+        number = (spec.number or 1) % count + 1
+        if side == "a":
+            self.spec_a = CaptureSpec(spec.path, number)
+        else:
+            self.spec_b = CaptureSpec(spec.path, number)
+        self.report = None
+        self.query_one("#diff-summary", Static).update(Text("Diffing…", style="dim"))
+        self._compute(self.spec_a, self.spec_b)
+
     def action_back(self) -> None:
         self.app.pop_screen()
+
+
+def _capture_count(path: str) -> int:
+    with Session.open(path) as session:
+        return len(session.traces())
