@@ -59,7 +59,8 @@ class Devices:
         try:
             info = self._reports.get_device_info(device)
             facts["num_l1_banks"] = int(info.l1_num_banks)
-            facts["info"] = {k: getattr(info, k) for k in dir(info) if not k.startswith("_")
+            # plain ints only: the log is marshalled, and backends may return int subclasses
+            facts["info"] = {k: int(getattr(info, k)) for k in dir(info) if not k.startswith("_")
                              and isinstance(getattr(info, k, None), int)}  # fmt: skip
         except Exception:
             pass

@@ -309,7 +309,10 @@ class Recorder:
                 extra = self.devices.add(dev)
             device = self.devices.id_of(opened[0]) if opened else device
             if extra is not None and "trace_region_size" in kwargs:
-                extra["trace_region_size"] = kwargs["trace_region_size"]
+                try:
+                    extra["trace_region_size"] = int(kwargs["trace_region_size"])
+                except (TypeError, ValueError):
+                    pass
         elif kind is Kind.DEVICE_CLOSE:
             target = args[0] if args else kwargs.get("device", kwargs.get("mesh_device"))
             self.devices.remove(target)
