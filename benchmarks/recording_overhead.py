@@ -12,6 +12,7 @@ interleaved rounds. Run: python -m benchmarks.recording_overhead [--ops N] [--ro
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -91,6 +92,20 @@ def main() -> None:
             print(f"  {name:30s} {value:8.2f} us{added}")
     bare = med[("wrapt", "wrapped")] - med[("wrapt", "bare")]
     print(f"bare wrapt FunctionWrapper around a no-op: +{bare:.2f} us per call")
+
+    def added(op: str, name: str) -> float:
+        return round(med[(op, name)] - med[(op, "no recorder")], 2)
+
+    # one JSON line for `python -m benchmarks`
+    print(json.dumps({
+        "benchmark": "recording_overhead",
+        "relu_us": round(med[("relu", "no recorder")], 2),
+        "relu_added_us_no_callsites": added("relu", "recorder, no call sites"),
+        "relu_added_us_callsites": added("relu", "recorder, call sites depth 2"),
+        "noop_added_us_no_callsites": added("noop", "recorder, no call sites"),
+        "noop_added_us_callsites": added("noop", "recorder, call sites depth 2"),
+        "wrapt_added_us": round(bare, 2),
+    }))
 
 
 if __name__ == "__main__":
