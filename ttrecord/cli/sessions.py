@@ -46,10 +46,13 @@ class Sessions:
             console.print(f"No ttrecord sessions in {folder}.")
             return 0
         table = Table(title=f"ttrecord sessions in {folder}")
-        for column, justify in (("session", "left"), ("program", "left"), ("started", "left"),
-                                ("status", "left"), ("backend", "left"), ("events", "right"),
-                                ("findings", "right")):  # fmt: skip
-            table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        table.add_column("session", overflow="fold")
+        table.add_column("program", overflow="fold")
+        table.add_column("started", no_wrap=True)
+        for column in ("status", "backend"):
+            table.add_column(column, no_wrap=True)
+        for column in ("events", "findings"):
+            table.add_column(column, justify="right")
         for path in paths:
             try:
                 with Session.open(path) as session:
@@ -58,10 +61,11 @@ class Sessions:
                     findings = len(session.findings())
             except SessionError:
                 continue
-            started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.started_at))
+            started = time.strftime("%m-%d %H:%M", time.localtime(info.started_at))
+            program = info.script if info.script.startswith("-m ") else Path(info.script).name
             style = STATUS_STYLES.get(info.status, "")
             status = f"[{style}]{info.status}[/]" if style else info.status
-            table.add_row(path.name, info.script, started, status, info.backend, str(events),
+            table.add_row(path.name, program, started, status, info.backend, str(events),
                           str(findings))  # fmt: skip
         console.print(table)
         return 0
