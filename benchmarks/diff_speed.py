@@ -13,6 +13,7 @@ under the temp folder because building them takes longer than diffing them.
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 import tempfile
@@ -89,6 +90,7 @@ def sessions(n_ops: int) -> tuple[Path, Path]:
 
 def measure(n_ops: int = N_OPS) -> dict:
     path_a, path_b = sessions(n_ops)
+    gc.disable()  # as diff_targets does (ttrecord diff, the UI)
     t0, c0 = time.perf_counter(), time.process_time()
     with Session.open(path_a) as sa, Session.open(path_b) as sb:
         a, b = load_capture(sa, 1), load_capture(sb, 1)
@@ -96,6 +98,7 @@ def measure(n_ops: int = N_OPS) -> dict:
     t0, c0 = time.perf_counter(), time.process_time()
     report = diff_captures(a, b)
     diff_s, diff_cpu = time.perf_counter() - t0, time.process_time() - c0
+    gc.enable()
     t0 = time.perf_counter()
     _, method = align([op.key for op in a.ops], [op.key for op in b.ops])
     align_s = time.perf_counter() - t0

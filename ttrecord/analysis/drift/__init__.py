@@ -7,6 +7,10 @@ sides into a `DriftReport`, `diff_targets` does both for what the user named on 
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from ttrecord.store.reader import Session
 
 from .align import align
@@ -33,7 +37,7 @@ from .model import (
 __all__ = [
     "Capture", "CapturedOp", "CaptureRef", "CaptureSpec", "Cause", "DriftGroup", "DriftReport",
     "FieldChange", "LiveBuffer", "LiveDifference", "OpPair", "Overlap", "OverlapSummary",
-    "PairStatus", "Tensor", "align", "diff_captures", "diff_targets", "load_capture",
+    "PairStatus", "Tensor", "align", "bulk", "diff_captures", "diff_targets", "load_capture",
     "resolve_targets",
 ]  # fmt: skip
 
@@ -71,11 +75,29 @@ def diff_captures(a: Capture, b: Capture) -> DriftReport:
     )
 
 
+@contextmanager
+def bulk() -> Iterator[None]:
+    """Pause the cyclic garbage collector while hundreds of thousands of (acyclic) tuples are
+    built: its repeated passes over them cost a third of the time of loading a capture."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def diff_targets(a: CaptureSpec, b: CaptureSpec | None) -> DriftReport:
     """Open the sessions, load both sides and diff them. `b=None`: the prep run of `a` vs `a`.
 
     Raises SessionError / TtrecordError (one line) for files or captures that do not exist.
     """
+    with bulk():
+        return _diff_targets(a, b)
+
+
+def _diff_targets(a: CaptureSpec, b: CaptureSpec | None) -> DriftReport:
     with Session.open(a.path) as sa:
         if b is None:
             return diff_captures(load_capture(sa, a.number, prep=True), load_capture(sa, a.number))
