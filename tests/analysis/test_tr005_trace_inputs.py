@@ -73,3 +73,16 @@ def test_input_updated_with_copy_host_to_device_tensor_is_not_reported(analyze_b
     b.release(tid, line=44)
     # THEN the captured input was refreshed: nothing is stale
     assert analyze_both(b) == []
+
+
+def test_new_tensor_with_its_own_use_before_the_replay_is_not_reported(analyze_both):
+    # GIVEN a new tensor shaped like x that the program reads itself before replaying
+    # (a tensor of its own, as in alloc_after_capture.py, not a misplaced trace input)
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    bias = b.alloc(Z)
+    b.h2d(bias, line=40, name="from_torch")
+    b.d2h(bias, line=41)
+    b.execute(tid, line=42)
+    b.release(tid, line=44)
+    assert analyze_both(b) == []

@@ -24,6 +24,7 @@ class EventFacts:
         self._events = events
         self._lives: dict[Key, list[list[int | None]]] | None = None
         self._eager: dict[SiteKey, list[tuple[dict[str, Any], int, int]]] | None = None
+        self._by_seq: dict[int, Event] | None = None
 
     def _lifetimes(self) -> dict[Key, list[list[int | None]]]:
         """[alloc seq, free seq] of every buffer, paired like the writer pairs them."""
@@ -58,6 +59,36 @@ class EventFacts:
         """A buffer at `key` was allocated before seq `before` and still allocated at `at`."""
         return _existed(self._lifetimes().get(key, ()), before, at)
 
+    def reads(self, keys: set[Key]) -> dict[Key, list[int]]:
+        """Seqs of the device-to-host reads (outside captures) of buffers at these addresses."""
+        out: dict[Key, list[int]] = {}
+        for ev in self._events:
+            if ev.kind is Kind.D2H and ev.phase is not Phase.CAPTURE:
+                _note(out, ev.seq, ev.inputs, keys)
+        return out
+
+    def uses(self, keys: set[Key]) -> dict[Key, list[int]]:
+        """Seqs of the calls (outside captures) that take buffers at these addresses as input."""
+        out: dict[Key, list[int]] = {}
+        for ev in self._events:
+            if ev.phase is not Phase.CAPTURE and ev.inputs:
+                _note(out, ev.seq, ev.inputs, keys)
+        return out
+
+    def writes(self, keys: set[Key]) -> dict[Key, list[int]]:
+        """Seqs of the calls (outside captures) that write buffers at these addresses: outputs,
+        and the device tensor a host-to-device copy fills (passed as an argument)."""
+        out: dict[Key, list[int]] = {}
+        for ev in self._events:
+            if ev.phase is not Phase.CAPTURE and (ev.outputs or ev.kind is Kind.H2D):
+                _note(out, ev.seq, ev.outputs + (ev.inputs if ev.kind is Kind.H2D else ()), keys)
+        return out
+
+    def event(self, seq: int) -> Event | None:
+        if self._by_seq is None:
+            self._by_seq = {ev.seq: ev for ev in self._events}
+        return self._by_seq.get(seq)
+
     def eager_calls(self, site: SiteKey) -> list[tuple[dict[str, Any], int, int]]:
         """Distinct argument sets of the eager/prep calls at a call site: (args, first seq, count)."""
         if self._eager is None:
@@ -74,6 +105,15 @@ class EventFacts:
                         by_args[canon] = [ev.args, ev.seq, 1]
             self._eager = {k: [tuple(v) for v in d.values()] for k, d in eager.items()}
         return self._eager.get(site, [])
+
+
+def _note(out: dict[Key, list[int]], seq: int, refs, keys: set[Key]) -> None:
+    for ref in refs:
+        b = ref.buffer
+        if b is not None and ref.storage == "device":
+            key = (b.device, b.buffer_type, b.address)
+            if key in keys and (not out.get(key) or out[key][-1] != seq):
+                out.setdefault(key, []).append(seq)
 
 
 def _existed(lives: Sequence, before: int, at: int) -> bool:
@@ -115,6 +155,36 @@ class SessionFacts:
 
     def existed_before(self, key: Key, before: int, at: int) -> bool:
         return _existed(self.lifetimes(key), before, at)
+
+    def _by_buffer(self, keys: set[Key], condition: str) -> dict[Key, list[int]]:
+        self.prefetch(keys)
+        owner = {life[2]: key for key in keys for life in self._lives[key]}
+        out: dict[Key, list[int]] = {}
+        if not owner:
+            return out
+        for seq, buffer_id in self._session.query(
+            "SELECT DISTINCT t.seq, t.buffer FROM tensors t JOIN events e ON e.seq = t.seq"
+            " WHERE t.buffer IN (SELECT value FROM json_each(?)) AND t.storage = 'device'"
+            f" AND e.phase != 'capture' AND {condition} ORDER BY t.seq",
+            (json.dumps(sorted(owner)),),
+        ):
+            seqs = out.setdefault(owner[buffer_id], [])
+            if not seqs or seqs[-1] != seq:
+                seqs.append(seq)
+        return out
+
+    def reads(self, keys: set[Key]) -> dict[Key, list[int]]:
+        return self._by_buffer(keys, "t.role = 'in' AND e.kind = 'd2h'")
+
+    def uses(self, keys: set[Key]) -> dict[Key, list[int]]:
+        return self._by_buffer(keys, "t.role = 'in'")
+
+    def writes(self, keys: set[Key]) -> dict[Key, list[int]]:
+        return self._by_buffer(keys, "(t.role = 'out' OR (t.role = 'in' AND e.kind = 'h2d'))")
+
+    def event(self, seq: int) -> Event | None:
+        found = self._session.events_at([seq])
+        return found[0] if found else None
 
     def eager_calls(self, site: SiteKey) -> list[tuple[dict[str, Any], int, int]]:
         if self._eager is None:

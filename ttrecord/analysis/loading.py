@@ -1,16 +1,15 @@
 """Loads the part of a session the detectors need, so `check` stays fast on long runs.
 
 A long run is mostly eager ops, allocations and frees that no hazard rule can involve. The
-detectors scan every event of a few kinds (trace calls, transfers, syncs, anything inside a
-capture or an audit region) and, of the rest, only:
+detectors scan every event of a few kinds (trace calls, syncs, anything inside a capture or an
+audit region) and, of the rest, only:
 - allocations made while a trace is live that overlap a range the trace touches (TR004), with
   their frees and the call that produced the buffer;
-- frees of a trace's inputs (TR005), and writes into those inputs after the capture (the
-  refresh that makes a new-tensor write harmless);
+- frees of a trace's inputs, and host-to-device calls that made a new device tensor (TR005);
 - the callers of all of these, for the user's line.
 Everything else they need about the run (was a buffer already allocated before a capture,
-which arguments the eager calls at a call site passed) comes from `SessionFacts`' set-based
-queries. Each question is a few indexed queries for the whole session, not one per trace.
+which arguments the eager calls at a call site passed, when a trace's outputs were read and its
+inputs written) comes from `SessionFacts`' set-based queries. Each question is a few indexed queries for the whole session, not one per trace.
 """
 
 from __future__ import annotations
@@ -23,8 +22,13 @@ from ttrecord.analysis.facts import SessionFacts
 from ttrecord.events import BufferRef, Event, Phase
 
 _CORE = (
-    "SELECT seq FROM events WHERE kind NOT IN ('op', 'alloc', 'free') OR phase = 'capture'"
-    " OR region IS NOT NULL"
+    "SELECT seq FROM events WHERE kind NOT IN ('op', 'alloc', 'free', 'h2d', 'd2h')"
+    " OR phase = 'capture' OR region IS NOT NULL"
+)
+# Host-to-device calls that made a new device tensor (which may be meant as a trace input).
+_NEW_TENSORS = (
+    "SELECT t.seq, t.buffer FROM events e JOIN tensors t ON t.seq = e.seq WHERE e.kind = 'h2d'"
+    " AND e.phase != 'capture' AND t.role = 'out' AND t.storage = 'device'"
 )
 
 
@@ -82,23 +86,16 @@ def _related(session, facts: SessionFacts, traces: list[TraceInfo]) -> set[int]:
                 seqs.add(alloc)
                 if free is not None:
                     seqs.add(free)
-    # Trace inputs: their frees, and writes into them after the capture.
-    windows: dict[int, list[tuple[int, int]]] = {}
+    # Trace inputs: their frees; new tensors made instead of writing into them.
+    input_buffers: set[int] = set()
     for t in traces:
         for acc in t.inputs():
             for alloc, free, buffer_id in facts.lifetimes(buffer_key(acc.buffer)):
                 if alloc <= acc.seq and (free is None or free > acc.seq):
                     if free is not None:
                         seqs.add(free)
-                    windows.setdefault(buffer_id, []).append((t.end.seq, until[id(t)]))
-    if windows:
-        for seq, buffer_id in session.query(
-            "SELECT seq, buffer FROM tensors WHERE role = 'out'"
-            " AND buffer IN (SELECT value FROM json_each(?))",
-            (json.dumps(sorted(windows)),),
-        ):
-            if any(lo < seq < hi for lo, hi in windows[buffer_id]):
-                seqs.add(seq)
+                    input_buffers.add(buffer_id)
+    seqs.update(seq for seq, buffer_id in session.query(_NEW_TENSORS) if buffer_id not in input_buffers)
     if over:  # the allocation and free events of those buffers, and the calls that made them
         ids = json.dumps(sorted(over))
         seqs.update(seq for (seq,) in session.query(

@@ -5,9 +5,10 @@ Rules:
 - TR005 (freed): an input buffer is freed after the capture read it, and the trace is replayed
   afterwards (before release_trace). Reported at the call that freed it.
 - TR005 (stale): before an execute_trace, the program wrote new data to the device as a *new*
-  tensor with the shape and dtype of a trace input, and did not write into that input since
-  the previous replay (no `copy_host_to_device_tensor` or `ttnn.copy` into it). Reported at the
-  write that made the new tensor.
+  tensor with the shape, dtype and buffer type of a trace input, used that tensor for nothing
+  before the replay, and did not write into the captured input since the previous replay (no
+  `copy_host_to_device_tensor` or `ttnn.copy` into it). Reported at the write that made the
+  new tensor.
 - TR006 (shared inputs): two different tensors the trace takes as inputs share device memory.
 - TR006 (output is an input): a captured op writes into a buffer the trace also reads as an
   input, so each replay starts from the previous replay's result.
@@ -23,6 +24,7 @@ aliased buffers make one replay's output the next replay's input or overwrite ea
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 
 from ttrecord.analysis.context import Access, Context, TraceInfo, buffer_key
@@ -47,10 +49,11 @@ def _freed_and_stale(events: Sequence[Event], ctx: Context, traces: list[TraceIn
     for t in traces:
         for acc in t.inputs():
             readers.setdefault(buffer_key(acc.buffer), []).append((t, acc))
+    writes = ctx.facts.writes(set(readers))  # refreshes of the inputs, by address
     freed: dict[int, list[tuple[Event, Access]]] = {}  # id(trace) -> frees waiting for a replay
     gone: dict[int, set] = {}  # id(trace) -> its input buffers freed so far
-    refreshed: dict[int, set] = {id(t): set() for t in traces}
     fresh: dict[int, list[tuple[Event, Access, Event]]] = {id(t): [] for t in traces}
+    last_run = {id(t): t.end.seq for t in traces}
     findings: list[Finding] = []
     reported: set[tuple] = set()
     for ev in events:
@@ -66,28 +69,31 @@ def _freed_and_stale(events: Sequence[Event], ctx: Context, traces: list[TraceIn
                     continue
                 for free, acc in freed.pop(id(t), []):
                     findings.append(_freed_finding(ctx, t, free, acc, ev))
-                for h2d, acc, out in fresh[id(t)]:
+                candidates = fresh[id(t)]
+                used = ctx.facts.uses({buffer_key(o.buffer) for _, _, o in candidates}) if candidates else {}
+                for h2d, acc, out in candidates:
                     site = ctx.site(h2d)
                     key = (id(t), (site.file, site.line) if site else h2d.seq)
-                    if buffer_key(acc.buffer) not in refreshed[id(t)] and key not in reported:
+                    if key in reported or _any_between(
+                        writes.get(buffer_key(acc.buffer), []), last_run[id(t)], ev.seq
+                    ):
+                        continue  # the captured input was refreshed after all
+                    if not _any_between(used.get(buffer_key(out.buffer), []), h2d.seq, ev.seq):
+                        # Unused until the replay: it can only have been meant for the trace.
                         reported.add(key)
                         findings.append(_stale_finding(ctx, t, h2d, acc, out, ev))
                 fresh[id(t)] = []
-                refreshed[id(t)] = set()
-        elif ev.phase is not Phase.CAPTURE and (ev.outputs or kind is Kind.H2D):
-            # copy_host_to_device_tensor(host, device_tensor) names its target as an argument.
-            targets = ev.outputs + (ev.inputs if kind is Kind.H2D else ())
-            for out in targets:
-                if out.buffer is None or out.storage != "device":
-                    continue
-                key = buffer_key(out.buffer)
-                for t, _ in readers.get(key, ()):
-                    refreshed[id(t)].add(key)
-            if kind is Kind.H2D:
-                for out in ev.outputs:
-                    if out.buffer is not None and out.storage == "device":
-                        _note_new_input(ev, out, traces, readers, fresh, gone)
+                last_run[id(t)] = ev.seq
+        elif kind is Kind.H2D and ev.phase is not Phase.CAPTURE:
+            for out in ev.outputs:
+                if out.buffer is not None and out.storage == "device":
+                    _note_new_input(ev, out, traces, readers, fresh, gone)
     return findings
+
+
+def _any_between(seqs: list[int], after: int, before: int) -> bool:
+    i = bisect.bisect_right(seqs, after)
+    return i < len(seqs) and seqs[i] < before
 
 
 def _note_new_input(ev, out, traces, readers, fresh, gone_inputs) -> None:
@@ -239,31 +245,35 @@ def _overwritten_outputs(events: Sequence[Event], ctx: Context, traces: list[Tra
             outputs[buffer_key(acc.buffer)] = t
     if not outputs:
         return []
+    # Replays and reads in order: (seq, 0, trace) for an execute, (seq, 1, key) for a read.
+    timeline = [(e.seq, 0, t) for t in set(outputs.values()) for e in t.executes]
+    timeline += [(seq, 1, k) for k, seqs in ctx.facts.reads(set(outputs)).items() for seq in seqs]
+    timeline.sort(key=lambda item: (item[0], item[1]))
     runs_since_read: dict[tuple, int] = {k: 0 for k in outputs}
     reads_this_run: dict[tuple, int] = {k: 0 for k in outputs}
     backlog: dict[tuple, int] = {k: 0 for k in outputs}  # replays unread when reading began
     findings: list[Finding] = []
     reported: set = set()
-    for ev in events:
-        if ev.kind is Kind.TRACE_EXECUTE:
+    for seq, is_read, what in timeline:
+        if not is_read:
             for k, t in outputs.items():
-                if t.device == ev.device and t.trace_id == ev.trace:
+                if t is what:
                     runs_since_read[k] += 1
                     reads_this_run[k] = 0
-        elif ev.kind is Kind.D2H and ev.phase is not Phase.CAPTURE:
-            for ref in ev.inputs:
-                k = buffer_key(ref.buffer) if ref.buffer is not None else None
-                if k not in outputs:
-                    continue
-                if reads_this_run[k] == 0:
-                    backlog[k] = runs_since_read[k]
-                reads_this_run[k] += 1
-                runs_since_read[k] = 0
-                site = ctx.site(ev)
-                where_key = (site.file, site.line) if site else ev.seq
-                if reads_this_run[k] >= 2 and backlog[k] >= 2 and (k, where_key) not in reported:
-                    reported.add((k, where_key))
-                    findings.append(_overwritten_finding(ctx, outputs[k], ev, ref, backlog[k]))
+            continue
+        k = what
+        if reads_this_run[k] == 0:
+            backlog[k] = runs_since_read[k]
+        reads_this_run[k] += 1
+        runs_since_read[k] = 0
+        if reads_this_run[k] >= 2 and backlog[k] >= 2:
+            ev = ctx.facts.event(seq)
+            site = ctx.site(ev) if ev is not None else None
+            where_key = (site.file, site.line) if site else seq
+            if ev is not None and (k, where_key) not in reported:
+                reported.add((k, where_key))
+                ref = next(r for r in ev.inputs if r.buffer is not None and buffer_key(r.buffer) == k)
+                findings.append(_overwritten_finding(ctx, outputs[k], ev, ref, backlog[k]))
     return findings
 
 
