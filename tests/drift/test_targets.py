@@ -38,6 +38,14 @@ def test_resolving_targets(targets, captures, prep, expected):
     assert got == expected
 
 
+def test_library_callers_get_the_same_one_line_error():
+    """GIVEN a library caller (the UI) naming three sessions WHEN resolved
+    THEN a TtrecordError with exit code 2 says what to give instead."""
+    with pytest.raises(TtrecordError, match="give one or two session files") as info:
+        resolve_targets(["a.db", "b.db", "c.db"])
+    assert info.value.exit_code == 2
+
+
 def test_a_file_really_named_with_a_colon_is_not_split(tmp_path):
     """GIVEN an existing file `x.db:2` WHEN parsed THEN it is the path, with no number."""
     odd = tmp_path / "x.db:2"
