@@ -42,7 +42,13 @@ def build(n_events: int, cycles: int = 20) -> SessionBuilder:
         for i, name in enumerate(_OPS):
             out = b.alloc(base + 0x41000 + 0x800 * i)
             ins = [prev, w] if "matmul" in name else [prev]
-            b.op(name, ins, [out], line=line0 + i, args={"dim": -1} if name == "ttnn.softmax" else None)
+            b.op(
+                name,
+                ins,
+                [out],
+                line=line0 + i,
+                args={"dim": -1} if name == "ttnn.softmax" else None,
+            )
             temps.append(out)
             prev = out
         for buf in temps[:-1]:

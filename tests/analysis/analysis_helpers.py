@@ -14,6 +14,8 @@ def shape(findings: list[Finding]) -> list[tuple]:
 
 def rules_at(findings: list[Finding]) -> list[tuple[str, int | None]]:
     return sorted((f.rule, f.line) for f in findings)
+
+
 def captured_step(b: SessionBuilder, release: bool = True):
     """x, w before capture; prep run; capture of h = matmul(x, w) (freed) and y = relu(h).
 

@@ -28,7 +28,11 @@ def _eager_run_with_forward_audited() -> SessionBuilder:
 def test_every_blocker_in_the_region_is_reported_in_one_run(analyze_both):
     findings = analyze_both(_eager_run_with_forward_audited())
     assert rules_at(findings) == [
-        ("TR001", 12), ("TR002", 10), ("TR003", 13), ("TR007", 11), ("TR008", 14)
+        ("TR001", 12),
+        ("TR002", 10),
+        ("TR003", 13),
+        ("TR007", 11),
+        ("TR008", 14),
     ]
     for f in findings:
         assert "in audit region model.forward" in f.message

@@ -55,7 +55,7 @@ def test_nested_read_inside_one_user_call_counts_once(analyze_both):
     # GIVEN to_torch calling Tensor.cpu inside the capture (two d2h events, one user call)
     b = SessionBuilder()
     b.open_device()
-    x, w = b.alloc(X), b.alloc(W)
+    x = b.alloc(X)
     tid = b.begin_trace(line=20)
     outer = b.d2h(x, line=11, name="to_torch")
     b.d2h(x, line=11, name="Tensor.cpu", parent=outer.seq)

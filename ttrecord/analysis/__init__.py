@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ttrecord.analysis import baked_values, lifecycle, trace_inputs, trace_memory, transfers_in_capture
+from ttrecord.analysis import (
+    baked_values,
+    lifecycle,
+    trace_inputs,
+    trace_memory,
+    transfers_in_capture,
+)
 from ttrecord.analysis.context import Context
 from ttrecord.events import Event
 from ttrecord.findings import Finding

@@ -209,7 +209,9 @@ class Context:
         return _derive_regions(self.events)
 
 
-def _derive_traces(events: Sequence[Event], facts: EventFacts | SessionFacts) -> Iterator[TraceInfo]:
+def _derive_traces(
+    events: Sequence[Event], facts: EventFacts | SessionFacts
+) -> Iterator[TraceInfo]:
     """Walk the stream once, pairing trace calls per (device, trace id) like the runtime does."""
     open_: dict[tuple[int | None, int], TraceInfo] = {}  # captured, not released
     capturing: dict[int | None, TraceInfo] = {}  # device -> trace being captured
@@ -264,12 +266,16 @@ def _record_access(info: TraceInfo, ev: Event, facts: EventFacts | SessionFacts)
         info.ops += 1
     for ref in ev.inputs:
         if ref.buffer is not None and ref.storage == "device":
-            info.accesses.append(Access(ref.buffer, ev.seq, "read", ref.tensor_id, ref.shape, ref.dtype))
+            info.accesses.append(
+                Access(ref.buffer, ev.seq, "read", ref.tensor_id, ref.shape, ref.dtype)
+            )
     for ref in ev.outputs:
         if ref.buffer is not None and ref.storage == "device":
             old = facts.existed_before(buffer_key(ref.buffer), info.begin.seq, ev.seq)
             role = "write" if old else "new"
-            info.accesses.append(Access(ref.buffer, ev.seq, role, ref.tensor_id, ref.shape, ref.dtype))
+            info.accesses.append(
+                Access(ref.buffer, ev.seq, role, ref.tensor_id, ref.shape, ref.dtype)
+            )
 
 
 def _derive_regions(events: Sequence[Event]) -> list[RegionInstance]:

@@ -42,7 +42,9 @@ class EventFacts:
                     open_[key] = life = [ev.seq, None, ev.buffer.size]
                     lives.setdefault(key, []).append(life)
                 elif ev.kind is Kind.FREE and ev.buffer is not None:
-                    life = open_.pop((ev.buffer.device, ev.buffer.buffer_type, ev.buffer.address), None)
+                    life = open_.pop(
+                        (ev.buffer.device, ev.buffer.buffer_type, ev.buffer.address), None
+                    )
                     if life is not None:
                         life[1] = ev.seq
                 else:
@@ -90,7 +92,7 @@ class EventFacts:
         return self._by_seq.get(seq)
 
     def eager_calls(self, site: SiteKey) -> list[tuple[dict[str, Any], int, int]]:
-        """Distinct argument sets of the eager/prep calls at a call site: (args, first seq, count)."""
+        """Distinct arguments of the eager/prep calls at a call site: (args, first seq, count)."""
         if self._eager is None:
             eager: dict[SiteKey, dict[str, list]] = {}
             for ev in self._events:

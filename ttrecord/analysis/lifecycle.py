@@ -52,7 +52,9 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
                 findings.append(finding("TR009", ctx, ev, problem[0], fix=problem[1],
                                         evidence=problem[2], trace=ev.trace))  # fmt: skip
         elif kind is Kind.TRACE_RELEASE:
-            if not any(t.release is ev or t.live_at(ev.seq) for t in by_key.get((ev.device, ev.trace), ())):
+            if not any(
+                t.release is ev or t.live_at(ev.seq) for t in by_key.get((ev.device, ev.trace), ())
+            ):
                 findings.append(finding(
                     "TR009", ctx, ev,
                     f"release_trace releases trace {ev.trace} on device {ev.device}, which is not"

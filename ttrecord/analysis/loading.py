@@ -9,7 +9,8 @@ audit region) and, of the rest, only:
 - the callers of all of these, for the user's line.
 Everything else they need about the run (was a buffer already allocated before a capture,
 which arguments the eager calls at a call site passed, when a trace's outputs were read and its
-inputs written) comes from `SessionFacts`' set-based queries. Each question is a few indexed queries for the whole session, not one per trace.
+inputs written) comes from `SessionFacts`' set-based queries. Each question is a few indexed
+queries for the whole session, not one per trace.
 """
 
 from __future__ import annotations
@@ -95,7 +96,9 @@ def _related(session, facts: SessionFacts, traces: list[TraceInfo]) -> set[int]:
                     if free is not None:
                         seqs.add(free)
                     input_buffers.add(buffer_id)
-    seqs.update(seq for seq, buffer_id in session.query(_NEW_TENSORS) if buffer_id not in input_buffers)
+    seqs.update(
+        seq for seq, buffer_id in session.query(_NEW_TENSORS) if buffer_id not in input_buffers
+    )
     if over:  # the allocation and free events of those buffers, and the calls that made them
         ids = json.dumps(sorted(over))
         seqs.update(seq for (seq,) in session.query(

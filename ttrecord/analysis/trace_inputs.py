@@ -44,7 +44,9 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
     return findings
 
 
-def _freed_and_stale(events: Sequence[Event], ctx: Context, traces: list[TraceInfo]) -> list[Finding]:
+def _freed_and_stale(
+    events: Sequence[Event], ctx: Context, traces: list[TraceInfo]
+) -> list[Finding]:
     readers: dict[tuple, list[tuple[TraceInfo, Access]]] = {}
     for t in traces:
         for acc in t.inputs():
@@ -70,7 +72,11 @@ def _freed_and_stale(events: Sequence[Event], ctx: Context, traces: list[TraceIn
                 for free, acc in freed.pop(id(t), []):
                     findings.append(_freed_finding(ctx, t, free, acc, ev))
                 candidates = fresh[id(t)]
-                used = ctx.facts.uses({buffer_key(o.buffer) for _, _, o in candidates}) if candidates else {}
+                used = (
+                    ctx.facts.uses({buffer_key(o.buffer) for _, _, o in candidates})
+                    if candidates
+                    else {}
+                )
                 for h2d, acc, out in candidates:
                     site = ctx.site(h2d)
                     key = (id(t), (site.file, site.line) if site else h2d.seq)
@@ -238,7 +244,9 @@ def _output_is_input_finding(ctx, t: TraceInfo, call: Event, acc: Access, read: 
                    related=[read.seq])  # fmt: skip
 
 
-def _overwritten_outputs(events: Sequence[Event], ctx: Context, traces: list[TraceInfo]) -> list[Finding]:
+def _overwritten_outputs(
+    events: Sequence[Event], ctx: Context, traces: list[TraceInfo]
+) -> list[Finding]:
     outputs: dict[tuple, TraceInfo] = {}
     for t in traces:
         for acc in t.kept():
@@ -272,7 +280,9 @@ def _overwritten_outputs(events: Sequence[Event], ctx: Context, traces: list[Tra
             where_key = (site.file, site.line) if site else seq
             if ev is not None and (k, where_key) not in reported:
                 reported.add((k, where_key))
-                ref = next(r for r in ev.inputs if r.buffer is not None and buffer_key(r.buffer) == k)
+                ref = next(
+                    r for r in ev.inputs if r.buffer is not None and buffer_key(r.buffer) == k
+                )
                 findings.append(_overwritten_finding(ctx, outputs[k], ev, ref, backlog[k]))
     return findings
 

@@ -33,7 +33,7 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
 
 
 def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
-    """TR004: one pass, holding post-capture allocations until they are freed or a replay hits them."""
+    """TR004 in one pass: post-capture allocations wait until they are freed or a replay hits."""
     pending_traces = sorted((t for t in ctx.traces if t.end is not None), key=lambda t: t.end.seq)
     live: dict[int | None, list[TraceInfo]] = {}
     candidates: dict[tuple, tuple[Event, list[tuple[TraceInfo, list[Access]]], int]] = {}
@@ -176,8 +176,13 @@ def _kept_overlap(a: TraceInfo, b: TraceInfo) -> tuple[Access, Access, str] | No
                 if w.role == "write" and buffer_key(w.buffer) == buffer_key(kept.buffer):
                     continue  # writing into the other trace's live output: deliberate sharing
                 pair = (w, kept) if writer is a else (kept, w)
-                return pair[0], pair[1], (
-                    f"trace {writer.trace_id} writes over an output trace {keeper.trace_id} keeps"
+                return (
+                    pair[0],
+                    pair[1],
+                    (
+                        f"trace {writer.trace_id} writes over an output"
+                        f" trace {keeper.trace_id} keeps"
+                    ),
                 )
     return None
 

@@ -25,8 +25,10 @@ class Check:
         parser.add_argument("session", metavar="SESSION.db", help="a recorded session")
         parser.add_argument("--format", choices=("text", "json", "sarif"), default="text",
                             help="output format (default: text)")  # fmt: skip
-        parser.add_argument("--fail-on", choices=("error", "warning"), default="error",
-                            help="lowest severity that makes the exit status 1 (default: error)")  # fmt: skip
+        parser.add_argument(
+            "--fail-on", choices=("error", "warning"), default="error",
+            help="lowest severity that exits with status 1 (default: error)",
+        )  # fmt: skip
         parser.add_argument("-o", "--output", metavar="FILE",
                             help="write the report to FILE instead of standard output")  # fmt: skip
 

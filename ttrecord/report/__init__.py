@@ -105,7 +105,9 @@ def _store(path: str, findings: list[Finding]) -> None:
         print(f"ttrecord check: findings not stored in {path} ({exc})", file=sys.stderr)
 
 
-def run_check(path: str, fmt: str = "text", fail_on: str = "error", out: TextIO | None = None) -> int:
+def run_check(
+    path: str, fmt: str = "text", fail_on: str = "error", out: TextIO | None = None
+) -> int:
     """`ttrecord check`: 1 when a finding reaches `fail_on`, else 0 (SessionError propagates)."""
     result = check_session(path)
     _formats()[fmt](result, out or sys.stdout)

@@ -53,8 +53,14 @@ def _result(f: Finding, index: dict[str, int], cwd: str | None) -> dict[str, Any
         "ruleIndex": index[f.rule],
         "level": _LEVEL[f.severity],
         "message": {"text": f"{f.message} Fix: {f.fix}"},
-        "properties": {"title": f.title, "events": list(f.events), "evidence": f.evidence,
-                       "fix": f.fix, "device": f.device, "trace": f.trace},  # fmt: skip
+        "properties": {
+            "title": f.title,
+            "events": list(f.events),
+            "evidence": f.evidence,
+            "fix": f.fix,
+            "device": f.device,
+            "trace": f.trace,
+        },  # fmt: skip
     }
     if f.file:
         location: dict[str, Any] = {
@@ -89,9 +95,16 @@ def document(result: CheckResult) -> dict[str, Any]:
             }
         },
         "results": [_result(f, index, result.cwd) for f in result.findings],
-        "invocations": [{"executionSuccessful": True,
-                         "properties": {"session": result.path, "status": result.status,
-                                        "backend": result.backend}}],  # fmt: skip
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "properties": {
+                    "session": result.path,
+                    "status": result.status,
+                    "backend": result.backend,
+                },
+            }
+        ],  # fmt: skip
     }
     if result.cwd:
         run["originalUriBaseIds"] = {"SRCROOT": {"uri": Path(result.cwd).as_uri() + "/"}}

@@ -111,7 +111,9 @@ def _opt(value: int | None, prefix: str = "") -> str:
 
 def _counts(counts: dict[tuple[str, str], int]) -> Table:
     phases = [p for p in ("eager", "prep", "capture", "replay") if any(k[0] == p for k in counts)]
-    kinds = sorted({k for _, k in counts}, key=lambda k: -sum(n for (p, kk), n in counts.items() if kk == k))
+    kinds = sorted(
+        {k for _, k in counts}, key=lambda k: -sum(n for (p, kk), n in counts.items() if kk == k)
+    )
     table = Table(title=f"Events ({sum(counts.values()):,})", title_justify="left")
     table.add_column("kind")
     for p in phases:
@@ -123,7 +125,9 @@ def _counts(counts: dict[tuple[str, str], int]) -> Table:
     return table
 
 
-def _traces(ctx: Context, traces: Sequence[TraceInfo], devices: list[DeviceRow], sizes: dict) -> Table:
+def _traces(
+    ctx: Context, traces: Sequence[TraceInfo], devices: list[DeviceRow], sizes: dict
+) -> Table:
     banks = {d.id: {"DRAM": d.num_dram_banks, "L1": d.num_l1_banks} for d in devices}
     table = Table(title="Traces", title_justify="left")
     for col in ("device", "trace", "captured", "ops", "replays", "bytes/replay", "state"):
@@ -187,4 +191,6 @@ def _findings(console: Console, findings: list[Finding], session: Session) -> No
                 line = Text(f"    {f.line:>5} | {src.strip()}", style="bold")
                 console.print(line, soft_wrap=True)
             console.print(Padding(Text(f.message), (0, 0, 0, 4), expand=False))
-            console.print(Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 4), expand=False))
+            console.print(
+                Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 4), expand=False)
+            )

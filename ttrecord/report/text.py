@@ -26,7 +26,11 @@ def flatten(evidence: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]
         name = f"{prefix}{key}"
         if isinstance(value, dict):
             if "range" in value:
-                extra = f" {value['buffer_type']} on device {value['device']}" if "buffer_type" in value else ""
+                extra = (
+                    f" {value['buffer_type']} on device {value['device']}"
+                    if "buffer_type" in value
+                    else ""
+                )
                 uses = "; ".join(value.get("used_by", []))
                 rows.append((name, f"{value['range']}{extra}, {value['size']} bytes/bank"
                              + (f" ({uses})" if uses else "")))  # fmt: skip
@@ -55,7 +59,9 @@ def print_finding(console: Console, f: Finding, result: CheckResult) -> None:
     if rows:
         console.print(Text("  evidence:", style="dim"))
         for key, value in rows:
-            console.print(Padding(Text.assemble((f"{key}: ", "dim"), value), (0, 0, 0, 4), expand=False))
+            console.print(
+                Padding(Text.assemble((f"{key}: ", "dim"), value), (0, 0, 0, 4), expand=False)
+            )
     console.print(Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 2), expand=False))
     console.print()
 
