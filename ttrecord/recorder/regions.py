@@ -16,6 +16,20 @@ from typing import Any
 import wrapt
 
 
+def _qualname(frame: Any) -> str:
+    """The qualified name of a frame's function (co_qualname from 3.11; on 3.10 rebuilt from
+    the class of `self` / `cls`, enough for methods)."""
+    code = frame.f_code
+    qual = getattr(code, "co_qualname", None)
+    if qual is not None:
+        return qual
+    if code.co_varnames[:1] in (("self",), ("cls",)):
+        owner = frame.f_locals.get(code.co_varnames[0])
+        cls = owner if isinstance(owner, type) else type(owner)
+        return f"{cls.__qualname__}.{code.co_name}"
+    return code.co_name
+
+
 def _resolve(root: Any, path: list[str]) -> tuple[Any, str, Any] | None:
     """(owner, attribute, function) for `path` under `root`, or None."""
     owner = root
@@ -80,8 +94,7 @@ class AuditRegions:
             return None
         f = sys._getframe(2)
         while f is not None:
-            code = f.f_code
-            qual = getattr(code, "co_qualname", code.co_name)
+            qual = _qualname(f)
             module = f.f_globals.get("__name__", "")
             for name in list(self.pending):
                 if name == qual or name == f"{module}.{qual}":
