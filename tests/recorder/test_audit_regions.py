@@ -31,18 +31,19 @@ helper.step(x)
 
 
 def test_regions_bracket_and_tag_their_events(tmp_path, write_script):
-    """GIVEN a script class method and a module function named as audit regions, and a
+    """GIVEN a method of a class in the script model.py (named model.Decoder.forward) and a
+    module function named as audit regions, and a
     ttrecord.region block WHEN recorded THEN each call of them is bracketed by REGION_BEGIN /
     REGION_END with instance numbers, and only the calls inside carry the region."""
     write_script("helper.py", HELPER)
     script = write_script("model.py", SCRIPT)
-    rec = record(script, tmp_path, "--audit-region", "Decoder.forward",
+    rec = record(script, tmp_path, "--audit-region", "model.Decoder.forward",
                  "--audit-region", "helper.step")  # fmt: skip
     assert rec.proc.returncode == 0, rec.proc.stderr
     rows = rec.rows("SELECT kind, name, region, args FROM events WHERE parent IS NULL"
                     " AND kind NOT IN ('alloc', 'free') AND seq > 1 ORDER BY seq")  # fmt: skip
     got = [(r["kind"], r["name"], r["region"]) for r in rows]
-    fwd = "Decoder.forward"
+    fwd = "model.Decoder.forward"
     assert got == [
         ("h2d", "from_torch", None),
         ("region_begin", fwd, fwd), ("op", "relu", fwd), ("d2h", "to_torch", fwd),
@@ -56,10 +57,10 @@ def test_regions_bracket_and_tag_their_events(tmp_path, write_script):
         ("region_end", "helper.step", "helper.step"),
     ]  # fmt: skip
     instances = [r["args"] for r in rows if r["kind"] == "region_begin"]
-    assert instances[:2] == ['{"region":"Decoder.forward","instance":1}',
-                             '{"region":"Decoder.forward","instance":2}']  # fmt: skip
+    assert instances[:2] == ['{"region":"model.Decoder.forward","instance":1}',
+                             '{"region":"model.Decoder.forward","instance":2}']  # fmt: skip
     options = rec.session()["options"]
-    assert "Decoder.forward" in options and "helper.step" in options
+    assert "model.Decoder.forward" in options and "helper.step" in options
 
 
 def test_region_is_a_no_op_without_the_recorder():

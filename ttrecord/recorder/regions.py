@@ -1,7 +1,8 @@
 """Audit mode: every call of a named function is a would-be capture region.
 
-`--audit-region model.Decoder.forward` names a function by module and qualified name;
-`--audit-region Decoder.forward` names one in the program's own script. Functions in importable
+`--audit-region model.Decoder.forward` names a function by module and qualified name (the
+script itself counts as module `model` when it is model.py); `--audit-region Decoder.forward`
+names one in the program's own script. Functions in importable
 modules are wrapped as soon as their module is imported (wrapt post-import hooks). Functions in
 the script itself do not exist until the script defines them, so the recorder spots them from
 the stack at the first ttnn call they make, wraps them from then on, and closes that first,
@@ -10,6 +11,7 @@ already running, instance when its frame is gone from the stack.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -96,6 +98,8 @@ class AuditRegions:
         while f is not None:
             qual = _qualname(f)
             module = f.f_globals.get("__name__", "")
+            if module == "__main__":  # the script: also known by its file name (model.py)
+                module = os.path.splitext(os.path.basename(f.f_globals.get("__file__", "")))[0]
             for name in list(self.pending):
                 if name == qual or name == f"{module}.{qual}":
                     return self._found(name, qual, f, tl)
