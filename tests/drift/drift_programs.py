@@ -126,3 +126,21 @@ def new_input_for_capture(path: Path) -> str:
     p.step(x2, w)
     p.b.end_trace(trace, line=21)
     return p.write(path)
+
+
+
+def output_kept_between_captures(path: Path) -> str:
+    """Like samples/trace_lifecycle.py: the first capture's output replaces (and frees) the
+    prep run's, and is still live while the step is captured again."""
+    p = Program()
+    w = p.call("ttnn.from_torch", 3)
+    x = p.call("ttnn.from_torch", 4)
+    prep_output = p.step(x, w)
+    trace = p.b.begin_trace(line=20)
+    p.step(x, w)  # its output stays live
+    p.b.end_trace(trace, line=21)
+    p.b.execute(trace, line=22)
+    p.free(prep_output)
+    p.b.release(trace, line=24)
+    p.capture(x, w)
+    return p.write(path)

@@ -15,7 +15,7 @@ from ttrecord.store.reader import Session
 
 from .align import align
 from .capture import CaptureSpec, load_capture, resolve_targets
-from .cause import likely_cause, live_differences, replay_overlaps
+from .cause import likely_cause, pair_live, replay_overlaps
 from .compare import buffer_moves, changed_inputs, drift_groups, pair_op_lists
 from .model import (
     Capture,
@@ -57,9 +57,9 @@ def diff_captures(a: Capture, b: Capture) -> DriftReport:
         first = min([*inputs, *unpaired], default=None)
     else:
         first = next((k for k, p in enumerate(pairs) if p.status is not PairStatus.SAME), None)
-    differences = live_differences(a.live_at_start, b.live_at_start)
+    differences, moved_live = pair_live(a.live_at_start, b.live_at_start)
     moves = buffer_moves(pairs)
-    cause = likely_cause(pairs[first], differences) if first is not None else None
+    cause = likely_cause(pairs[first], differences, moved_live) if first is not None else None
     return DriftReport(
         a=a.ref,
         b=b.ref,

@@ -30,18 +30,23 @@ from .model import (
 MAX_OVERLAP_EXAMPLES = 200
 
 
-def live_differences(a: list[LiveBuffer], b: list[LiveBuffer]) -> list[LiveDifference]:
-    """Buffers live before one run's capture that have no counterpart in the other's."""
+def pair_live(a: list[LiveBuffer], b: list[LiveBuffer]
+              ) -> tuple[list[LiveDifference], list[tuple[LiveBuffer, LiveBuffer]]]:  # fmt: skip
+    """Pair the buffers live before each run's capture (by buffer type, size and allocating
+    call, in allocation order): the unpaired ones, and the pairs that sit at other addresses."""
     a = sorted(a, key=lambda lb: lb.alloc_seq)
     b = sorted(b, key=lambda lb: lb.alloc_seq)
     pairs, _ = align([lb.key for lb in a], [lb.key for lb in b])
-    out = []
+    unpaired: list[LiveDifference] = []
+    moved: list[tuple[LiveBuffer, LiveBuffer]] = []
     for i, j in pairs:
         if j is None:
-            out.append(LiveDifference("a", a[i]))
+            unpaired.append(LiveDifference("a", a[i]))  # type: ignore[index]
         elif i is None:
-            out.append(LiveDifference("b", b[j]))
-    return out
+            unpaired.append(LiveDifference("b", b[j]))
+        elif a[i].buffer.address != b[j].buffer.address:
+            moved.append((a[i], b[j]))
+    return unpaired, moved
 
 
 def _moved_buffer(pair: OpPair) -> tuple[FieldChange, BufferRef, BufferRef] | None:
@@ -66,9 +71,11 @@ def _covers(live: BufferRef, tensor: BufferRef) -> bool:
             and tensor.address < live.end)  # fmt: skip
 
 
-def likely_cause(pair: OpPair, differences: list[LiveDifference]) -> Cause | None:
-    """The unpaired live buffer that best explains the first divergent pair's moved address."""
-    if pair.a is None or pair.b is None or not differences:
+def likely_cause(pair: OpPair, differences: list[LiveDifference],
+                 moved_live: list[tuple[LiveBuffer, LiveBuffer]] = ()) -> Cause | None:  # fmt: skip
+    """The live buffer that best explains the first divergent pair's moved address: an
+    unpaired one, or one both runs keep but elsewhere, sitting where the other run put it."""
+    if pair.a is None or pair.b is None:
         return None
     moved = _moved_buffer(pair)
     if moved is None:
@@ -78,6 +85,14 @@ def likely_cause(pair: OpPair, differences: list[LiveDifference]) -> Cause | Non
     for diff in differences:
         if _covers(diff.live.buffer, ba if diff.run == "b" else bb):
             return Cause(diff, displaced=(ba if diff.run == "b" else bb).address)
+    # A buffer both runs keep, but one run keeps it right where the other put this tensor.
+    for live_a, live_b in moved_live:
+        if _covers(live_b.buffer, ba):
+            return Cause(LiveDifference("b", live_b), displaced=ba.address, counterpart=live_a)
+        if _covers(live_a.buffer, bb):
+            return Cause(LiveDifference("a", live_a), displaced=bb.address, counterpart=live_b)
+    if not differences:
+        return None
     # Otherwise the closest unpaired buffer of that type on the side the allocator fills from:
     # below the tensor for bottom-up DRAM, above it for top-down L1.
     top_down = ba.buffer_type.startswith("L1")

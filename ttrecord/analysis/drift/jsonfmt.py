@@ -85,10 +85,16 @@ def _cause_json(cause: Cause | None) -> dict[str, Any] | None:
     if cause is None:
         return None
     diff = cause.difference
+    if cause.counterpart is not None:
+        kind = "moved_allocation"
+    else:
+        kind = "extra_allocation" if diff.run == "b" else "missing_allocation"
+    other = "a" if diff.run == "b" else "b"
     return {
-        "kind": "extra_allocation" if diff.run == "b" else "missing_allocation",
+        "kind": kind,
         "allocation": _live_json(diff.run, diff.live),
         "displaced_address": cause.displaced,
+        "counterpart": _live_json(other, cause.counterpart) if cause.counterpart else None,
     }
 
 

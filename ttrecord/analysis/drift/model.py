@@ -161,6 +161,9 @@ class Cause:
     difference: LiveDifference
     # The address the other run used there, which this buffer now occupies (None: only near).
     displaced: int | None
+    # For a buffer both runs keep live (same call, type and size) but at different addresses:
+    # the other run's one. None for an extra or missing buffer.
+    counterpart: LiveBuffer | None = None
 
 
 @dataclass(frozen=True, slots=True)

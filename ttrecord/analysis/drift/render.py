@@ -60,16 +60,21 @@ def cause_sentence(report: DriftReport) -> str | None:
     diff = cause.difference
     b = diff.live.buffer
     has, lacks = ("B", "A") if diff.run == "b" else ("A", "B")
-    where = short_site(diff.live.file, diff.live.line)
-    call = f" ({diff.live.call})" if diff.live.call else ""
+    made = (f"allocated at {short_site(diff.live.file, diff.live.line)}"
+            f"{f' ({diff.live.call})' if diff.live.call else ''}, event {diff.live.alloc_seq}")  # fmt: skip
     took = ""
     if cause.displaced is not None:
         took = (f" (where {lacks} put this tensor)" if cause.displaced == b.address
                 else f" (over {lacks}'s 0x{cause.displaced:x})")  # fmt: skip
+    if cause.counterpart is not None:
+        return (
+            f"{has} keeps a {b.size:,}-byte {b.buffer_type} buffer live at 0x{b.address:x}{took}"
+            f" before the capture, {made}; {lacks} keeps its counterpart at"
+            f" 0x{cause.counterpart.buffer.address:x}"
+        )
     return (
         f"{has} has a {b.size:,}-byte {b.buffer_type} buffer live at 0x{b.address:x}{took}"
-        f" before the capture, which {lacks} does not: allocated at {where}{call}, event"
-        f" {diff.live.alloc_seq}"
+        f" before the capture, which {lacks} does not: {made}"
     )
 
 
