@@ -93,3 +93,30 @@ def test_deallocate_frees_inside_the_call(tmp_path):
     frees = [e for e in events if e.kind.value == "free"]
     assert frees[0].parent == dealloc.seq
     assert frees[0].buffer.address == dealloc.inputs[0].buffer.address
+
+
+def test_scratch_buffers_of_captured_ops_are_recorded(tmp_path):
+    """GIVEN ttnn.sum (which allocates a scratch buffer and frees it inside the call) inside a
+    trace capture WHEN recorded THEN that scratch appears as an ALLOC and a FREE child of the
+    call, marked temporary, at an address no surviving buffer holds; eager calls are not
+    graph-captured."""
+
+    def body(ttnn):
+        import torch
+
+        dev = ttnn.open_device(device_id=0, trace_region_size=1 << 20)
+        x = ttnn.from_torch(torch.ones(64, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=dev)
+        ttnn.sum(x, dim=-1)
+        tid = ttnn.begin_trace_capture(dev, cq_id=0)
+        ttnn.sum(x, dim=-1)
+        ttnn.end_trace_capture(dev, tid, cq_id=0)
+        ttnn.release_trace(dev, tid)
+        ttnn.close_device(dev)
+
+    events = record_inprocess(emulator, body, tmp_path)
+    sums = [e for e in events if e.name == "sum"]
+    temps = [e for e in events if (e.args or {}).get("temporary")]
+    assert [(e.kind.value, e.parent) for e in temps] == [("alloc", sums[1].seq), ("free", sums[1].seq)]
+    assert temps[0].buffer == temps[1].buffer and temps[0].phase.value == "capture"
+    out = sums[1].outputs[0].buffer
+    assert not out.overlaps(temps[0].buffer)

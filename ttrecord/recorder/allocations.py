@@ -85,7 +85,8 @@ class Allocations:
         self._get_buffers = reports.get_buffers
         self._devices = devices
         self._last: frozenset = frozenset()
-        self._last_infos: Any = None
+        self._last_infos: Any = None  # the last get_buffers answer and its keys (a cache)
+        self._last_keys: frozenset = frozenset()
         # (device, buffer type name, address) -> bank-local size of every live buffer
         self.live: dict[tuple[int, str, int], int] = {}
 
@@ -101,9 +102,14 @@ class Allocations:
         except Exception:  # e.g. a device closed behind our back: keep the last known state
             return self._last
         if infos == self._last_infos:  # C-speed when the backend returns equal records
-            return self._last
-        self._last_infos = infos
-        return frozenset(map(_key, infos))
+            return self._last_keys
+        keys = frozenset(map(_key, infos))
+        self._last_infos, self._last_keys = infos, keys
+        return keys
+
+    def snapshot_keys(self) -> set[tuple[int, str, int]]:
+        """(device, buffer type name, address) of every buffer live now."""
+        return {(int(k[0]), enum_name(k[3]), int(k[1])) for k in self.snapshot()}
 
     def changes(self) -> tuple[list[Buffer], list[Buffer]] | None:
         """(freed, allocated) since the last call, or None when nothing changed."""

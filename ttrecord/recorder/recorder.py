@@ -24,6 +24,7 @@ from ttrecord.recorder.allocations import Allocations, Devices
 from ttrecord.recorder.callsite import CallSites
 from ttrecord.recorder.classify import refine
 from ttrecord.recorder.log import LogWriter, RecordType
+from ttrecord.recorder.temporaries import Temporaries
 from ttrecord.recorder.tensors import TensorDescriber, describe_torch
 
 _SCALARS = frozenset({int, float, bool, str})
@@ -68,6 +69,7 @@ class Recorder:
         self._capturing: dict[int | None, int] = {}  # device -> trace being captured
         self.t0 = _now()
         self.regions: Any = None  # audit regions, set by the runner when requested
+        self.temporaries = Temporaries(ttnn)
         self._region_counts: dict[str, int] = {}
         self._bugs: set[str] = set()
         # A forked child (multiprocessing) must not append to this process's log.
@@ -176,6 +178,19 @@ class Recorder:
                 defer((_P, next(self._seq), parent, t, tid, kind, kind, ph, dev, tr, None, None,
                        region, buf))  # fmt: skip
 
+    def _temporary_records(self, buffers: Any, parent: int, phase: str, trace: int | None,
+                           tid: int, region: str | None) -> None:  # fmt: skip
+        """ALLOC + FREE children for scratch buffers an op made and freed inside the call
+        (skipping any address a surviving buffer now holds: the snapshot reports that one)."""
+        t = _now() - self.t0
+        live = self.allocations.snapshot_keys()
+        for buf in buffers:
+            if (buf[0], buf[1], buf[2]) in live:
+                continue
+            for kind in ("alloc", "free"):
+                self.log.defer((_P, next(self._seq), parent, t, tid, kind, kind, phase, buf[0],
+                                trace, None, {"temporary": True}, region, buf))  # fmt: skip
+
     # -- the wrapper ---------------------------------------------------------------------
 
     def call(self, name: str, kind: Kind, wrapped: Any, instance: Any, args: tuple,
@@ -230,13 +245,15 @@ class Recorder:
             self.log.write((_B, seq, None, t, tid, kind.value, name, phase, device, cq, trace,
                             site, scalars, tuple(inputs), region))  # fmt: skip
         tl.call, tl.phase, tl.trace, tl.device = seq, phase, trace, device
-        return seq, kind, phase, trace, device, tid, region
+        graphed = phase == _CAPTURE and kind is Kind.OP and self.temporaries.begin()
+        return seq, kind, phase, trace, device, tid, region, graphed
 
     def _end(self, state: tuple, result: Any, exc: BaseException | None, args: tuple,
              kwargs: dict) -> None:  # fmt: skip
         """Queue the end record and the buffers the call allocated or freed."""
-        seq, kind, phase, trace, device, tid, region = state
+        seq, kind, phase, trace, device, tid, region, graphed = state
         end = _now() - self.t0
+        temporaries = self.temporaries.end() if graphed else ()
         if exc is not None:
             with self._lock:
                 self.log.defer((_E, seq, end, "raised", f"{type(exc).__name__}: {exc}", (),
@@ -248,6 +265,8 @@ class Recorder:
             extra, device, trace = self._lifecycle(kind, result, args, kwargs, device, trace)
         with self._lock:
             # Snapshot first: the outputs' bank-local sizes come from it.
+            if temporaries:
+                self._temporary_records(temporaries, seq, phase, trace, tid, region)
             if kind not in _NO_SNAPSHOT_AFTER:
                 self._memory_records(seq, phase, trace, tid, region)
             self.log.defer((_E, seq, end, "ok", None, self._outputs(result), device, trace, extra))
