@@ -70,6 +70,9 @@ class Run:
                             help="caller frames kept with each call site (default 2)")  # fmt: skip
         parser.add_argument("--no-callsites", action="store_true",
                             help="do not record call sites (lowest overhead)")  # fmt: skip
+        parser.add_argument("--no-graph-capture", action="store_true",
+                            help="do not run ops inside a trace capture under ttnn's graph"
+                            " capture (which shows the scratch buffers they free)")  # fmt: skip
         parser.add_argument("--audit-region", action="append", default=[], metavar="QUALNAME",
                             help="treat every call of this function as a would-be capture"
                             " region (e.g. model.Decoder.forward); repeatable")  # fmt: skip
@@ -108,6 +111,7 @@ class Run:
             stack_depth=args.stack_depth,
             audit_regions=tuple(args.audit_region),
             callsites=not args.no_callsites,
+            graph_capture=not args.no_graph_capture,
         )
         result = Supervisor(options).run()
         self._summary(result)

@@ -79,6 +79,7 @@ def main() -> int:
     internal = [_TTRECORD_DIR, os.path.dirname(os.path.abspath(chosen.module.__file__))]
     recorder = Recorder(chosen.module, log, internal, config.get("stack_depth", 0),
                         callsites=config.get("callsites", True))  # fmt: skip
+    recorder.temporaries.enabled &= config.get("graph_capture", True)
     if config.get("audit_regions"):
         recorder.regions = AuditRegions(config["audit_regions"], recorder)
     install(chosen.module, recorder)

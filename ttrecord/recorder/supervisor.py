@@ -50,6 +50,7 @@ class RunOptions:
     stack_depth: int = 0
     audit_regions: tuple[str, ...] = ()
     callsites: bool = True
+    graph_capture: bool = True  # see recorder/temporaries.py
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class Supervisor:
             "stack_depth": o.stack_depth,
             "audit_regions": list(o.audit_regions),
             "callsites": o.callsites,
+            "graph_capture": o.graph_capture,
             "script": o.script,
             "module": o.module,
         }
