@@ -97,7 +97,8 @@ class Supervisor:
             argv=[o.script or o.module or "", *o.argv],
             backend=o.backend,
             options={"stack_depth": o.stack_depth, "audit_regions": list(o.audit_regions),
-                     "timeout": o.timeout, "backend_requested": o.backend},  # fmt: skip
+                     "timeout": o.timeout, "backend_requested": o.backend,
+                     "callsites": o.callsites, "graph_capture": o.graph_capture},  # fmt: skip
         )
         decoder = Decoder()
         reader = LogReader(str(log_path))
