@@ -73,28 +73,40 @@ def _covers(live: BufferRef, tensor: BufferRef) -> bool:
 
 def likely_cause(pair: OpPair, differences: list[LiveDifference],
                  moved_live: list[tuple[LiveBuffer, LiveBuffer]] = ()) -> Cause | None:  # fmt: skip
-    """The live buffer that best explains the first divergent pair's moved address: an
-    unpaired one, or one both runs keep but elsewhere, sitting where the other run put it."""
+    """The live buffer that best explains the first divergent pair's moved address.
+
+    In order: an unpaired buffer sitting where the other run put the tensor; the nearest
+    unpaired one on the side the allocator fills from (it pushed everything after it, possibly
+    through other buffers); a buffer both runs keep that one run keeps exactly there; the
+    latest unpaired one of that buffer type.
+    """
     if pair.a is None or pair.b is None:
         return None
     moved = _moved_buffer(pair)
     if moved is None:
         return None
     _, ba, bb = moved
-    # An extra buffer in one run that covers where the other run put this tensor took its place.
     for diff in differences:
         if _covers(diff.live.buffer, ba if diff.run == "b" else bb):
             return Cause(diff, displaced=(ba if diff.run == "b" else bb).address)
-    # A buffer both runs keep, but one run keeps it right where the other put this tensor.
+    nearest = _nearest_unpaired(ba, bb, differences)
+    if nearest is not None:
+        return Cause(nearest, displaced=None)
     for live_a, live_b in moved_live:
         if _covers(live_b.buffer, ba):
             return Cause(LiveDifference("b", live_b), displaced=ba.address, counterpart=live_a)
         if _covers(live_a.buffer, bb):
             return Cause(LiveDifference("a", live_a), displaced=bb.address, counterpart=live_b)
-    if not differences:
-        return None
-    # Otherwise the closest unpaired buffer of that type on the side the allocator fills from:
-    # below the tensor for bottom-up DRAM, above it for top-down L1.
+    same_type = [d for d in differences if d.live.buffer.buffer_type == ba.buffer_type]
+    if same_type:
+        return Cause(max(same_type, key=lambda d: d.live.alloc_seq), displaced=None)
+    return None
+
+
+def _nearest_unpaired(ba: BufferRef, bb: BufferRef,
+                      differences: list[LiveDifference]) -> LiveDifference | None:  # fmt: skip
+    """The unpaired buffer closest to the tensor on the side the allocator fills from: below
+    it for bottom-up DRAM, above it for top-down L1."""
     top_down = ba.buffer_type.startswith("L1")
     candidates = []
     for d in differences:
@@ -103,12 +115,7 @@ def likely_cause(pair: OpPair, differences: list[LiveDifference],
             continue
         if (live.address >= own.end) if top_down else (live.address <= own.address):
             candidates.append((abs(live.address - own.address), -d.live.alloc_seq, d))
-    if candidates:
-        return Cause(min(candidates, key=lambda c: c[:2])[2], displaced=None)
-    same_type = [d for d in differences if d.live.buffer.buffer_type == ba.buffer_type]
-    if same_type:
-        return Cause(max(same_type, key=lambda d: d.live.alloc_seq), displaced=None)
-    return None
+    return min(candidates, key=lambda c: c[:2])[2] if candidates else None
 
 
 def _trace_ranges(capture: Capture) -> dict[tuple, int]:

@@ -60,8 +60,9 @@ def cause_sentence(report: DriftReport) -> str | None:
     diff = cause.difference
     b = diff.live.buffer
     has, lacks = ("B", "A") if diff.run == "b" else ("A", "B")
-    made = (f"allocated at {short_site(diff.live.file, diff.live.line)}"
-            f"{f' ({diff.live.call})' if diff.live.call else ''}, event {diff.live.alloc_seq}")  # fmt: skip
+    call = f" ({diff.live.call})" if diff.live.call else ""
+    made = (f"allocated at {short_site(diff.live.file, diff.live.line)}{call},"
+            f" event {diff.live.alloc_seq}")  # fmt: skip
     took = ""
     if cause.displaced is not None:
         took = (f" (where {lacks} put this tensor)" if cause.displaced == b.address
