@@ -3,8 +3,9 @@
 The allocator places every buffer by what is live at that moment, so the layout a capture
 bakes in is decided by the buffers live when it begins. Pairing those buffers between the two
 runs (by buffer type, size and the call that made them, in allocation order) leaves the extra
-and missing ones; the likely cause of the first divergence is the unpaired buffer that now sits
-where the other run put the diverging tensor, or else the nearest one below it.
+and missing ones, and the ones kept at another address; the likely cause of the first
+divergence is the unpaired buffer that now sits where the other run put the diverging tensor,
+else the nearest unpaired one the allocator placed before it, else a kept one that sits there.
 """
 
 from __future__ import annotations
