@@ -201,9 +201,6 @@ class Context:
     def trace_by_begin(self) -> dict[int, TraceInfo]:
         return {t.begin.seq: t for t in self.traces}
 
-    def in_capture(self, ev: Event) -> bool:
-        return ev.phase is Phase.CAPTURE
-
     @cached_property
     def regions(self) -> list[RegionInstance]:
         return _derive_regions(self.events)

@@ -56,6 +56,9 @@ def _freed_and_stale(
     gone: dict[int, set] = {}  # id(trace) -> its input buffers freed so far
     fresh: dict[int, list[tuple[Event, Access, Event]]] = {id(t): [] for t in traces}
     last_run = {id(t): t.end.seq for t in traces}
+    by_key: dict[tuple, list[TraceInfo]] = {}
+    for t in traces:
+        by_key.setdefault(t.key, []).append(t)
     findings: list[Finding] = []
     reported: set[tuple] = set()
     for ev in events:
@@ -66,8 +69,8 @@ def _freed_and_stale(
                     freed.setdefault(id(t), []).append((ev, acc))
                     gone.setdefault(id(t), set()).add(buffer_key(ev.buffer))
         elif kind is Kind.TRACE_EXECUTE:
-            for t in traces:
-                if t.device != ev.device or t.trace_id != ev.trace or not t.live_at(ev.seq):
+            for t in by_key.get((ev.device, ev.trace), ()):
+                if not t.live_at(ev.seq):
                     continue
                 for free, acc in freed.pop(id(t), []):
                     findings.append(_freed_finding(ctx, t, free, acc, ev))
@@ -262,12 +265,14 @@ def _overwritten_outputs(
     backlog: dict[tuple, int] = {k: 0 for k in outputs}  # replays unread when reading began
     findings: list[Finding] = []
     reported: set = set()
+    keys_of: dict[int, list[tuple]] = {}
+    for k, t in outputs.items():
+        keys_of.setdefault(id(t), []).append(k)
     for seq, is_read, what in timeline:
         if not is_read:
-            for k, t in outputs.items():
-                if t is what:
-                    runs_since_read[k] += 1
-                    reads_this_run[k] = 0
+            for k in keys_of[id(what)]:
+                runs_since_read[k] += 1
+                reads_this_run[k] = 0
             continue
         k = what
         if reads_this_run[k] == 0:

@@ -154,6 +154,16 @@ def _loads(text: str | None, default: Any = None) -> Any:
     return json.loads(text) if text else default
 
 
+def _args(cache: dict[str, Any], text: str | None) -> dict[str, Any] | None:
+    """Parsed arguments, each event getting its own (shallow) copy of a cached parse."""
+    if not text:
+        return None
+    if text not in cache:
+        cache[text] = json.loads(text)
+    value = cache[text]
+    return dict(value) if isinstance(value, dict) else value
+
+
 def _tensor_ref(row: sqlite3.Row | tuple) -> TensorRef:
     (_, _, _, tensor_id, storage, shape, dtype, layout, memcfg, _, device, btype, addr, size) = row
     buffer = None
@@ -547,6 +557,7 @@ class Session:
             (wanted,),
         )
         sites = self.callsites()
+        parsed: dict[str, Any] = {}  # args texts repeat (every execute_trace has the same)
         kinds, phases, statuses = Kind._value2member_map_, Phase._value2member_map_, Status._value2member_map_
         events = []
         for r in rows:
@@ -555,7 +566,7 @@ class Session:
                 seq=r[0], kind=kinds[r[5]], name=r[6], phase=phases[r[7]], t_ns=r[2],
                 dur_ns=r[3], thread=r[4], device=r[8], cq=r[9], trace=r[10], parent=r[1],
                 callsite=sites.get(r[11]) if r[11] is not None else None,
-                status=statuses[r[12]], error=r[13], args=_loads(r[14]), region=r[15],
+                status=statuses[r[12]], error=r[13], args=_args(parsed, r[14]), region=r[15],
                 buffer=buffer,
             ))  # fmt: skip
         if with_tensors and events:
