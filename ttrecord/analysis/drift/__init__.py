@@ -2,7 +2,7 @@
 
 Pure functions over the store's reader: `load_capture` reads one side, `diff_captures` turns two
 sides into a `DriftReport`, `diff_targets` does both for what the user named on the command line
-(or in the UI). Rendering lives in `render`; nothing here prints.
+(or in the UI). Output lives in `render` (terminal) and `jsonfmt` (JSON); nothing here prints.
 """
 
 from __future__ import annotations
