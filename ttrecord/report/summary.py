@@ -9,6 +9,8 @@ line), what ran it (real ttnn or the emulator, said plainly), on which devices, 
 
 from __future__ import annotations
 
+import bisect
+import json
 import time
 from collections.abc import Sequence
 from typing import TextIO
@@ -18,7 +20,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from ttrecord.analysis import run_detectors
+from ttrecord.analysis import analyze_session
 from ttrecord.analysis.context import Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import where
 from ttrecord.findings import Finding, Severity
@@ -30,22 +32,21 @@ _STATUS_STYLE = {"ok": "bold green", "running": "bold yellow", "interrupted": "b
 
 
 def render_report(path: str, out: TextIO) -> None:
-    console = Console(file=out, highlight=False)
+    # Piped or redirected output has no terminal width; rich would assume 80 columns, too
+    # narrow for the tables, so files get 120.
+    tty = hasattr(out, "isatty") and out.isatty()
+    console = Console(file=out, highlight=False, width=None if tty else 120)
     with Session.open(path) as session:
         info = session.info()
-        events = list(session.iter_events())
-        ctx = Context(events, status=info.status, cwd=info.cwd, backend=info.backend)
-        findings = run_detectors(events, ctx)
+        findings, ctx = analyze_session(session)
         devices = session.devices()
-        sizes = {(b.buffer.device, b.buffer.buffer_type, b.buffer.address): b.buffer
-                 for b in session.buffers()}  # fmt: skip
         for part in (_header(info), _status(info, session), _backend(info)):
             console.print(part, soft_wrap=True)  # paths and lines stay whole (and clickable)
         if devices:
             console.print(_devices(devices))
         console.print(_counts(session.counts()))
         if ctx.traces:
-            console.print(_traces(ctx, ctx.traces, devices, sizes))
+            console.print(_traces(ctx, ctx.traces, devices, _written_bytes(session, ctx)))
         _findings(console, findings, session)
 
 
@@ -125,12 +126,36 @@ def _counts(counts: dict[tuple[str, str], int]) -> Table:
     return table
 
 
+def _written_bytes(session: Session, ctx: Context) -> dict[tuple, int]:
+    """Bytes of each buffer a capture created or wrote, from the allocator's page counts."""
+    ids: dict[tuple, int] = {}  # (device, buffer type, address, seq) -> buffer id
+    for t in ctx.traces:
+        for acc in t.accesses:
+            if acc.role != "read" and acc.buffer.buffer_type != "TRACE":
+                lives = ctx.facts.lifetimes(buffer_key(acc.buffer))
+                i = bisect.bisect_right(lives, acc.seq, key=lambda life: life[0]) - 1
+                if i >= 0:
+                    ids[(*buffer_key(acc.buffer), acc.seq)] = lives[i][2]
+    if not ids:
+        return {}
+    pages = {
+        buffer_id: page_size * num_pages
+        for buffer_id, page_size, num_pages in session.query(
+            "SELECT id, page_size, num_pages FROM buffers WHERE id IN"
+            " (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(set(ids.values()))),),
+        )
+        if page_size and num_pages
+    }
+    return {k: pages[i] for k, i in ids.items() if i in pages}
+
+
 def _traces(
-    ctx: Context, traces: Sequence[TraceInfo], devices: list[DeviceRow], sizes: dict
+    ctx: Context, traces: Sequence[TraceInfo], devices: list[DeviceRow], sizes: dict[tuple, int]
 ) -> Table:
     banks = {d.id: {"DRAM": d.num_dram_banks, "L1": d.num_l1_banks} for d in devices}
     table = Table(title="Traces", title_justify="left")
-    for col in ("device", "trace", "captured", "ops", "replays", "bytes/replay", "state"):
+    for col in ("device", "trace", "captured", "ops", "replays", "bytes per replay", "state"):
         table.add_column(col, justify="left" if col in ("captured", "state") else "right",
                          no_wrap=col == "captured")  # fmt: skip
     for t in traces:
@@ -139,12 +164,10 @@ def _traces(
             if acc.role == "read" or acc.buffer.buffer_type == "TRACE":
                 continue
             key = buffer_key(acc.buffer)
-            full = sizes.get(key)
-            if full is not None and full.page_size and full.num_pages:
-                written[key] = full.page_size * full.num_pages
-            else:
-                n = banks.get(acc.buffer.device, {}).get(acc.buffer.buffer_type) or 1
-                written[key] = acc.buffer.size * n
+            full = sizes.get((*key, acc.seq))
+            if full is None:  # no page count recorded: a full bank-local footprint per bank
+                full = acc.buffer.size * (banks.get(acc.buffer.device, {}).get(acc.buffer.buffer_type) or 1)
+            written[key] = full
         span = _span(ctx, t)
         state = "released" if t.release else ("never ended" if t.end is None else "not released")
         table.add_row(str(t.device), str(t.trace_id), span, str(t.ops), str(len(t.executes)),
