@@ -12,6 +12,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -164,20 +165,23 @@ def _args(cache: dict[str, Any], text: str | None) -> dict[str, Any] | None:
     return dict(value) if isinstance(value, dict) else value
 
 
+# Value -> member lookups: calling an Enum class per row costs more than the rest of the row.
+_KINDS = {k.value: k for k in Kind}
+_PHASES = {p.value: p for p in Phase}
+_STATUSES = {s.value: s for s in Status}
+
+
+@lru_cache(maxsize=4096)
+def _shape(text: str | None) -> tuple[int, ...]:
+    return tuple(json.loads(text)) if text else ()
+
+
 def _tensor_ref(row: sqlite3.Row | tuple) -> TensorRef:
     (_, _, _, tensor_id, storage, shape, dtype, layout, memcfg, _, device, btype, addr, size) = row
     buffer = None
     if addr is not None and btype is not None:
-        buffer = BufferRef(device, btype, addr, size, tensor_id=tensor_id)
-    return TensorRef(
-        tensor_id=tensor_id,
-        storage=storage,
-        shape=tuple(_loads(shape, [])),
-        dtype=dtype,
-        layout=layout,
-        memory_config=memcfg,
-        buffer=buffer,
-    )
+        buffer = BufferRef(device, btype, addr, size, None, None, tensor_id)
+    return TensorRef(tensor_id, storage, _shape(shape), dtype, layout, memcfg, buffer)
 
 
 class Session:
@@ -298,9 +302,9 @@ class Session:
          status, error, args, region, buffer_id) = row  # fmt: skip
         return Event(
             seq=seq,
-            kind=Kind(kind),
+            kind=_KINDS[kind],
             name=name,
-            phase=Phase(phase),
+            phase=_PHASES[phase],
             t_ns=t_ns,
             dur_ns=dur_ns,
             thread=thread,
@@ -309,7 +313,7 @@ class Session:
             trace=trace,
             parent=parent,
             callsite=self.callsites().get(site) if site is not None else None,
-            status=Status(status),
+            status=_STATUSES[status],
             error=error,
             args=_loads(args),
             region=region,
