@@ -181,7 +181,7 @@ async def drive(path: Path, t_start: float) -> dict:
         for label, line in (("filter_capture_ms", "phase:capture"), ("filter_text_ms", "softmax")):
             t0 = time.perf_counter()
             table.load(parse_filter(line))
-            await _until(pilot, lambda: painted() and not table.loading)
+            await _until(pilot, lambda: painted() and not table.fetching)
             figures[label] = round((time.perf_counter() - t0) * 1000, 1)
     return figures
 

@@ -29,11 +29,18 @@ def alloc_session(workdir):
     return build_alloc_after_capture(workdir)
 
 
-async def settle(pilot, rounds: int = 6) -> None:
-    """Let workers finish and their messages land (a result may start another worker)."""
-    for _ in range(rounds):
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+async def settle(pilot, timeout: float = 20.0) -> None:
+    """Wait until the screen says everything it shows is in and no worker is running, then
+    let one repaint happen. Screens set `settled`; a screen without it counts as settled."""
+    app = pilot.app
+    deadline = time.monotonic() + timeout
+    calm = 0
+    while calm < 2 and time.monotonic() < deadline:
+        await pilot._wait_for_screen()
+        await asyncio.sleep(0.002)
+        busy = any(w.is_running for w in app.workers) or not getattr(app.screen, "settled", True)
+        calm = 0 if busy else calm + 1
+    await pilot.pause()
 
 
 def screen_text(app) -> str:

@@ -37,7 +37,7 @@ async def test_bad_filter_is_reported_under_the_table_and_keeps_rows(workdir):
     path = build_decode_loop(workdir, steps=5)
     app = TtrecordApp([str(path)])
     async with app.run_test(size=(120, 30)) as pilot:
-        app.push_screen(TimelineScreen(path))
+        await app.push_screen(TimelineScreen(path))
         await settle(pilot)
         table = app.screen.query_one(EventTable)
         before = table.total

@@ -15,7 +15,7 @@ async def test_captured_matmul_lists_inputs_and_output(alloc_session):
         (matmul,) = s.events(EventFilter(phases=frozenset({"capture"}), name="matmul"))
     app = TtrecordApp([str(alloc_session)])
     async with app.run_test(size=(140, 40)) as pilot:
-        app.push_screen(OpDetailScreen(alloc_session, matmul.seq))
+        await app.push_screen(OpDetailScreen(alloc_session, matmul.seq))
         await settle(pilot)
         text = screen_text(app)
     assert f"#{matmul.seq} ttnn.matmul  op  capture  trace 0  device 0" in text

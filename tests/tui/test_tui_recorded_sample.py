@@ -43,7 +43,7 @@ async def test_recorded_sample_in_three_keystrokes(recorded, monkeypatch):
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("enter")
-        await settle(pilot, rounds=10)  # the analysis runs in a worker
+        await settle(pilot)  # the analysis runs in a worker
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, FindingScreen) and app.screen.finding.rule == "TR004"

@@ -11,7 +11,7 @@ from ttrecord.tui.widgets.event_table import PAGE, EventTable
 
 
 async def _timeline(app, pilot, **kwargs) -> EventTable:
-    app.push_screen(TimelineScreen(app.paths[0], **kwargs))
+    await app.push_screen(TimelineScreen(app.paths[0], **kwargs))
     await settle(pilot)
     return app.screen.query_one(EventTable)
 

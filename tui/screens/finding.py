@@ -41,6 +41,7 @@ class FindingScreen(Screen):
         self.path = Path(path)
         self.finding = finding
         self.data: FindingData | None = None
+        self.settled = False  # everything it shows is in (tests and benchmarks wait on it)
 
     def compose(self) -> ComposeResult:
         f = self.finding
@@ -98,6 +99,7 @@ class FindingScreen(Screen):
 
     def on_loaded(self, message: Loaded) -> None:
         source = self.query_one("#source", Static)
+        self.settled = True
         if message.error:
             source.update(Text(message.error, "red"))
             return

@@ -55,6 +55,7 @@ class MemoryScreen(Screen):
         self.device = device
         self.maps: list[MemoryMap] = []
         self.users: list = []
+        self.settled = False  # everything it shows is in (tests and benchmarks wait on it)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -87,10 +88,12 @@ class MemoryScreen(Screen):
     def on_loaded(self, message: Loaded) -> None:
         detail = self.query_one("#detail", Static)
         if message.error:
+            self.settled = True
             detail.update(Text(message.error, "red"))
             return
         self.maps = message.data
         if not self.maps:
+            self.settled = True
             detail.update("No device buffers were recorded in this session.")
             return
         tabs = self.query_one(Tabs)
@@ -138,6 +141,7 @@ class MemoryScreen(Screen):
         item = self.query_one(MemoryMapView).selected
         detail = self.query_one("#detail", Static)
         self.users = []
+        self.settled = False
         if isinstance(item, TraceRange):
             t = item.trace
             detail.update(
@@ -180,8 +184,15 @@ class MemoryScreen(Screen):
 
     def on_buffer_users(self, message: BufferUsers) -> None:
         self.users = message.rows
+        self.settled = message.buffer_id == self._selected_buffer()
         fill_table(self.query_one("#users", DataTable), ("seq", "phase", "op", "role", "call site"),
                    [[r.seq, r.phase, r.name, role, site(r.file, r.line)] for r, role in message.rows])  # fmt: skip
+
+    def _selected_buffer(self) -> int | None:
+        item = self.query_one(MemoryMapView).selected
+        if isinstance(item, TraceRange):
+            return item.buffer_id
+        return item.buffer.id if isinstance(item, MapBar) else None
 
     def action_op(self) -> None:
         if self.users:

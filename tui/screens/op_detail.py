@@ -44,6 +44,7 @@ class OpDetailScreen(Screen):
         self.path = Path(path)
         self.seq = seq
         self.event: Event | None = None
+        self.settled = False  # everything it shows is in (tests and benchmarks wait on it)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -71,6 +72,7 @@ class OpDetailScreen(Screen):
 
     def on_loaded(self, message: Loaded) -> None:
         head = self.query_one("#head", Static)
+        self.settled = True
         if message.error or message.data[0] is None:
             head.update(Text(message.error or f"No event #{self.seq} in this session.", "red"))
             return

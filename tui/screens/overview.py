@@ -41,6 +41,7 @@ class OverviewScreen(Screen):
         self.path = Path(path)
         self.handle = None
         self.data: OverviewData | None = None
+        self.settled = False  # everything it shows is in (tests and benchmarks wait on it)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -69,6 +70,7 @@ class OverviewScreen(Screen):
 
     def on_loaded(self, message: Loaded) -> None:
         if message.error:
+            self.settled = True
             self.query_one("#summary", Static).update(
                 Text(f"This session cannot be shown.\n{message.error}", "bold red")
             )
@@ -104,6 +106,8 @@ class OverviewScreen(Screen):
         )  # fmt: skip
         if data.needs_analysis:
             self._analyse()
+        else:
+            self.settled = True
 
     @work(thread=True, exclusive=True, group="analysis")
     def _analyse(self) -> None:
@@ -118,6 +122,7 @@ class OverviewScreen(Screen):
         if self.data is not None:
             self.data = replace(self.data, findings=message.findings, needs_analysis=False)
         self._show_findings(message.findings, error=message.error)
+        self.settled = True
 
     def _show_findings(self, findings, analysing: bool = False, error: str | None = None,
                        unchecked: bool = False) -> None:  # fmt: skip

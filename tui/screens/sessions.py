@@ -40,6 +40,7 @@ class SessionsScreen(Screen):
         self.summaries: list[SessionSummary] = []
         self.marked: list[Path] = []
         self._loaded = False
+        self.settled = not paths  # everything it shows is in (tests and benchmarks wait on it)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -73,6 +74,7 @@ class SessionsScreen(Screen):
 
     def on_loaded(self, message: Loaded) -> None:
         self.summaries = message.data
+        self.settled = True
         self._fill()
 
     def _fill(self) -> None:

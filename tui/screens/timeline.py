@@ -42,6 +42,11 @@ class TimelineScreen(Screen):
         yield Static("", id="status")
         yield Footer()
 
+    @property
+    def settled(self) -> bool:
+        """Counted, and every visible row is in (tests and benchmarks wait on it)."""
+        return self.is_mounted and self.query_one(EventTable).settled
+
     def on_mount(self) -> None:
         self.title = self.path.name
         self.sub_title = "timeline"

@@ -79,6 +79,7 @@ class EventTable(ScrollView, can_focus=True):
         # When the view is every event and seqs have no gaps, row i is seq first + i, so any
         # page is a keyset query, even a jump to the end.
         self._first_seq: int | None = None
+        self._counted = -1  # the generation whose count arrived
 
     # -- data ------------------------------------------------------------------------------
 
@@ -111,12 +112,14 @@ class EventTable(ScrollView, can_focus=True):
         if message.generation != self.generation:
             return
         self.total = message.total
+        self._counted = message.generation
         self._first_seq = message.first_seq
         self.virtual_size = Size(self.size.width, self.total)
         index = message.index if message.index is not None else 0
         self.cursor = min(index, max(0, self.total - 1))
         # The new virtual size takes effect at the next layout; scroll after it.
         self.call_after_refresh(self._reveal_cursor)
+        self._prefetch(self.cursor)
         self.refresh()
 
     def _reveal_cursor(self, attempts: int = 10) -> None:
@@ -126,6 +129,12 @@ class EventTable(ScrollView, can_focus=True):
         if not self.scroll_offset.y <= self.cursor < self.scroll_offset.y + self.size.height:
             self.scroll_to(y=max(0, self.cursor - self.size.height // 3), animate=False, immediate=True)
         self.refresh()
+
+    def _prefetch(self, index: int) -> None:
+        """Ask for the pages around a row now, rather than when a render finds them missing."""
+        height = max(self.size.height, 1)
+        for row in (index - height, index, index + height):
+            self._request(max(0, row) // PAGE)
 
     def _request(self, page: int) -> None:
         if page < 0 or page * PAGE >= self.total or page in self._pages or page in self._pending:
@@ -163,8 +172,17 @@ class EventTable(ScrollView, can_focus=True):
         return rows[offset] if offset < len(rows) else None
 
     @property
-    def loading(self) -> bool:
+    def fetching(self) -> bool:
+        """Pages are on their way (not `loading`: that name is Widget's and disables it)."""
         return bool(self._pending)
+
+    @property
+    def settled(self) -> bool:
+        """The count for the current filter is in and so is every visible row."""
+        if self._counted != self.generation or self._pending:
+            return False
+        top = self.scroll_offset.y
+        return all(self.row(i) is not None for i in range(top, min(self.total, top + self.size.height)))
 
     # -- rendering -------------------------------------------------------------------------
 
@@ -205,8 +223,9 @@ class EventTable(ScrollView, can_focus=True):
     # -- cursor ----------------------------------------------------------------------------
 
     def watch_cursor(self, old: int, new: int) -> None:
-        self.refresh()
         self.scroll_to_region(Region(0, new, 1, 1), animate=False, immediate=True)
+        self._prefetch(new)
+        self.refresh()
 
     def action_move(self, delta: int) -> None:
         if self.total:
