@@ -46,8 +46,9 @@ def analyze_session(session) -> tuple[list[Finding], Context]:
     from ttrecord.analysis.loading import load
 
     info = session.info()
-    events, facts = load(session)
-    ctx = Context(events, status=info.status, cwd=info.cwd, backend=info.backend, facts=facts)
+    events, facts, traces = load(session)
+    ctx = Context(events, status=info.status, cwd=info.cwd, backend=info.backend, facts=facts,
+                  traces=traces)  # fmt: skip
     return run_detectors(events, ctx), ctx
 
 

@@ -158,12 +158,15 @@ class Context:
 
     def __init__(self, events: Sequence[Event], status: str = "ok", cwd: str | None = None,
                  backend: str | None = None, facts: EventFacts | SessionFacts | None = None,
-                 ) -> None:  # fmt: skip
+                 traces: list[TraceInfo] | None = None) -> None:  # fmt: skip
+        """`traces`: already derived from these events (the session loader derives them)."""
         self.events = events
         self.status = status
         self.cwd = cwd
         self.backend = backend
         self.facts = facts if facts is not None else EventFacts(events)
+        if traces is not None:
+            self.__dict__["traces"] = traces  # fills the cached property
 
     @property
     def ended_normally(self) -> bool:

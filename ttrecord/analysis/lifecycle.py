@@ -45,9 +45,11 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
                 capturing[ev.device] = t
         elif kind is Kind.TRACE_EXECUTE:
             problem = _execute_problem(ev, by_key, ctx)
+            if problem is None:
+                continue
             site = ctx.site(ev)
-            key = ((site.file, site.line) if site else ev.seq, problem[0] if problem else None)
-            if problem and key not in reported_sites:
+            key = ((site.file, site.line) if site else ev.seq, problem[0])
+            if key not in reported_sites:
                 reported_sites.add(key)
                 findings.append(finding("TR009", ctx, ev, problem[0], fix=problem[1],
                                         evidence=problem[2], trace=ev.trace))  # fmt: skip

@@ -33,8 +33,11 @@ _NEW_TENSORS = (
 )
 
 
-def load(session) -> tuple[list[Event], SessionFacts]:
-    """The events the detectors scan, in seq order, and the facts for the rest."""
+def load(session) -> tuple[list[Event], SessionFacts, list[TraceInfo]]:
+    """The events the detectors scan (in seq order), the facts for the rest, and the traces.
+
+    Every capture-phase event and trace call is in the first batch, so the traces derived from
+    it are those of the whole run."""
     facts = SessionFacts(session)
     core = [seq for (seq,) in session.query(_CORE)]
     events = session.events_at(core)
@@ -42,7 +45,8 @@ def load(session) -> tuple[list[Event], SessionFacts]:
         buffer_key(r.buffer) for e in events if e.phase is Phase.CAPTURE
         for r in e.outputs if r.buffer is not None
     )  # fmt: skip
-    traces = [t for t in Context(events, facts=facts).traces if t.end is not None]
+    all_traces = Context(events, facts=facts).traces
+    traces = [t for t in all_traces if t.end is not None]
     have = set(core)
     extra = _related(session, facts, traces) - have
     if extra:
@@ -54,7 +58,7 @@ def load(session) -> tuple[list[Event], SessionFacts]:
             break
         events = sorted(events + session.events_at(parents), key=lambda e: e.seq)
         have |= parents
-    return events, facts
+    return events, facts, all_traces
 
 
 def _related(session, facts: SessionFacts, traces: list[TraceInfo]) -> set[int]:
