@@ -118,8 +118,9 @@ class Allocations:
         if now == last:
             return None
         self._last = now
-        freed = [self._buffer(k) for k in sorted(last - now, key=_sort_key)]
-        allocated = [self._buffer(k) for k in sorted(now - last, key=_sort_key)]
+        gone, new = last - now, now - last
+        freed = [self._buffer(k) for k in (sorted(gone, key=_sort_key) if len(gone) > 1 else gone)]
+        allocated = [self._buffer(k) for k in (sorted(new, key=_sort_key) if len(new) > 1 else new)]
         live = self.live
         for dev, btype, address, _ in freed:
             live.pop((dev, btype, address), None)

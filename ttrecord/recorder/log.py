@@ -57,6 +57,11 @@ class LogWriter:
         with self._lock:
             self._pending.append(_pack(len(data)) + data)
 
+    def defer_many(self, records: list[tuple]) -> None:
+        chunks = [_pack(len(d)) + d for d in map(_dumps, records)]
+        with self._lock:
+            self._pending.extend(chunks)
+
     def write(self, record: tuple) -> None:
         """Write the queued records and this one now, in one system call."""
         data = _dumps(record)

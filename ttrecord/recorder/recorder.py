@@ -166,7 +166,7 @@ class Recorder:
             return
         freed, allocated = changes
         t = _now() - self.t0
-        defer = self.log.defer
+        records = []
         for kind, buffers in (("free", freed), ("alloc", allocated)):
             for buf in buffers:
                 dev = buf[0]
@@ -175,8 +175,9 @@ class Recorder:
                     ph, tr = (_CAPTURE, tr) if tr is not None else (_EAGER, None)
                 else:
                     ph, tr = phase, trace
-                defer((_P, next(self._seq), parent, t, tid, kind, kind, ph, dev, tr, None, None,
-                       region, buf))  # fmt: skip
+                records.append((_P, next(self._seq), parent, t, tid, kind, kind, ph, dev, tr,
+                                None, None, region, buf))  # fmt: skip
+        self.log.defer_many(records)
 
     def _temporary_records(self, buffers: Any, parent: int, phase: str, trace: int | None,
                            tid: int, region: str | None) -> None:  # fmt: skip

@@ -206,12 +206,13 @@ class Supervisor:
         elif decoder.open_calls and end.exit_code is None:
             status, exit_code = SessionStatus.CRASHED, returncode  # os._exit inside a call
             last = decoder.close_open_calls(Status.DIED)
-        elif exc is not None:
-            status, exit_code = SessionStatus.ERROR, returncode or 1
-            last = decoder.close_open_calls(Status.DIED)
         else:
-            status, exit_code = SessionStatus.OK, returncode
-            last = decoder.close_open_calls(Status.DIED)
+            # The program ended on its own; a call still open belongs to a daemon thread the
+            # interpreter stopped at exit: it is kept (DIED) but is not what ended the run.
+            status = SessionStatus.ERROR if exc is not None else SessionStatus.OK
+            exit_code = (returncode or 1) if exc is not None else returncode
+            decoder.close_open_calls(Status.DIED)
+            last = None
         events = decoder.ready()
         if events:
             writer.add(events)
