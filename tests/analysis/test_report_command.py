@@ -56,3 +56,24 @@ def test_findings_are_grouped_by_severity_with_source_lines(tmp_path, capsys):
     assert errors < out.index("TR004 Allocation over trace memory") < warnings
     assert warnings < out.index("TR006") and "33 | step_33()" in out
     assert "30 | step_30()" in out
+
+
+def test_run_that_died_of_a_raising_call_names_that_call(tmp_path, capsys):
+    # GIVEN a run that ended with an uncaught TT_FATAL from a read inside the capture
+    b = SessionBuilder(file=_source(tmp_path))
+    b.open_device()
+    x = b.alloc(0x100000)
+    b.begin_trace(line=20)
+    b.d2h(x, line=22)
+    b.raised("RuntimeError: TT_FATAL: Reads are not supported during trace capture.")
+    writer = SessionWriter(tmp_path / "s.db")
+    writer.start(script="model.py", argv=["model.py"], backend="emulator")
+    writer.add(b.events)
+    writer.finish(SessionStatus.ERROR, exit_code=1, error_type="RuntimeError",
+                  error_message="TT_FATAL: Reads are not supported during trace capture.")  # fmt: skip
+    writer.close()
+    main(["report", str(tmp_path / "s.db")])
+    out = capsys.readouterr().out
+    assert "status ERROR (exit code 1)" in out
+    assert f"raised in `to_torch` at {tmp_path / 'model.py'}:22" in out
+    assert "TR001 Readback inside trace capture" in out

@@ -64,11 +64,19 @@ def _status(info: SessionInfo, session: Session) -> Text:
         text.append(f" (exit code {info.exit_code}")
         text.append(f", signal {info.signal})" if info.signal else ")")
     if info.error_type or info.error_message:
-        text.append(f"\n  {info.error_type or 'error'}: {info.error_message or ''}", style="red")
+        message = f"{info.error_type or 'error'}: {info.error_message or ''}".replace("\n", "\n    ")
+        text.append(f"\n  {message}", style="red")
     if info.status in ("crashed", "hung", "error", "running", "interrupted"):
-        last = session.last_call()
+        last, verb = session.last_call(), {"crashed": "died in", "hung": "hung in"}.get(
+            info.status, "last call"
+        )
+        if last is None and info.status == "error":  # the program died of a call that raised
+            raised = session.query("SELECT max(seq) FROM events WHERE status = 'raised'")[0][0]
+            last, verb = (session.event(raised) if raised is not None else None), "raised in"
+            first_line = (info.error_message or "").splitlines()[:1]
+            if last is not None and not (first_line and first_line[0] in (last.error or "")):
+                last = None  # a raise the program caught; it died of something else
         if last is not None:
-            verb = {"crashed": "died in", "hung": "hung in"}.get(info.status, "last call")
             site = last.callsite
             text.append(f"\n  {verb} ", style="red")
             text.append(f"`{last.name}`", style="bold red")
@@ -77,9 +85,13 @@ def _status(info: SessionInfo, session: Session) -> Text:
                 src = _line(session, site.file, site.line)
                 if src:
                     text.append(f"\n    {site.line:>5} | {src.strip()}", style="bold")
-            if last.error:
+            if last.error and last.error.strip() != message_of(info):
                 text.append(f"\n  {last.error}", style="red")
     return text
+
+
+def message_of(info: SessionInfo) -> str:
+    return f"{info.error_type or 'error'}: {info.error_message or ''}".strip()
 
 
 def _backend(info: SessionInfo) -> Text:
