@@ -21,9 +21,14 @@ class Report:
         parser.add_argument("session", metavar="SESSION.db", help="a recorded session")
 
     def run(self, args: argparse.Namespace) -> int:
+        import os
         import sys
 
         from ttrecord.report.summary import render_report
 
-        render_report(args.session, sys.stdout)
+        try:
+            render_report(args.session, sys.stdout)
+            sys.stdout.flush()
+        except BrokenPipeError:  # `ttrecord report … | head`
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -8,6 +8,7 @@ for viewers, render, and turn the worst severity into an exit code.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -110,5 +111,12 @@ def run_check(
 ) -> int:
     """`ttrecord check`: 1 when a finding reaches `fail_on`, else 0 (SessionError propagates)."""
     result = check_session(path)
-    _formats()[fmt](result, out or sys.stdout)
-    return 1 if fails(result.findings, fail_on) else 0
+    code = 1 if fails(result.findings, fail_on) else 0
+    out = out or sys.stdout
+    try:
+        _formats()[fmt](result, out)
+        out.flush()
+    except BrokenPipeError:  # `ttrecord check … | head`: the reader left, the verdict stands
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, out.fileno())
+    return code
