@@ -31,7 +31,9 @@ _SCALARS = frozenset({int, float, bool, str})
 _KEYS = tuple(str(i) for i in range(64))
 _B, _E, _P = RecordType.BEGIN, RecordType.END, RecordType.POINT
 _EAGER, _CAPTURE, _REPLAY = Phase.EAGER.value, Phase.CAPTURE.value, Phase.REPLAY.value
-_NO_SNAPSHOT_AFTER = frozenset({Kind.D2H, Kind.SYNC})
+# Calls that never allocate or free: a buffer change they reveal would be a free by garbage
+# collection, which the next call's snapshot places just as well.
+_NO_SNAPSHOT_AFTER = frozenset({Kind.D2H, Kind.SYNC, Kind.TRACE_EXECUTE})
 _now = time.monotonic_ns
 _native_id = threading.get_native_id
 
