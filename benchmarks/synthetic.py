@@ -29,12 +29,15 @@ def decode_events(n_events: int, capture_every: int = 50) -> Iterator[Event]:
     seq = 0
     t = 0
     base = 1048704
+    sites: dict[int, CallSite] = {}  # one object per site, as the recorder's decoder keeps
 
     def make(kind: Kind, name: str, line: int | None, **kw) -> Event:
         nonlocal seq, t
         seq += 1
         t += 2000
-        site = CallSite(_FILE, line, "forward") if line is not None else None
+        site = None
+        if line is not None:
+            site = sites.get(line) or sites.setdefault(line, CallSite(_FILE, line, "forward"))
         return Event(seq, kind, name, t_ns=t, dur_ns=1500, device=0, callsite=site, **kw)
 
     x = BufferRef(0, "DRAM", base, 2048)

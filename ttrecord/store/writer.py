@@ -56,6 +56,7 @@ class SessionWriter:
         self.db = sqlite_utils.Database(self._conn)
         schema.create(self.db)
         self._callsites: dict[CallSite, int] = {}
+        self._site_objects: dict[int, tuple[CallSite, int]] = {}  # id(site) -> (site, row id)
         self._live: dict[tuple[int, str, int], tuple[int, int]] = {}  # key -> (buffer id, size)
         self._next_buffer = 1
         self._traces: dict[tuple[int, int], int] = {}  # (device, trace_id) -> traces.id
@@ -63,7 +64,8 @@ class SessionWriter:
         self._trace_ops: dict[int, int] = {}
         self._trace_runs: dict[int, int] = {}
         self._shapes: dict[tuple[int, ...], str] = {}
-        self._new_buffers: list[tuple] = []
+        self._new_buffers: list[list] = []  # rows to insert; free_seq (last) set if freed
+        self._pending_buffers: dict[int, list] = {}  # buffer id -> its row in _new_buffers
         self._freed: list[tuple[int, int]] = []  # (free seq, buffer id)
 
     # -- session row -------------------------------------------------------------------
@@ -153,35 +155,43 @@ class SessionWriter:
         """Insert a batch of completed events in one transaction; returns how many."""
         event_rows: list[tuple] = []
         tensor_rows: list[tuple] = []
+        append_event, append_tensor = event_rows.append, tensor_rows.append
+        track, callsite_id, tensor_row = self._track, self._callsite_id, self._tensor_row
         n = 0
         with self._transaction():
             for ev in events:
                 n += 1
-                buffer_id = self._track(ev)
-                event_rows.append(
+                buffer_id = track(ev)
+                # Enums bind as their `_value_` text: sqlite3 binds a str subclass only after a
+                # failed adapter lookup, which costs more than the rest of the row.
+                kind, phase, status = ev.kind, ev.phase, ev.status
+                append_event(
                     (
                         ev.seq,
                         ev.parent,
                         ev.t_ns,
                         ev.dur_ns,
                         ev.thread,
-                        ev.kind,  # str enums bind as their text
+                        getattr(kind, "_value_", kind),
                         ev.name,
-                        ev.phase,  # str enums bind as their text
+                        getattr(phase, "_value_", phase),
                         ev.device,
                         ev.cq,
                         ev.trace,
-                        self._callsite_id(ev.callsite),
-                        ev.status,  # str enums bind as their text
+                        callsite_id(ev.callsite),
+                        getattr(status, "_value_", status),
                         ev.error,
                         _json(ev.args) if ev.args else None,
                         ev.region,
                         buffer_id,
                     )
                 )
-                for role, refs in (("in", ev.inputs), ("out", ev.outputs)):
-                    for pos, ref in enumerate(refs):
-                        tensor_rows.append(self._tensor_row(ev, role, pos, ref))
+                if ev.inputs:
+                    for pos, ref in enumerate(ev.inputs):
+                        append_tensor(tensor_row(ev, "in", pos, ref))
+                if ev.outputs:
+                    for pos, ref in enumerate(ev.outputs):
+                        append_tensor(tensor_row(ev, "out", pos, ref))
             self._conn.executemany(_EVENT_SQL, event_rows)
             self._conn.executemany(_TENSOR_SQL, tensor_rows)
             self._flush_buffers()
@@ -190,12 +200,23 @@ class SessionWriter:
     def _flush_buffers(self) -> None:
         self._conn.executemany(
             "INSERT INTO buffers (id, device, buffer_type, address, size, page_size, num_pages,"
-            " tensor_id, alloc_seq, alloc_phase) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " tensor_id, alloc_seq, alloc_phase, free_seq)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             self._new_buffers,
         )
         self._conn.executemany("UPDATE buffers SET free_seq = ? WHERE id = ?", self._freed)
         self._new_buffers.clear()
+        self._pending_buffers.clear()
         self._freed.clear()
+
+    def _end_buffer(self, buffer_id: int, seq: int) -> None:
+        # A buffer allocated in this batch gets its free_seq in its INSERT (most temporaries
+        # live shorter than a batch); older ones are updated at the end of the batch.
+        row = self._pending_buffers.pop(buffer_id, None)
+        if row is not None:
+            row[10] = seq
+        else:
+            self._freed.append((seq, buffer_id))
 
     def _shape(self, shape: tuple[int, ...]) -> str:
         text = self._shapes.get(shape)
@@ -206,8 +227,17 @@ class SessionWriter:
     def _callsite_id(self, site: CallSite | None) -> int | None:
         if site is None:
             return None
+        # Decoders reuse one CallSite object per site: identity first, equality (hashing the
+        # whole stack) only for a new object. Entries keep the object, so ids are not reused.
+        seen = self._site_objects.get(id(site))
+        if seen is not None and seen[0] is site:
+            return seen[1]
+        objects = self._site_objects
+        if len(objects) > 4096:  # a producer that makes a new object per event: stay bounded
+            objects.clear()
         known = self._callsites.get(site)
         if known is not None:
+            objects[id(site)] = (site, known)
             return known
         new_id = len(self._callsites) + 1
         self._conn.execute(
@@ -215,6 +245,7 @@ class SessionWriter:
             (new_id, site.file, site.line, site.function, _json([list(f) for f in site.stack])),
         )
         self._callsites[site] = new_id
+        self._site_objects[id(site)] = (site, new_id)
         return new_id
 
     def _tensor_row(self, ev: Event, role: str, pos: int, ref: TensorRef) -> tuple:
@@ -276,20 +307,21 @@ class SessionWriter:
     def _open_buffer(self, buf: BufferRef, seq: int, phase: Phase) -> int:
         buffer_id = self._next_buffer
         self._next_buffer += 1
-        self._new_buffers.append(
-            (
-                buffer_id,
-                buf.device,
-                buf.buffer_type,
-                buf.address,
-                buf.size,
-                buf.page_size,
-                buf.num_pages,
-                buf.tensor_id,
-                seq,
-                phase.value,
-            )
-        )
+        row = [
+            buffer_id,
+            buf.device,
+            buf.buffer_type,
+            buf.address,
+            buf.size,
+            buf.page_size,
+            buf.num_pages,
+            buf.tensor_id,
+            seq,
+            getattr(phase, "_value_", phase),
+            None,  # free_seq
+        ]
+        self._new_buffers.append(row)
+        self._pending_buffers[buffer_id] = row
         self._live[(buf.device, buf.buffer_type, buf.address)] = (buffer_id, buf.size)
         return buffer_id
 
@@ -301,14 +333,14 @@ class SessionWriter:
                 # Seen first as a call's output, now confirmed by the allocator: one buffer.
                 return live[0]
             # A free we never saw: the old buffer ended when this one took its address.
-            self._freed.append((seq, live[0]))
+            self._end_buffer(live[0], seq)
         return self._open_buffer(buf, seq, phase)
 
     def _free(self, buf: BufferRef, seq: int) -> int | None:
         live = self._live.pop((buf.device, buf.buffer_type, buf.address), None)
         if live is None:
             return None
-        self._freed.append((seq, live[0]))
+        self._end_buffer(live[0], seq)
         return live[0]
 
     def _begin_trace(self, ev: Event) -> None:
