@@ -1,0 +1,86 @@
+"""`python -m benchmarks` finds every benchmark module and collects the JSON lines each prints.
+
+The real benchmarks take minutes, so collection is checked on small stand-in modules laid out
+the way the runner expects (a `benchmarks` package run with `python -m benchmarks.<name>`).
+"""
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import __main__ as runner  # noqa: E402
+
+FAKES = {
+    "prints_rows": (
+        "import json\n"
+        "print('a heading that is not JSON')\n"
+        "print(json.dumps({'benchmark': 'first', 'us': 1.5}))\n"
+        "print('{not json either')\n"
+        "print(json.dumps({'benchmark': 'second', 'ratio': 2}))\n"
+    ),
+    "fails": (
+        "import json, sys\n"
+        "print(json.dumps({'benchmark': 'partial', 'x': 1}))\n"
+        "sys.exit('session too small to measure')\n"
+    ),
+}
+
+
+def _runs_as_script(path: Path) -> bool:
+    tree = ast.parse(path.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
+            return True
+    return False
+
+
+def test_every_benchmark_module_is_discovered_and_helpers_are_not():
+    """GIVEN the benchmarks folder WHEN the runner discovers modules THEN it lists exactly the
+    modules that run on their own (a __main__ guard), not the package files or the helpers"""
+    folder = Path(runner.__file__).parent
+    runnable = {p.stem for p in folder.glob("*.py") if p.stem != "__main__" and _runs_as_script(p)}
+    found = runner.discover()
+    assert set(found) == runnable
+    assert found == sorted(found)
+    assert {"alternatives", "store_throughput", "recording_overhead"} <= set(found)
+    assert not {"__init__", "__main__", "synthetic"} & set(found)
+
+
+@pytest.fixture
+def fake_benchmarks(tmp_path, monkeypatch):
+    package = tmp_path / "benchmarks"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name, source in FAKES.items():
+        (package / f"{name}.py").write_text(source)
+    monkeypatch.setattr(runner, "HERE", package)
+    return package
+
+
+def test_json_lines_are_collected_and_failures_report_their_last_error_line(
+    fake_benchmarks, capsys
+):
+    """GIVEN one module printing JSON rows among other output and one that exits with an error
+    WHEN the runner runs them THEN it keeps exactly the JSON objects, names the failure by its
+    last stderr line, prints every row as a JSON line and exits non-zero"""
+    assert runner.discover() == ["fails", "prints_rows"]
+    rows, error = runner.run_one("prints_rows")
+    assert error == ""
+    assert rows == [{"benchmark": "first", "us": 1.5}, {"benchmark": "second", "ratio": 2}]
+    rows, error = runner.run_one("fails")
+    assert rows == [{"benchmark": "partial", "x": 1}]
+    assert error == "session too small to measure"
+    assert runner.main([]) == 1
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert printed == [
+        '{"benchmark": "partial", "x": 1}',
+        '{"benchmark": "first", "us": 1.5}',
+        '{"benchmark": "second", "ratio": 2}',
+    ]
+    assert runner.main(["--only", "prints_rows"]) == 0
