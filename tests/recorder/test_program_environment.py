@@ -11,22 +11,23 @@ PROBE = """\
 import json, os, sys
 import ttnn
 line = sys.stdin.readline().strip()
-print(json.dumps({"argv": sys.argv[1:], "name": __name__, "path0": sys.path[0],
+print(json.dumps({"argv": sys.argv, "file": __file__, "name": __name__, "path0": sys.path[0],
                   "stdin": line, "emulator": getattr(ttnn, "__emulator__", False)}))
 """
 
 
 def test_script_sees_argv_name_path_and_stdin(tmp_path, write_script):
     """GIVEN a script in a subfolder WHEN recorded with arguments and stdin THEN it sees its
-    own argv (flags included), __name__ == '__main__', its folder as sys.path[0], the stdin
-    line, and ttnn is the emulator."""
+    own argv (the path as typed, flags included), an absolute __file__, __name__ ==
+    '__main__', its folder as sys.path[0], the stdin line, and ttnn is the emulator."""
     script = write_script("sub/probe.py", PROBE)
     out = tmp_path / "probe.db"
-    proc = run_ttrecord(["run", "--backend", "emulator", "-o", str(out), str(script),
+    proc = run_ttrecord(["run", "--backend", "emulator", "-o", str(out), "sub/probe.py",
                          "--backend", "x", "-o", "y"], cwd=tmp_path, input="hello\n")  # fmt: skip
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert seen == {"argv": ["--backend", "x", "-o", "y"], "name": "__main__",
-                    "path0": str(tmp_path / "sub"), "stdin": "hello", "emulator": True}  # fmt: skip
+    assert seen == {"argv": ["sub/probe.py", "--backend", "x", "-o", "y"], "file": str(script),
+                    "name": "__main__", "path0": str(tmp_path / "sub"), "stdin": "hello",
+                    "emulator": True}  # fmt: skip
 
 
 def test_dash_m_runs_a_module(tmp_path, write_script):
@@ -39,7 +40,7 @@ def test_dash_m_runs_a_module(tmp_path, write_script):
                          "--flag"], cwd=tmp_path, input="x\n")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert (seen["argv"], seen["name"]) == (["a", "--flag"], "__main__")
+    assert (seen["argv"][1:], seen["name"]) == (["a", "--flag"], "__main__")
     rec = Recorded(proc, out)
     names = [r["name"] for r in rec.rows("SELECT name FROM events WHERE parent IS NULL"
                                          " AND kind LIKE 'device_%' ORDER BY seq")]  # fmt: skip

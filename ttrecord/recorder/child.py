@@ -10,6 +10,9 @@ record, which is how the supervisor tells a crash from an exit.
 from __future__ import annotations
 
 import atexit
+import builtins
+import importlib.machinery
+import io
 import faulthandler
 import json
 import os
@@ -17,6 +20,7 @@ import runpy
 import signal
 import sys
 import traceback
+import types
 from types import TracebackType
 from typing import Any
 
@@ -57,10 +61,20 @@ def _run_program(config: dict[str, Any], argv: list[str]) -> None:
         sys.argv = [config["module"], *argv]
         runpy.run_module(config["module"], run_name="__main__", alter_sys=True)
     else:
+        # As `python script.py` does: argv[0] as typed, __file__ (and so every code object's
+        # file name, which call sites use) absolute, the script's folder first on sys.path.
         script = os.path.abspath(config["script"])
         sys.argv = [config["script"], *argv]
         sys.path[0] = os.path.dirname(script)
-        runpy.run_path(script, run_name="__main__")
+        main_module = types.ModuleType("__main__")
+        main_module.__file__ = script
+        main_module.__cached__ = None
+        main_module.__builtins__ = builtins
+        main_module.__loader__ = importlib.machinery.SourceFileLoader("__main__", script)
+        sys.modules["__main__"] = main_module
+        with io.open_code(script) as fh:
+            code = compile(fh.read(), script, "exec", dont_inherit=True)
+        exec(code, main_module.__dict__)
 
 
 def main() -> int:
