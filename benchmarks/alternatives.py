@@ -14,7 +14,8 @@ empty graph capture region (begin + end).
 Times are CPU time of this thread, so other load on the machine does not inflate them; medians
 over interleaved rounds. The recorder's supervisor (which turns the log into SQLite in another
 process) is not included here: its cost is what `store_throughput` measures.
-Run: python -m benchmarks.alternatives [--iterations N] [--rounds R]
+Run: python -m benchmarks.alternatives [--iterations N] [--rounds R] [--profile]
+(`--profile` also prints where the recorded loop's time goes, by function, under cProfile.)
 """
 
 from __future__ import annotations
@@ -26,9 +27,13 @@ import statistics
 import sys
 import tempfile
 import time
+import types
 from collections.abc import Callable
 from typing import Any
 
+import wrapt
+
+LOOP_OPS = ("add", "relu", "multiply")
 OPS_PER_ITERATION = 3
 _clock = time.thread_time_ns
 
@@ -55,15 +60,15 @@ def make_profiler() -> tuple[Callable, list]:
     return profile, calls
 
 
-def recorded_ttnn(raw: Any, dev: Any, tmp: str, callsites: bool) -> Any:
-    """The `ttnn` module a recorded program sees, with the recorder's in-process pieces as
-    `ttrecord run` sets them up (log file, call sites at depth 2, allocator snapshots)."""
+def recorded_ttnn(raw: Any, dev: Any, tmp: str, callsites: bool, tag: str = "") -> tuple:
+    """(the `ttnn` module a recorded program sees, its recorder), with the recorder's in-process
+    pieces as `ttrecord run` sets them up (log file, call sites at depth 2, allocator snapshots)."""
     import ttrecord
     from ttrecord.recorder.log import LogWriter
     from ttrecord.recorder.proxy import install
     from ttrecord.recorder.recorder import Recorder
 
-    log = LogWriter(os.path.join(tmp, f"log-{callsites}"))
+    log = LogWriter(os.path.join(tmp, f"log-{callsites}{tag}"))
     internal = [os.path.dirname(ttrecord.__file__)]
     recorder = Recorder(raw, log, internal, 2 if callsites else 0, callsites=callsites)
     recorder.devices.add(dev)  # opened before recording started
@@ -71,7 +76,44 @@ def recorded_ttnn(raw: Any, dev: Any, tmp: str, callsites: bool) -> Any:
     installation = install(raw, recorder)
     proxy = sys.modules["ttnn"]
     installation.uninstall()  # the proxy keeps recording; sys.modules goes back to normal
-    return proxy
+    return proxy, recorder
+
+
+def without(recorder: Any, part: str) -> None:
+    """Switch one of the recorder's costs off, to measure its share by difference: the
+    allocator snapshots (and the alloc/free records they yield), or the log writes."""
+    if part == "snapshots":
+        recorder.allocations.changes = lambda: None
+    elif part == "log":
+        recorder.log.write = recorder.log.defer = lambda record: None
+
+
+def timed_ops(raw: Any, inside: list[int]) -> types.SimpleNamespace:
+    """The loop's ops, each adding the CPU time spent inside the emulator to `inside[0]`."""
+
+    def timed(fn: Callable) -> Callable:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            start = _clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                inside[0] += _clock() - start
+
+        return call
+
+    return types.SimpleNamespace(**{name: timed(getattr(raw, name)) for name in LOOP_OPS})
+
+
+def recorded_namespace(namespace: Any, recorder: Any) -> types.SimpleNamespace:
+    """`namespace`'s ops behind the recorder's wrapper, as the module proxy wraps ttnn's."""
+    from ttrecord.events import Kind
+    from ttrecord.recorder.proxy import _make_wrapper
+
+    return types.SimpleNamespace(**{
+        name: wrapt.FunctionWrapper(getattr(namespace, name),
+                                    _make_wrapper(recorder, f"ttnn.{name}", Kind.OP))
+        for name in LOOP_OPS
+    })  # fmt: skip
 
 
 def _per_op(run: Callable[[], None], ops: int) -> float:
@@ -80,7 +122,7 @@ def _per_op(run: Callable[[], None], ops: int) -> float:
     return (_clock() - start) / ops / 1000.0  # microseconds
 
 
-def measure(iterations: int = 400, rounds: int = 7) -> dict:
+def measure(iterations: int = 400, rounds: int = 7) -> list[dict]:
     import torch
 
     from ttrecord import emulator
@@ -89,8 +131,18 @@ def measure(iterations: int = 400, rounds: int = 7) -> dict:
     dev = raw.open_device(device_id=0, trace_region_size=1 << 20)
     x = raw.from_torch(torch.ones(32, 32), dtype=raw.bfloat16, layout=raw.TILE_LAYOUT, device=dev)
     tmp = tempfile.mkdtemp(prefix="ttrecord-bench-")
-    traced = recorded_ttnn(raw, dev, tmp, callsites=True)
-    traced_no_sites = recorded_ttnn(raw, dev, tmp, callsites=False)
+    traced, _ = recorded_ttnn(raw, dev, tmp, callsites=True)
+    traced_no_sites, _ = recorded_ttnn(raw, dev, tmp, callsites=False)
+    ablated = {}
+    for part in ("snapshots", "log"):
+        ablated[part], recorder = recorded_ttnn(raw, dev, tmp, callsites=True, tag=part)
+        without(recorder, part)
+    # The same ops with the time inside the emulator counted: recording also slows the op itself
+    # (caches the recorder's own work evicts), which a difference of totals cannot tell apart.
+    inside_bare, inside_rec = [0], [0]
+    bare_timed = timed_ops(raw, inside_bare)
+    _, recorder = recorded_ttnn(raw, dev, tmp, callsites=True, tag="timed")
+    rec_timed = recorded_namespace(timed_ops(raw, inside_rec), recorder)
     profile, calls = make_profiler()
     graph = raw.graph
 
@@ -115,16 +167,26 @@ def measure(iterations: int = 400, rounds: int = 7) -> dict:
         "ttrecord_no_callsites": lambda: op_loop(traced_no_sites, x, iterations),
         "setprofile": under_profile,
         "graph_capture": under_graph,
+        "ttrecord_no_snapshots": lambda: op_loop(ablated["snapshots"], x, iterations),
+        "ttrecord_no_log": lambda: op_loop(ablated["log"], x, iterations),
+        "bare_timed": lambda: op_loop(bare_timed, x, iterations),
+        "ttrecord_timed": lambda: op_loop(rec_timed, x, iterations),
     }
     ops = iterations * OPS_PER_ITERATION
     for run in variants.values():  # warm up: call-site caches, tensor metadata, allocator
         op_loop(raw, x, 20)
         run()
     samples: dict[str, list[float]] = {name: [] for name in variants}
+    inside: dict[str, list[float]] = {"bare_timed": [], "ttrecord_timed": []}
     for _ in range(rounds):
         for name, run in variants.items():
+            inside_bare[0] = inside_rec[0] = 0
             samples[name].append(_per_op(run, ops))
+            if name in inside:
+                spent = inside_bare[0] if name == "bare_timed" else inside_rec[0]
+                inside[name].append(spent / ops / 1000.0)
     med = {name: statistics.median(v) for name, v in samples.items()}
+    med_inside = {name: statistics.median(v) for name, v in inside.items()}
 
     # An empty graph capture region, against an empty Python call as the baseline.
     def empty_region() -> None:
@@ -146,7 +208,21 @@ def measure(iterations: int = 400, rounds: int = 7) -> dict:
     def ratio(name: str) -> float:
         return round(med[name] / bare, 3)
 
-    return {
+    outside_rec = med["ttrecord_timed"] - med_inside["ttrecord_timed"]
+    outside_bare = med["bare_timed"] - med_inside["bare_timed"]
+    breakdown = {
+        "benchmark": "recording_breakdown",
+        "added_us": added("ttrecord"),
+        # added time spent in the recorder's own code, and in the emulator op running slower
+        "recorder_code_us": round(outside_rec - outside_bare, 2),
+        "op_slowdown_us": round(med_inside["ttrecord_timed"] - med_inside["bare_timed"], 2),
+        # each part switched off in turn (differences of totals, so noisier)
+        "allocator_snapshots_us": round(med["ttrecord"] - med["ttrecord_no_snapshots"], 2),
+        "log_writes_us": round(med["ttrecord"] - med["ttrecord_no_log"], 2),
+        "callsites_us": round(med["ttrecord"] - med["ttrecord_no_callsites"], 2),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+    }
+    result = {
         "benchmark": "alternatives",
         "ops": ops,
         "rounds": rounds,
@@ -157,7 +233,9 @@ def measure(iterations: int = 400, rounds: int = 7) -> dict:
         "ttrecord_no_callsites_ratio": ratio("ttrecord_no_callsites"),
         "setprofile_added_us": added("setprofile"),
         "setprofile_ratio": ratio("setprofile"),
-        "setprofile_vs_ttrecord": round((med["setprofile"] - bare) / max(med["ttrecord"] - bare, 1e-9), 2),
+        "setprofile_vs_ttrecord": round(
+            (med["setprofile"] - bare) / max(med["ttrecord"] - bare, 1e-9), 2
+        ),
         "emulator_graph_capture_added_us": added("graph_capture"),
         "emulator_graph_capture_ratio": ratio("graph_capture"),
         "emulator_graph_region_us": round(region, 2),
@@ -166,9 +244,12 @@ def measure(iterations: int = 400, rounds: int = 7) -> dict:
         "execute_trace_within_target": replay["execute_trace_added_us"] <= 2.0,
         "load_avg_1m": round(os.getloadavg()[0], 2),
     }
+    return [result, breakdown]
 
 
-def measure_execute_trace(raw: Any, dev: Any, x: Any, traced: Any, rounds: int, n: int = 1000) -> dict:
+def measure_execute_trace(
+    raw: Any, dev: Any, x: Any, traced: Any, rounds: int, n: int = 1000
+) -> dict:
     """`execute_trace` of a captured one-op trace, bare and through the recorder's proxy.
 
     Runs last: once a trace exists the emulator warns on every allocation, as ttnn does."""
@@ -193,14 +274,40 @@ def measure_execute_trace(raw: Any, dev: Any, x: Any, traced: Any, rounds: int, 
     return {"execute_trace_us": round(b, 2), "execute_trace_added_us": round(r - b, 2)}
 
 
+def profile_recorded(iterations: int, top: int = 15) -> None:
+    """Print the functions the recorded loop spends its own time in (cProfile, so small
+    functions look costlier than they are; the ranking is what matters)."""
+    import cProfile
+    import pstats
+
+    import torch
+
+    from ttrecord import emulator
+
+    raw = emulator.install()
+    dev = raw.open_device(device_id=0)
+    x = raw.from_torch(torch.ones(32, 32), dtype=raw.bfloat16, layout=raw.TILE_LAYOUT, device=dev)
+    traced, _ = recorded_ttnn(raw, dev, tempfile.mkdtemp(prefix="ttrecord-bench-"), True)
+    op_loop(traced, x, 20)
+    profiler = cProfile.Profile()
+    profiler.runcall(op_loop, traced, x, iterations)
+    stats = pstats.Stats(profiler, stream=sys.stdout)
+    stats.sort_stats("tottime").print_stats(top)
+
+
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=400, help="loop iterations per timing")
     parser.add_argument("--rounds", type=int, default=7, help="timings per variant")
+    parser.add_argument("--profile", action="store_true", help="profile the recorded loop")
     opts = parser.parse_args(argv)
-    result = measure(opts.iterations, opts.rounds)
-    print(json.dumps(result), flush=True)
-    return [result]
+    if opts.profile:
+        profile_recorded(opts.iterations)
+        return []
+    results = measure(opts.iterations, opts.rounds)
+    for result in results:
+        print(json.dumps(result), flush=True)
+    return results
 
 
 if __name__ == "__main__":
