@@ -58,9 +58,6 @@ def test_session_names_the_real_backend(ops_session):
     assert "ADDRS 1048704 1050752 1052800 1054848" in proc.stdout, describe(proc)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "recorder gap: ttrecord/recorder/backend.py takes getattr(ttnn, '__version__', None); real "
-    "ttnn 0.81.1 has no __version__ (importlib.metadata.version('ttnn') == '0.81.1')"))
 def test_session_records_the_ttnn_version(ops_session):
     _, db, _ = ops_session
     assert session(db)["ttnn_version"] == "0.81.1"
@@ -130,18 +127,6 @@ def test_buffers_are_distinct_while_live_and_reused_after_a_free(ops_session):
     assert free["kind"] == "free" and free["parent"] == dealloc["seq"], (free, dealloc)
 
 
-SNAPSHOT_GAP = (
-    "recorder gap: allocations are found by diffing get_buffers() between ttnn calls, and "
-    "BufferInfo has no unique id, so (a) a buffer allocated and freed between two calls "
-    "(alloc_sequence.py: `big` 1024x1024 at 1060992, 262144 B/bank) is never recorded and (b) a "
-    "free followed by a same-size allocation at the same address between two calls (`del e; "
-    "gc.collect(); f = mk((64, 64))` -> 1054848; `del l1a` -> l1d at 1570816; `del a` -> e at "
-    "1048704) records neither the free nor the new allocation. ttnn's C++ graph capture "
-    "(ttnn._ttnn.graph / ttnn.graph + disable_python_io_recording) reports both exactly: see "
-    "test_real_ttnn.py::test_graph_capture_without_torch")
-
-
-@pytest.mark.xfail(strict=True, reason=SNAPSHOT_GAP)
 def test_a_gc_free_then_same_size_allocation_is_recorded(ops_session):
     _, db, _ = ops_session
     at = rows(db, "SELECT * FROM buffers WHERE address = 1054848 ORDER BY alloc_seq")
@@ -149,7 +134,6 @@ def test_a_gc_free_then_same_size_allocation_is_recorded(ops_session):
     assert at[0]["free_seq"] is not None and at[0]["free_seq"] < at[1]["alloc_seq"]
 
 
-@pytest.mark.xfail(strict=True, reason=SNAPSHOT_GAP)
 def test_every_allocation_the_allocator_made_is_recorded(tmp_path):
     proc, db = ttrecord_run(sys.executable, "alloc_sequence.py", tmp_path)
     assert proc.returncode == 0, describe(proc)
