@@ -15,7 +15,7 @@ Times are CPU time of this thread, so other load on the machine does not inflate
 over interleaved rounds. The recorder's supervisor (which turns the log into SQLite in another
 process) is not included here: its cost is what `store_throughput` measures.
 Run: python -m benchmarks.alternatives [--iterations N] [--rounds R] [--profile]
-(`--profile` also prints where the recorded loop's time goes, by function, under cProfile.)
+(`--profile` prints where the recorded loop's time goes, by function, under cProfile.)
 """
 
 from __future__ import annotations
@@ -24,15 +24,18 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 import types
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import wrapt
 
+ROOT = Path(__file__).resolve().parent.parent
 LOOP_OPS = ("add", "relu", "multiply")
 OPS_PER_ITERATION = 3
 _clock = time.thread_time_ns
@@ -69,7 +72,7 @@ def recorded_ttnn(raw: Any, dev: Any, tmp: str, callsites: bool, tag: str = "") 
     from ttrecord.recorder.recorder import Recorder
 
     log = LogWriter(os.path.join(tmp, f"log-{callsites}{tag}"))
-    internal = [os.path.dirname(ttrecord.__file__)]
+    internal = [os.path.dirname(ttrecord.__file__), os.path.dirname(raw.__file__)]
     recorder = Recorder(raw, log, internal, 2 if callsites else 0, callsites=callsites)
     recorder.devices.add(dev)  # opened before recording started
     recorder.allocations.changes()
@@ -122,7 +125,17 @@ def _per_op(run: Callable[[], None], ops: int) -> float:
     return (_clock() - start) / ops / 1000.0  # microseconds
 
 
-def measure(iterations: int = 400, rounds: int = 7) -> list[dict]:
+class Backend:
+    """What differs between the emulator and real ttnn: the module, a device, an input tile
+    and how to open and close a graph capture."""
+
+    def __init__(self, name: str, raw: Any, dev: Any, x: Any, graph: Any) -> None:
+        self.name, self.raw, self.dev, self.x = name, raw, dev, x
+        self.graph = graph  # a module with begin_graph_capture / end_graph_capture
+        self.run_mode = raw.graph.RunMode.NORMAL
+
+
+def emulator_backend() -> Backend:
     import torch
 
     from ttrecord import emulator
@@ -130,21 +143,39 @@ def measure(iterations: int = 400, rounds: int = 7) -> list[dict]:
     raw = emulator.install()
     dev = raw.open_device(device_id=0, trace_region_size=1 << 20)
     x = raw.from_torch(torch.ones(32, 32), dtype=raw.bfloat16, layout=raw.TILE_LAYOUT, device=dev)
+    return Backend("emulator", raw, dev, x, raw.graph)
+
+
+def real_ttnn_backend() -> Backend:
+    """Real ttnn on the contract lane's mock device (no torch there: the tile comes from numpy,
+    and graph capture is the C++ one, since ttnn.graph's Python I/O recording imports torch)."""
+    import numpy as np
+    import ttnn
+
+    dev = ttnn.open_device(device_id=0, trace_region_size=1 << 20)
+    x = ttnn.Tensor(np.ones((32, 32), dtype=np.float32), ttnn.bfloat16, dev, ttnn.TILE_LAYOUT,
+                    ttnn.DRAM_MEMORY_CONFIG)  # fmt: skip
+    return Backend("ttnn", ttnn, dev, x, ttnn._ttnn.graph)
+
+
+def compare(b: Backend, iterations: int, rounds: int) -> tuple[dict, dict, Any]:
+    """Time the loop bare, recorded, under setprofile and inside graph capture (plus the
+    variants that break the recorder's cost down); (figures, breakdown, recorded module)."""
+    raw, x, graph = b.raw, b.x, b.graph
     tmp = tempfile.mkdtemp(prefix="ttrecord-bench-")
-    traced, _ = recorded_ttnn(raw, dev, tmp, callsites=True)
-    traced_no_sites, _ = recorded_ttnn(raw, dev, tmp, callsites=False)
+    traced, _ = recorded_ttnn(raw, b.dev, tmp, callsites=True)
+    traced_no_sites, _ = recorded_ttnn(raw, b.dev, tmp, callsites=False)
     ablated = {}
     for part in ("snapshots", "log"):
-        ablated[part], recorder = recorded_ttnn(raw, dev, tmp, callsites=True, tag=part)
+        ablated[part], recorder = recorded_ttnn(raw, b.dev, tmp, callsites=True, tag=part)
         without(recorder, part)
-    # The same ops with the time inside the emulator counted: recording also slows the op itself
+    # The same ops with the time inside the backend counted: recording also slows the op itself
     # (caches the recorder's own work evicts), which a difference of totals cannot tell apart.
     inside_bare, inside_rec = [0], [0]
     bare_timed = timed_ops(raw, inside_bare)
-    _, recorder = recorded_ttnn(raw, dev, tmp, callsites=True, tag="timed")
+    _, recorder = recorded_ttnn(raw, b.dev, tmp, callsites=True, tag="timed")
     rec_timed = recorded_namespace(timed_ops(raw, inside_rec), recorder)
     profile, calls = make_profiler()
-    graph = raw.graph
 
     def under_profile() -> None:
         sys.setprofile(profile)
@@ -155,7 +186,7 @@ def measure(iterations: int = 400, rounds: int = 7) -> list[dict]:
         calls.clear()
 
     def under_graph() -> None:
-        graph.begin_graph_capture(graph.RunMode.NORMAL)
+        graph.begin_graph_capture(b.run_mode)
         try:
             op_loop(raw, x, iterations)
         finally:
@@ -190,16 +221,14 @@ def measure(iterations: int = 400, rounds: int = 7) -> list[dict]:
 
     # An empty graph capture region, against an empty Python call as the baseline.
     def empty_region() -> None:
-        graph.begin_graph_capture(graph.RunMode.NORMAL)
+        graph.begin_graph_capture(b.run_mode)
         graph.end_graph_capture()
 
     region = statistics.median(
-        _per_op(lambda: [empty_region() for _ in range(500)], 500)
-        - _per_op(lambda: [None for _ in range(500)], 500)
+        _per_op(lambda: [empty_region() for _ in range(200)], 200)
+        - _per_op(lambda: [None for _ in range(200)], 200)
         for _ in range(rounds)
     )
-    replay = measure_execute_trace(raw, dev, x, traced, rounds)
-
     bare = med["bare"]
 
     def added(name: str) -> float:
@@ -208,12 +237,13 @@ def measure(iterations: int = 400, rounds: int = 7) -> list[dict]:
     def ratio(name: str) -> float:
         return round(med[name] / bare, 3)
 
+    suffix = "" if b.name == "emulator" else "_real_ttnn"
     outside_rec = med["ttrecord_timed"] - med_inside["ttrecord_timed"]
     outside_bare = med["bare_timed"] - med_inside["bare_timed"]
     breakdown = {
-        "benchmark": "recording_breakdown",
+        "benchmark": "recording_breakdown" + suffix,
         "added_us": added("ttrecord"),
-        # added time spent in the recorder's own code, and in the emulator op running slower
+        # added time spent in the recorder's own code, and in the backend's op running slower
         "recorder_code_us": round(outside_rec - outside_bare, 2),
         "op_slowdown_us": round(med_inside["ttrecord_timed"] - med_inside["bare_timed"], 2),
         # each part switched off in turn (differences of totals, so noisier)
@@ -223,7 +253,8 @@ def measure(iterations: int = 400, rounds: int = 7) -> list[dict]:
         "load_avg_1m": round(os.getloadavg()[0], 2),
     }
     result = {
-        "benchmark": "alternatives",
+        "benchmark": "alternatives" + suffix,
+        "backend": b.name,
         "ops": ops,
         "rounds": rounds,
         "bare_us_per_op": round(bare, 2),
@@ -236,15 +267,64 @@ def measure(iterations: int = 400, rounds: int = 7) -> list[dict]:
         "setprofile_vs_ttrecord": round(
             (med["setprofile"] - bare) / max(med["ttrecord"] - bare, 1e-9), 2
         ),
-        "emulator_graph_capture_added_us": added("graph_capture"),
-        "emulator_graph_capture_ratio": ratio("graph_capture"),
-        "emulator_graph_region_us": round(region, 2),
-        **replay,
-        "execute_trace_target_us": 2.0,
-        "execute_trace_within_target": replay["execute_trace_added_us"] <= 2.0,
+        "graph_capture_added_us": added("graph_capture"),
+        "graph_capture_ratio": ratio("graph_capture"),
+        "graph_capture_vs_ttrecord": round(
+            (med["graph_capture"] - bare) / max(med["ttrecord"] - bare, 1e-9), 2
+        ),
+        "graph_region_us": round(region, 2),
         "load_avg_1m": round(os.getloadavg()[0], 2),
     }
+    return result, breakdown, traced
+
+
+def measure(iterations: int = 200, rounds: int = 11) -> list[dict]:
+    """The emulator comparison, with the execute_trace wrapper (the mock device cannot replay)."""
+    b = emulator_backend()
+    result, breakdown, traced = compare(b, iterations, rounds)
+    replay = measure_execute_trace(b.raw, b.dev, b.x, traced, rounds)
+    result.update(replay)
+    result["execute_trace_target_us"] = 2.0
+    result["execute_trace_within_target"] = replay["execute_trace_added_us"] <= 2.0
     return [result, breakdown]
+
+
+def lane_python() -> tuple[str, dict[str, str]] | str:
+    """(python, environment) of the real-ttnn lane (tests/realttnn/setup), or why not."""
+    env_file = ROOT / ".realttnn" / "env"
+    if not env_file.exists():
+        return "real-ttnn lane not set up (bash tests/realttnn/setup)"
+    env = dict(os.environ)
+    for line in env_file.read_text().splitlines():
+        if line.startswith("export ") and "=" in line:
+            key, _, value = line[len("export ") :].partition("=")
+            env[key] = value
+    python = env.get("RTTNN_PYTHON_BIN", "")
+    if not os.access(python, os.X_OK):
+        return f"real-ttnn lane python missing: {python}"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return python, env
+
+
+def measure_real_ttnn(iterations: int, rounds: int) -> list[dict]:
+    """Run the same comparison on real ttnn in the lane's python, in its own process."""
+    lane = lane_python()
+    if isinstance(lane, str):
+        return [{"benchmark": "alternatives_real_ttnn", "skipped": lane}]
+    python, env = lane
+    argv = [python, "-m", "benchmarks.alternatives", "--backend", "ttnn",
+            "--iterations", str(iterations), "--rounds", str(rounds)]  # fmt: skip
+    with tempfile.TemporaryDirectory() as cwd:  # ttnn writes generated/ into the cwd
+        try:
+            proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True,
+                                  timeout=300)  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return [{"benchmark": "alternatives_real_ttnn", "skipped": "timed out"}]
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not rows:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return [{"benchmark": "alternatives_real_ttnn", "skipped": f"failed: {last}"}]
+    return rows
 
 
 def measure_execute_trace(
@@ -274,37 +354,39 @@ def measure_execute_trace(
     return {"execute_trace_us": round(b, 2), "execute_trace_added_us": round(r - b, 2)}
 
 
-def profile_recorded(iterations: int, top: int = 15) -> None:
+def profile_recorded(b: Backend, iterations: int, top: int = 15) -> None:
     """Print the functions the recorded loop spends its own time in (cProfile, so small
     functions look costlier than they are; the ranking is what matters)."""
     import cProfile
     import pstats
 
-    import torch
-
-    from ttrecord import emulator
-
-    raw = emulator.install()
-    dev = raw.open_device(device_id=0)
-    x = raw.from_torch(torch.ones(32, 32), dtype=raw.bfloat16, layout=raw.TILE_LAYOUT, device=dev)
-    traced, _ = recorded_ttnn(raw, dev, tempfile.mkdtemp(prefix="ttrecord-bench-"), True)
-    op_loop(traced, x, 20)
+    traced, _ = recorded_ttnn(b.raw, b.dev, tempfile.mkdtemp(prefix="ttrecord-bench-"), True)
+    op_loop(traced, b.x, 20)
     profiler = cProfile.Profile()
-    profiler.runcall(op_loop, traced, x, iterations)
+    profiler.runcall(op_loop, traced, b.x, iterations)
     stats = pstats.Stats(profiler, stream=sys.stdout)
     stats.sort_stats("tottime").print_stats(top)
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=400, help="loop iterations per timing")
-    parser.add_argument("--rounds", type=int, default=7, help="timings per variant")
+    parser.add_argument("--iterations", type=int, default=200, help="loop iterations per timing")
+    parser.add_argument("--rounds", type=int, default=11, help="timings per variant")
     parser.add_argument("--profile", action="store_true", help="profile the recorded loop")
+    parser.add_argument("--backend", choices=("all", "emulator", "ttnn"), default="all",
+                        help="ttnn: real ttnn (run inside the real-ttnn lane's python)")
     opts = parser.parse_args(argv)
     if opts.profile:
-        profile_recorded(opts.iterations)
+        profile_recorded(real_ttnn_backend() if opts.backend == "ttnn" else emulator_backend(),
+                         opts.iterations)  # fmt: skip
         return []
-    results = measure(opts.iterations, opts.rounds)
+    if opts.backend == "ttnn":
+        result, breakdown, _ = compare(real_ttnn_backend(), opts.iterations, opts.rounds)
+        results = [result, breakdown]
+    else:
+        results = measure(opts.iterations, opts.rounds)
+        if opts.backend == "all":
+            results += measure_real_ttnn(opts.iterations, opts.rounds)
     for result in results:
         print(json.dumps(result), flush=True)
     return results
