@@ -5,6 +5,7 @@ the way the runner expects (a `benchmarks` package run with `python -m benchmark
 """
 
 import ast
+import json
 import sys
 from pathlib import Path
 
@@ -68,7 +69,8 @@ def test_json_lines_are_collected_and_failures_report_their_last_error_line(
 ):
     """GIVEN one module printing JSON rows among other output and one that exits with an error
     WHEN the runner runs them THEN it keeps exactly the JSON objects, names the failure by its
-    last stderr line, prints every row as a JSON line and exits non-zero"""
+    last stderr line, prints the machine and then every row (with the load average) as a JSON
+    line and exits non-zero"""
     assert runner.discover() == ["fails", "prints_rows"]
     rows, error = runner.run_one("prints_rows")
     assert error == ""
@@ -78,9 +80,13 @@ def test_json_lines_are_collected_and_failures_report_their_last_error_line(
     assert error == "session too small to measure"
     assert runner.main([]) == 1
     printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
-    assert printed == [
-        '{"benchmark": "partial", "x": 1}',
-        '{"benchmark": "first", "us": 1.5}',
-        '{"benchmark": "second", "ratio": 2}',
+    first = json.loads(printed.pop(0))  # the machine the figures were taken on comes first
+    assert first["benchmark"] == "machine" and first["nproc"] >= 1 and len(first["load_avg"]) == 3
+    rows = [json.loads(line) for line in printed]
+    assert all(isinstance(row.pop("load_avg_1m"), float) for row in rows)
+    assert rows == [
+        {"benchmark": "partial", "x": 1},
+        {"benchmark": "first", "us": 1.5},
+        {"benchmark": "second", "ratio": 2},
     ]
     assert runner.main(["--only", "prints_rows"]) == 0
