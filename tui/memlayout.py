@@ -2,15 +2,18 @@
 
 A trace replays with the addresses it captured, so every buffer its captured calls read or
 wrote is an address range the trace owns until it is released. A buffer allocated after the
-capture ended that lands on such a range while the trace is live is what TR004 is about; the
-map highlights exactly those.
+capture ended that lands on such a range and is still allocated when the trace executes is
+what TR004 is about; the map highlights exactly those.
 """
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
-from ttrecord.store.reader import BufferRow, Session, TraceRow
+from ttrecord.store.reader import BufferRow, EventFilter, Session, TimelineRow, TraceRow
+
+EXECUTES = EventFilter(kinds=frozenset({"trace_execute"}))
 
 
 @dataclass(frozen=True)
@@ -22,6 +25,7 @@ class TraceRange:
     buffer_id: int
     address: int
     end: int
+    buffer_type: str = "DRAM"
 
     @property
     def live_until(self) -> int | None:
@@ -45,11 +49,29 @@ class MapBar:
 
 
 @dataclass(frozen=True)
+class RangeGroup:
+    """Every trace range on one address span: a decode loop captures the same addresses in
+    each trace, so one line per span (not per trace) keeps the map readable."""
+
+    address: int
+    end: int
+    ranges: tuple[TraceRange, ...]
+
+    @property
+    def roles(self) -> str:
+        return "/".join(sorted({r.role for r in self.ranges}))
+
+    @property
+    def traces(self) -> list[int]:
+        return sorted({r.trace.trace_id for r in self.ranges})
+
+
+@dataclass(frozen=True)
 class MemoryMap:
     device: int
     buffer_type: str
     bars: tuple[MapBar, ...]  # by address, then by time
-    ranges: tuple[TraceRange, ...]
+    groups: tuple[RangeGroup, ...]  # by address
     last_seq: int
 
     @property
@@ -60,10 +82,16 @@ class MemoryMap:
     def hazard_count(self) -> int:
         return sum(1 for bar in self.bars if bar.hazards)
 
+    def groups_over(self, address: int, end: int) -> list[RangeGroup]:
+        """Groups whose span meets [address, end)."""
+        return [g for g in self.groups if g.address < end and address < g.end]
+
 
 def overlaps_trace(row: BufferRow, rng: TraceRange) -> bool:
     """Allocated after the capture ended, before release, on an address the trace owns."""
-    if row.id == rng.buffer_id:
+    if row.id == rng.buffer_id or row.buffer.buffer_type != rng.buffer_type:
+        return False
+    if row.buffer.device != rng.trace.device:
         return False
     end_seq = rng.trace.end_seq
     if end_seq is None or row.alloc_seq <= end_seq:
@@ -73,43 +101,83 @@ def overlaps_trace(row: BufferRow, rng: TraceRange) -> bool:
     return row.buffer.address < rng.end and rng.address < row.buffer.end
 
 
+def _executed_while_live(executes: list[int], start: int, stop: int | None) -> bool:
+    """Did the trace run (a seq in `executes`, sorted) while [start, stop) was allocated?"""
+    i = bisect.bisect_right(executes, start)
+    return i < len(executes) and (stop is None or executes[i] < stop)
+
+
+def _hazards(buffers: list[BufferRow], traces: list[TraceRow],
+             ranges: dict[int, list[TraceRange]],
+             executes: dict[int, list[int]]) -> dict[int, tuple[TraceRange, ...]]:  # fmt: skip
+    """Buffer id -> the trace ranges it sat on while the trace executed.
+
+    One sweep in allocation order, keeping the traces captured and not yet released, so each
+    buffer is checked against the few live traces rather than every range of the session.
+    """
+    ended = sorted((t for t in traces if t.end_seq is not None), key=lambda t: t.end_seq)
+    live: list[TraceRow] = []
+    hazards: dict[int, tuple[TraceRange, ...]] = {}
+    i = 0
+    for row in sorted(buffers, key=lambda r: r.alloc_seq):
+        while i < len(ended) and ended[i].end_seq < row.alloc_seq:
+            live.append(ended[i])
+            i += 1
+        if live and live[0].release_seq is not None and live[0].release_seq <= row.alloc_seq:
+            live = [t for t in live if t.release_seq is None or t.release_seq > row.alloc_seq]
+        if not live:
+            continue
+        address, end = row.buffer.address, row.buffer.end
+        hits = tuple(
+            r for t in live for r in ranges.get(t.id, ())
+            if r.address < end and address < r.end and overlaps_trace(row, r)
+            and _executed_while_live(executes.get(t.id, []), row.alloc_seq, row.free_seq)
+        )  # fmt: skip
+        if hits:
+            hazards[row.id] = hits
+    return hazards
+
+
 def build_maps(
     buffers: list[BufferRow],
     traces: list[TraceRow],
     trace_buffers: dict[int, list[tuple[str, int]]],
     last_seq: int,
+    executes: dict[int, list[int]] | None = None,
 ) -> list[MemoryMap]:
-    """One map per (device, buffer type), in device then type order."""
+    """One map per (device, buffer type), in device then type order.
+
+    `trace_buffers` and `executes` are keyed by traces.id: what each trace's captured calls
+    read and wrote, and the seqs of its execute_trace calls.
+    """
     by_id = {row.id: row for row in buffers}
-    ranges: list[TraceRange] = []
+    ranges: dict[int, list[TraceRange]] = {}
     for trace in traces:
         for role, buffer_id in trace_buffers.get(trace.id, []):
             row = by_id.get(buffer_id)
-            if row is None:
-                continue
-            ranges.append(
-                TraceRange(
-                    trace,
-                    "reads" if role == "in" else "writes",
-                    buffer_id,
-                    row.buffer.address,
-                    row.buffer.end,
-                )
-            )
-    keys = sorted({(r.buffer.device, r.buffer.buffer_type) for r in buffers})
+            if row is not None:
+                rng = TraceRange(trace, "reads" if role == "in" else "writes", buffer_id,
+                                 row.buffer.address, row.buffer.end, row.buffer.buffer_type)  # fmt: skip
+                ranges.setdefault(trace.id, []).append(rng)
+    hazards = _hazards(buffers, traces, ranges, executes or {})
+    bars_by_key: dict[tuple[int, str], list[MapBar]] = {}
+    for row in buffers:
+        stop = row.free_seq if row.free_seq is not None else last_seq
+        bar = MapBar(row, row.alloc_seq, max(stop, row.alloc_seq), hazards.get(row.id, ()))
+        bars_by_key.setdefault(_key(row), []).append(bar)
+    spans: dict[tuple[int, str], dict[tuple[int, int], list[TraceRange]]] = {}
+    for trace_ranges in ranges.values():
+        for rng in trace_ranges:
+            key = _key(by_id[rng.buffer_id])
+            spans.setdefault(key, {}).setdefault((rng.address, rng.end), []).append(rng)
     maps = []
-    for device, btype in keys:
-        mine = [r for r in ranges if _key(by_id[r.buffer_id]) == (device, btype)]
-        bars = []
-        for row in buffers:
-            if _key(row) != (device, btype):
-                continue
-            hazards = tuple(rng for rng in mine if overlaps_trace(row, rng))
-            stop = row.free_seq if row.free_seq is not None else last_seq
-            bars.append(MapBar(row, row.alloc_seq, max(stop, row.alloc_seq), hazards))
-        bars.sort(key=lambda b: (b.address, b.start))
-        mine.sort(key=lambda r: (r.address, r.trace.begin_seq))
-        maps.append(MemoryMap(device, btype, tuple(bars), tuple(mine), last_seq))
+    for key in sorted(bars_by_key):
+        bars = sorted(bars_by_key[key], key=lambda b: (b.address, b.start))
+        groups = tuple(
+            RangeGroup(a, e, tuple(sorted(rs, key=lambda r: (r.trace.begin_seq, r.role))))
+            for (a, e), rs in sorted(spans.get(key, {}).items())
+        )
+        maps.append(MemoryMap(key[0], key[1], tuple(bars), groups, last_seq))
     return maps
 
 
@@ -123,4 +191,19 @@ def load_maps(session: Session) -> list[MemoryMap]:
     trace_buffers = {t.id: session.trace_buffers(t) for t in traces}
     seqs = session.seq_range()
     last_seq = seqs[1] if seqs else 0
-    return build_maps(session.buffers(), traces, trace_buffers, last_seq)
+    executes = trace_executions(traces, session.timeline(EXECUTES, limit=1 << 40))
+    return build_maps(session.buffers(), traces, trace_buffers, last_seq, executes)
+
+
+def trace_executions(traces: list[TraceRow], rows: list[TimelineRow]) -> dict[int, list[int]]:
+    """traces.id -> seqs of its execute_trace calls (trace ids are reused after release)."""
+    by_key: dict[tuple[int | None, int | None], list[TraceRow]] = {}
+    for t in traces:
+        by_key.setdefault((t.device, t.trace_id), []).append(t)
+    out: dict[int, list[int]] = {}
+    for row in rows:
+        for t in by_key.get((row.device, row.trace), ()):
+            if t.begin_seq < row.seq and (t.release_seq is None or row.seq < t.release_seq):
+                out.setdefault(t.id, []).append(row.seq)
+                break
+    return out

@@ -1,4 +1,5 @@
-"""The memory map marks buffers allocated over a live trace's ranges, and only those."""
+"""The memory map marks buffers allocated over a live trace's ranges and still allocated when
+it executes, and only those."""
 
 from ttrecord.events import BufferRef
 from ttrecord.store.reader import BufferRow, TraceRow
@@ -15,9 +16,10 @@ CAPTURED = _buf(1, 0x1000, alloc=11, free=19)  # an intermediate the trace write
 INPUT = _buf(2, 0x3000, alloc=2)  # a trace input, still live
 
 
-def _maps(*extra):
+def _maps(*extra, executes=(30,)):
     buffers = [INPUT, CAPTURED, *extra]
-    return build_maps(buffers, [TRACE], {1: [("out", 1), ("in", 2)]}, last_seq=60)
+    return build_maps(buffers, [TRACE], {1: [("out", 1), ("in", 2)]}, last_seq=60,
+                      executes={1: list(executes)})  # fmt: skip
 
 
 def test_allocation_after_capture_over_a_written_range_is_a_hazard():
@@ -30,17 +32,20 @@ def test_allocation_after_capture_over_a_written_range_is_a_hazard():
 
 
 def test_allocations_before_capture_end_after_release_or_elsewhere_are_not():
-    """GIVEN buffers allocated during capture, after release, or on other addresses WHEN the
-    map is built THEN none of them is marked."""
-    (m,) = _maps(_buf(4, 0x1000, alloc=15), _buf(5, 0x1000, alloc=55), _buf(6, 0x8000, alloc=25))
+    """GIVEN buffers allocated during capture, after release, on other addresses, on another
+    buffer type, or freed before the trace executes WHEN the map is built THEN none is marked."""
+    (m, _l1) = _maps(
+        _buf(4, 0x1000, alloc=15), _buf(5, 0x1000, alloc=55), _buf(6, 0x8000, alloc=25),
+        _buf(7, 0x1000, alloc=25, btype="L1"), _buf(8, 0x1000, alloc=22, free=28),
+    )  # fmt: skip
     assert [b.buffer.id for b in m.bars if b.hazards] == []
 
 
 def test_one_map_per_buffer_type_with_ranges_sorted_by_address():
     """GIVEN DRAM and L1 buffers WHEN the maps are built THEN there is one map per type and
     each map's bars run by address."""
-    maps = _maps(_buf(7, 0x100, alloc=3, btype="L1"), _buf(8, 0x500, alloc=30))
+    maps = _maps(_buf(9, 0x100, alloc=3, btype="L1"), _buf(10, 0x500, alloc=30))
     assert [m.title for m in maps] == ["device 0 · DRAM", "device 0 · L1"]
     dram = maps[0]
     assert [b.address for b in dram.bars] == sorted(b.address for b in dram.bars)
-    assert [(r.role, r.address) for r in dram.ranges] == [("writes", 0x1000), ("reads", 0x3000)]
+    assert [(g.roles, g.address) for g in dram.groups] == [("writes", 0x1000), ("reads", 0x3000)]

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Header, Static, Tab, Tabs
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import EventFilter, TimelineRow
 from ttrecord.tui.format import addr_range, hexaddr, site, size_text
-from ttrecord.tui.memlayout import MapBar, MemoryMap, TraceRange, load_maps
+from ttrecord.tui.memlayout import MapBar, MemoryMap, RangeGroup, load_maps
 from ttrecord.tui.messages import BufferUsers, Loaded, RowHighlighted
 from ttrecord.tui.widgets.memory_map import LABEL, MemoryMapView
 from ttrecord.tui.widgets.tables import fill_table
@@ -142,18 +142,26 @@ class MemoryScreen(Screen):
         detail = self.query_one("#detail", Static)
         self.users = []
         self.settled = False
-        if isinstance(item, TraceRange):
-            t = item.trace
-            detail.update(
-                f"Trace {t.trace_id} on device {t.device} {item.role}\n"
-                f"{addr_range(item.address, item.end - item.address)}\n"
-                f"captured at seqs {t.begin_seq}–{t.end_seq}, "
-                f"released at {t.release_seq if t.release_seq is not None else 'never'}"
-            )
-            self._users(item.buffer_id)
+        if isinstance(item, RangeGroup):
+            detail.update(self._group_text(item))
+            self._users(item.ranges[-1].buffer_id)
         elif isinstance(item, MapBar):
             detail.update(self._bar_text(item))
             self._users(item.buffer.id)
+
+    def _group_text(self, group: RangeGroup) -> Text:
+        text = Text()
+        text.append(f"{addr_range(group.address, group.end - group.address)}\n", "bold")
+        text.append(f"{group.roles} by {len(group.traces)} trace(s) on replay; shaded from"
+                    " capture to release:")  # fmt: skip
+        for rng in group.ranges[:6]:
+            t = rng.trace
+            release = t.release_seq if t.release_seq is not None else "never"
+            text.append(f"\ntrace {t.trace_id} {rng.role}: captured #{t.begin_seq}–#{t.end_seq},"
+                        f" released {release}")  # fmt: skip
+        if len(group.ranges) > 6:
+            text.append(f"\n… and {len(group.ranges) - 6} more", "dim")
+        return text
 
     def _bar_text(self, bar: MapBar) -> Text:
         b = bar.buffer
@@ -190,8 +198,8 @@ class MemoryScreen(Screen):
 
     def _selected_buffer(self) -> int | None:
         item = self.query_one(MemoryMapView).selected
-        if isinstance(item, TraceRange):
-            return item.buffer_id
+        if isinstance(item, RangeGroup):
+            return item.ranges[-1].buffer_id
         return item.buffer.id if isinstance(item, MapBar) else None
 
     def action_op(self) -> None:

@@ -17,7 +17,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ttrecord.tui.format import addr_range
-from ttrecord.tui.memlayout import MapBar, MemoryMap, TraceRange
+from ttrecord.tui.memlayout import MapBar, MemoryMap, RangeGroup, TraceRange
 from ttrecord.tui.messages import RowHighlighted
 
 LABEL = 34
@@ -68,13 +68,13 @@ class MemoryMapView(ScrollView, can_focus=True):
         self.scroll_to_region(Region(0, self.cursor, 1, 1), animate=False, immediate=True)
 
     @property
-    def lines(self) -> list[TraceRange | MapBar]:
+    def lines(self) -> list[RangeGroup | MapBar]:
         if self.map is None:
             return []
-        return [*self.map.ranges, *self.map.bars]
+        return [*self.map.groups, *self.map.bars]
 
     @property
-    def selected(self) -> TraceRange | MapBar | None:
+    def selected(self) -> RangeGroup | MapBar | None:
         lines = self.lines
         return lines[self.cursor] if 0 <= self.cursor < len(lines) else None
 
@@ -96,11 +96,15 @@ class MemoryMapView(ScrollView, can_focus=True):
         item = lines[index]
         bar_width = max(4, width - LABEL)
         cells = [(" ", Style())] * bar_width
-        if isinstance(item, TraceRange):
-            label = f"T{item.trace.trace_id} {item.role:<6} {addr_range(item.address, item.end - item.address)}"
-            a, b = self._span(item.trace.begin_seq, item.live_until or self.map.last_seq, bar_width)
-            for c in range(a, b + 1):
-                cells[c] = ("▒", SHADE)
+        if isinstance(item, RangeGroup):
+            traces = item.traces
+            who = f"T{traces[0]}" if len(traces) == 1 else f"T×{len(traces)}"
+            rw = "".join(r[0] for r in item.roles.split("/"))
+            label = f"{who} {rw} {addr_range(item.address, item.end - item.address)}"
+            for rng in item.ranges:
+                a, b = self._span(rng.trace.begin_seq, rng.live_until or self.map.last_seq, bar_width)
+                for c in range(a, b + 1):
+                    cells[c] = ("▒", SHADE)
             marker = "▒ "
         else:
             label = addr_range(item.address, item.end - item.address)
@@ -124,8 +128,8 @@ class MemoryMapView(ScrollView, can_focus=True):
         """Trace ranges this buffer's addresses fall in: shaded while the trace owns them."""
         cached = self._shade.get(bar.buffer.id)
         if cached is None and self.map is not None:
-            cached = [r for r in self.map.ranges if r.address < bar.end and bar.address < r.end]
-            self._shade[bar.buffer.id] = cached
+            groups = self.map.groups_over(bar.address, bar.end)
+            cached = self._shade[bar.buffer.id] = [r for g in groups for r in g.ranges]
         return cached or []
 
     # -- cursor ----------------------------------------------------------------------------
