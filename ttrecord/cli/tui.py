@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+
+from ttrecord.errors import TtrecordError
 
 
 class Tui:
@@ -20,6 +23,9 @@ class Tui:
         parser.add_argument("--light", action="store_true", help="start with the light theme")
 
     def run(self, args: argparse.Namespace) -> int:
+        missing = [p for p in args.sessions if not Path(p).exists()]
+        if missing:  # unreadable sessions are shown in the UI; absent ones are a typo
+            raise TtrecordError(f"{missing[0]}: no such file or folder")
         from ttrecord.tui.app import DARK, LIGHT, TtrecordApp
 
         TtrecordApp(args.sessions, theme=LIGHT if args.light else DARK).run()
