@@ -9,8 +9,10 @@ measured on the headless app driven by Textual's pilot:
 - page: one page-down in the timeline until its rows are in and every visible line is rendered
   (median and worst of 30);
 - jump_end: End until the last rows are in (a keyset query when seqs have no gaps);
-- filter_*: a phase filter (indexed) and a text search (a scan) until their rows are in; these
-  run in workers, so the UI keeps answering keys meanwhile.
+- filter_*: a phase filter (indexed) and a text search (a scan) until their rows are in;
+- memory_map_s: the memory map of every buffer, from the key to the map and the selected
+  buffer's calls shown.
+Every query runs in a worker, so the UI keeps answering keys while any of these is under way.
 Targets: startup under 1.5 s, a page under 50 ms.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -25,6 +28,7 @@ import time
 from pathlib import Path
 
 T_START = time.perf_counter()
+CPU_START = time.process_time()
 
 from ttrecord.events import SessionStatus  # noqa: E402
 from ttrecord.store.writer import SessionWriter  # noqa: E402
@@ -132,7 +136,7 @@ async def _until(pilot, done, timeout: float = 30.0) -> float:
     return time.perf_counter() - t0
 
 
-async def drive(path: Path, t_start: float) -> dict:
+async def drive(path: Path, t_start: float, cpu_start: float) -> dict:
     from ttrecord.tui.app import TtrecordApp
     from ttrecord.tui.filters import parse_filter
     from ttrecord.tui.screens.overview import OverviewScreen
@@ -145,6 +149,9 @@ async def drive(path: Path, t_start: float) -> dict:
         await _until(pilot, lambda: isinstance(app.screen, OverviewScreen) and app.screen.data is not None)
         await pilot.pause()
         figures["startup_s"] = round(time.perf_counter() - t_start, 3)
+        # CPU seconds of this process (all threads): what startup costs on a machine that is
+        # busy with other work, where the wall clock mostly measures waiting for a core.
+        figures["startup_cpu_s"] = round(time.process_time() - cpu_start, 3)
 
         def painted() -> bool:
             found = app.screen.query(EventTable) if isinstance(app.screen, TimelineScreen) else []
@@ -183,6 +190,12 @@ async def drive(path: Path, t_start: float) -> dict:
             table.load(parse_filter(line))
             await _until(pilot, lambda: painted() and not table.fetching)
             figures[label] = round((time.perf_counter() - t0) * 1000, 1)
+        app.pop_screen()
+        await _until(pilot, lambda: isinstance(app.screen, OverviewScreen))
+        t0 = time.perf_counter()
+        app.screen.action_memory()
+        await _until(pilot, lambda: getattr(app.screen, "settled", False), timeout=120)
+        figures["memory_map_s"] = round(time.perf_counter() - t0, 2)
     return figures
 
 
@@ -191,8 +204,10 @@ def main() -> list[dict]:
     t0 = time.perf_counter()
     path = cached_session(n)
     build_s = time.perf_counter() - t0
-    t_start = time.perf_counter() if build_s > 0.5 else T_START
-    figures = asyncio.run(drive(path, t_start))
+    fresh = build_s > 0.5  # the session was just built: time the UI from here
+    t_start = time.perf_counter() if fresh else T_START
+    cpu_start = time.process_time() if fresh else CPU_START
+    figures = asyncio.run(drive(path, t_start, cpu_start))
     result = {
         "benchmark": "tui_startup",
         **figures,
@@ -201,6 +216,7 @@ def main() -> list[dict]:
         "within_target": figures["startup_s"] <= STARTUP_TARGET_S
         and figures["page_max_ms"] <= PAGE_TARGET_MS,
         "session_build_s": round(build_s, 1),
+        "load_average_1m": round(os.getloadavg()[0], 1),
     }
     print(json.dumps(result))
     return [result]

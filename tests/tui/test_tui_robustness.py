@@ -72,3 +72,14 @@ async def test_source_gone_from_disk_uses_the_stored_copy(workdir, alloc_session
     (workdir / SCRIPT).unlink()
     text = await _open(alloc_session, keys=["enter"])
     assert f"❱ {OFFENDING_LINE} scratch = ttnn.from_torch" in text
+
+
+async def test_folder_without_sessions(workdir):
+    """GIVEN a folder with no sessions (and a non-session .db) WHEN `ttrecord tui` lists it
+    THEN the list says how to record one."""
+    (workdir / "other.db").write_bytes(b"SQLite format 3\x00" + bytes(100))
+    app = TtrecordApp([])
+    async with app.run_test(size=(120, 20)) as pilot:
+        await settle(pilot)
+        text = " ".join(screen_text(app).split())
+    assert "No ttrecord sessions here. Record one with `ttrecord run -o session.db script.py`" in text
