@@ -50,7 +50,7 @@ async def test_empty_session(workdir):
     and the timeline shows zero events."""
     path = build_empty(workdir)
     assert "No ttnn calls were recorded in this session." in await _open(path)
-    assert "0 all events" in await _open(path, keys=["t"])
+    assert "0 events" in await _open(path, keys=["t"])
 
 
 async def test_source_gone_from_disk_and_store(workdir, alloc_session):

@@ -71,9 +71,9 @@ class TimelineScreen(Screen):
 
     def on_row_count(self, message: RowCount) -> None:
         table = self.query_one(EventTable)
-        shown = "all" if table.filter == EventFilter() else "matching"
+        shown = "events" if table.filter == EventFilter() else "matching events"
         self.query_one("#status", Static).update(
-            f"{message.total:,} {shown} events · enter: op detail · /: filter ({FILTER_HELP})"
+            f"{message.total:,} {shown}  ·  enter: op detail  ·  /: filter  ·  ?: keys and filter words"
         )
 
     def on_event_chosen(self, message: EventChosen) -> None:
