@@ -75,7 +75,6 @@ class EventTable(ScrollView, can_focus=True):
         self.generation = 0
         self._pages: OrderedDict[int, list[TimelineRow]] = OrderedDict()
         self._pending: set[int] = set()
-        self._jump_seq: int | None = None
         # When the view is every event and seqs have no gaps, row i is seq first + i, so any
         # page is a keyset query, even a jump to the end.
         self._first_seq: int | None = None
@@ -89,7 +88,6 @@ class EventTable(ScrollView, can_focus=True):
         self.filter = filt
         self._pages.clear()
         self._pending.clear()
-        self._jump_seq = jump_seq
         self._first_seq = None
         self._count(self.generation, filt, jump_seq)
 
