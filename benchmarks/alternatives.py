@@ -278,7 +278,7 @@ def compare(b: Backend, iterations: int, rounds: int) -> tuple[dict, dict, Any]:
     return result, breakdown, traced
 
 
-def measure(iterations: int = 200, rounds: int = 11) -> list[dict]:
+def measure(iterations: int = 150, rounds: int = 9) -> list[dict]:
     """The emulator comparison, with the execute_trace wrapper (the mock device cannot replay)."""
     b = emulator_backend()
     result, breakdown, traced = compare(b, iterations, rounds)
@@ -370,8 +370,8 @@ def profile_recorded(b: Backend, iterations: int, top: int = 15) -> None:
 
 def main(argv: list[str] | None = None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=200, help="loop iterations per timing")
-    parser.add_argument("--rounds", type=int, default=11, help="timings per variant")
+    parser.add_argument("--iterations", type=int, default=150, help="loop iterations per timing")
+    parser.add_argument("--rounds", type=int, default=9, help="timings per variant")
     parser.add_argument("--profile", action="store_true", help="profile the recorded loop")
     parser.add_argument("--backend", choices=("all", "emulator", "ttnn"), default="all",
                         help="ttnn: real ttnn (run inside the real-ttnn lane's python)")

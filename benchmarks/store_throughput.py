@@ -69,7 +69,7 @@ def sqlite_floor(written: Path, scratch: Path, n_events: int) -> float:
     return cpu
 
 
-def measure(n_events: int = 300_000) -> dict:
+def measure(n_events: int = 200_000) -> dict:
     events = list(decode_events(n_events))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "s.db"
@@ -94,7 +94,7 @@ def measure(n_events: int = 300_000) -> dict:
 
 
 def main() -> list[dict]:
-    result = measure(int(sys.argv[1]) if len(sys.argv) > 1 else 300_000)
+    result = measure(int(sys.argv[1]) if len(sys.argv) > 1 else 200_000)
     print(json.dumps(result), flush=True)
     return [result]
 
