@@ -21,6 +21,9 @@ from ttrecord.tui.snapshots import OverviewData, analyse, overview
 from ttrecord.tui.widgets.tables import fill_table
 
 
+MAX_TRACE_ROWS = 50  # a long decode loop captures thousands; the timeline lists them all
+
+
 class OverviewScreen(Screen):
     DEFAULT_CSS = """
     OverviewScreen #summary { padding: 0 1; height: auto; }
@@ -94,16 +97,20 @@ class OverviewScreen(Screen):
         self.query_one("#summary", Static).update(text)
         self.query_one("#notices", Static).update("\n".join(data.notices))
         self._show_findings(data.findings, analysing=data.needs_analysis, unchecked=data.unchecked)
+        rows = [
+            [t.device, t.trace_id, t.ops, t.executions,
+             f"{t.begin_seq}–{t.end_seq if t.end_seq is not None else '?'}",
+             t.release_seq if t.release_seq is not None else "never"]
+            for t in data.traces[:MAX_TRACE_ROWS]
+        ]  # fmt: skip
+        if len(data.traces) > MAX_TRACE_ROWS:
+            more = len(data.traces) - MAX_TRACE_ROWS
+            rows.append(["", "", "", "", Text(f"… {more:,} more (timeline: kind:trace_begin)", "dim"), ""])
         fill_table(
             self.query_one("#traces", DataTable),
             ("device", "trace", "captured ops", "replays", "capture seqs", "released at"),
-            [
-                [t.device, t.trace_id, t.ops, t.executions,
-                 f"{t.begin_seq}–{t.end_seq if t.end_seq is not None else '?'}",
-                 t.release_seq if t.release_seq is not None else "never"]
-                for t in data.traces
-            ],
-        )  # fmt: skip
+            rows,
+        )
         if data.needs_analysis:
             self._analyse()
         else:
