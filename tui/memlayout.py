@@ -188,11 +188,26 @@ def _key(row: BufferRow) -> tuple[int, str]:
 def load_maps(session: Session) -> list[MemoryMap]:
     """Query the buffers, traces and what each trace touched, then lay them out."""
     traces = session.traces()
-    trace_buffers = {t.id: session.trace_buffers(t) for t in traces}
+    trace_buffers = buffers_by_trace(traces, session.capture_buffers())
     seqs = session.seq_range()
     last_seq = seqs[1] if seqs else 0
     executes = trace_executions(traces, session.timeline(EXECUTES, limit=1 << 40))
     return build_maps(session.buffers(), traces, trace_buffers, last_seq, executes)
+
+
+def buffers_by_trace(traces: list[TraceRow],
+                     rows: list[tuple[int, int, int, str, int]]) -> dict[int, list[tuple[str, int]]]:  # fmt: skip
+    """traces.id -> distinct (role, buffer id) its captured calls touched."""
+    spans: dict[tuple[int, int], list[TraceRow]] = {}
+    for t in traces:
+        spans.setdefault((t.device, t.trace_id), []).append(t)
+    out: dict[int, dict[tuple[str, int], None]] = {}
+    for device, trace_id, seq, role, buffer_id in rows:
+        for t in spans.get((device, trace_id), ()):
+            if t.begin_seq <= seq and (t.end_seq is None or seq <= t.end_seq):
+                out.setdefault(t.id, {})[(role, buffer_id)] = None
+                break
+    return {tid: sorted(pairs, key=lambda p: (p[1], p[0])) for tid, pairs in out.items()}
 
 
 def trace_executions(traces: list[TraceRow], rows: list[TimelineRow]) -> dict[int, list[int]]:

@@ -520,6 +520,15 @@ class Session:
             (trace.device, trace.trace_id, trace.begin_seq, end),
         )
 
+    def capture_buffers(self) -> list[tuple[int, int, int, str, int]]:
+        """(device, trace id, seq, role, buffer id) for every buffer a captured call touched:
+        `trace_buffers` for all traces in one query over the capture phase."""
+        return self._query(
+            "SELECT e.device, e.trace, e.seq, t.role, t.buffer FROM events e"
+            " JOIN tensors t ON t.seq = e.seq WHERE e.phase = 'capture' AND t.buffer IS NOT NULL"
+            " ORDER BY e.seq"
+        )
+
     def buffer_users(self, buffer_id: int, limit: int = 500) -> list[tuple[int, str]]:
         """(seq, role) of the calls that read ("in") or wrote ("out") a buffer, in order."""
         return self._query(
