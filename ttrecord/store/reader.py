@@ -510,19 +510,9 @@ class Session:
             return None
         return first, self._query("SELECT max(seq) FROM events")[0][0]
 
-    def trace_buffers(self, trace: TraceRow) -> list[tuple[str, int]]:
-        """(role, buffer id) of every buffer the trace's captured calls read ("in") or wrote."""
-        end = trace.end_seq if trace.end_seq is not None else 1 << 62
-        return self._query(
-            "SELECT DISTINCT t.role, t.buffer FROM events e JOIN tensors t ON t.seq = e.seq"
-            " WHERE e.device = ? AND e.trace = ? AND e.phase = 'capture'"
-            " AND e.seq BETWEEN ? AND ? AND t.buffer IS NOT NULL ORDER BY t.buffer, t.role",
-            (trace.device, trace.trace_id, trace.begin_seq, end),
-        )
-
     def capture_buffers(self) -> list[tuple[int, int, int, str, int]]:
-        """(device, trace id, seq, role, buffer id) for every buffer a captured call touched:
-        `trace_buffers` for all traces in one query over the capture phase."""
+        """(device, trace id, seq, role, buffer id) for every buffer a captured call read ("in")
+        or wrote, in one query over the capture phase."""
         return self._query(
             "SELECT e.device, e.trace, e.seq, t.role, t.buffer FROM events e"
             " JOIN tensors t ON t.seq = e.seq WHERE e.phase = 'capture' AND t.buffer IS NOT NULL"
