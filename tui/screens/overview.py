@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -51,7 +52,7 @@ class OverviewScreen(Screen):
         with Vertical():
             yield Static("Loading…", id="summary")
             yield Static("", id="notices")
-            yield Static("Findings", classes="section")
+            yield Static("Findings", id="findings-label", classes="section")
             yield DataTable(id="findings", cursor_type="row")
             yield Static("Traces", classes="section")
             yield DataTable(id="traces", cursor_type="row", show_cursor=False)
@@ -138,6 +139,12 @@ class OverviewScreen(Screen):
              site(f.file, f.line)]
             for f in findings
         ]  # fmt: skip
+        counts = Counter(str(f.severity) for f in findings)
+        label = Text("Findings")
+        for sev in ("error", "warning", "info"):
+            if counts.get(sev):
+                label.append(f"  {counts[sev]} {sev}{'s' if counts[sev] > 1 else ''}", SEVERITY_STYLE[sev])
+        self.query_one("#findings-label", Static).update(label)
         if error:
             rows = [["", "", Text(error, "red"), ""]]
         elif unchecked:
