@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, Tab, Tabs
 
 from ttrecord.errors import SessionError
-from ttrecord.store.reader import EventFilter, TimelineRow
+from ttrecord.store.reader import EventFilter, Session, TimelineRow
 from ttrecord.tui.format import addr_range, hexaddr, site, size_text
 from ttrecord.tui.memlayout import MapBar, MemoryMap, RangeGroup, load_maps
 from ttrecord.tui.messages import BufferUsers, Loaded, RowHighlighted
@@ -81,7 +81,10 @@ class MemoryScreen(Screen):
     @work(thread=True, exclusive=True)
     def _load(self) -> None:
         try:
-            self.post_message(Loaded(self.app.handle(self.path).run(load_maps)))
+            # Its own connection: on a big session this takes seconds, and the shared handle
+            # should stay free for the timeline meanwhile.
+            with Session.open(self.path) as session:
+                self.post_message(Loaded(load_maps(session)))
         except SessionError as exc:
             self.post_message(Loaded(None, str(exc)))
 
