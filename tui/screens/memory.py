@@ -87,6 +87,8 @@ class MemoryScreen(Screen):
                 self.post_message(Loaded(load_maps(session)))
         except SessionError as exc:
             self.post_message(Loaded(None, str(exc)))
+        except Exception as exc:  # a damaged file must not take the viewer down
+            self.post_message(Loaded(None, f"{self.path}: cannot be read ({exc})"))
 
     def on_loaded(self, message: Loaded) -> None:
         detail = self.query_one("#detail", Static)
