@@ -41,6 +41,7 @@ class RowCount(Message):
     total: int
     index: int | None = None  # where the event to jump to sits in the filtered rows
     first_seq: int | None = None  # set when row i is seq first_seq + i (no filter, no gaps)
+    error: str | None = None  # the session could not be read
 
 
 @dataclass

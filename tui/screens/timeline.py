@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -58,7 +59,7 @@ class TimelineScreen(Screen):
         try:
             return parse_filter(line)
         except FilterError as exc:
-            self.query_one("#status", Static).update(f"[red]{exc}[/]")
+            self.query_one("#status", Static).update(f"[red]{escape(str(exc))}[/]")
             return None
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -70,6 +71,9 @@ class TimelineScreen(Screen):
             table.focus()
 
     def on_row_count(self, message: RowCount) -> None:
+        if message.error:
+            self.query_one("#status", Static).update(f"[red]{escape(message.error)}[/]")
+            return
         table = self.query_one(EventTable)
         shown = "events" if table.filter == EventFilter() else "matching events"
         self.query_one("#status", Static).update(

@@ -19,6 +19,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ttrecord.errors import SessionError
 from ttrecord.store.reader import EventFilter, TimelineRow
 from ttrecord.tui.format import PHASE_COLOR, duration, hexaddr, site
 from ttrecord.tui.handle import SessionHandle
@@ -93,6 +94,12 @@ class EventTable(ScrollView, can_focus=True):
 
     @work(thread=True, group="count", exclusive=True)
     def _count(self, generation: int, filt: EventFilter, jump_seq: int | None) -> None:
+        try:
+            self._count_rows(generation, filt, jump_seq)
+        except SessionError as exc:
+            self.post_message(RowCount(generation, 0, error=str(exc)))
+
+    def _count_rows(self, generation: int, filt: EventFilter, jump_seq: int | None) -> None:
         total = self.handle.run(lambda s: s.event_count(filt))
         first = None
         if filt == EventFilter():
@@ -111,6 +118,8 @@ class EventTable(ScrollView, can_focus=True):
             return
         self.total = message.total
         self._counted = message.generation
+        if message.error:
+            self._pending.clear()
         self._first_seq = message.first_seq
         self.virtual_size = Size(self.size.width, self.total)
         index = message.index if message.index is not None else 0
@@ -148,7 +157,11 @@ class EventTable(ScrollView, can_focus=True):
     @work(thread=True, group="pages")
     def _fetch(self, generation: int, page: int, filt: EventFilter, after_seq: int | None,
                offset: int) -> None:  # fmt: skip
-        rows = self.handle.run(lambda s: s.timeline(filt, PAGE, after_seq, offset))
+        try:
+            rows = self.handle.run(lambda s: s.timeline(filt, PAGE, after_seq, offset))
+        except SessionError as exc:
+            self.post_message(RowCount(generation, 0, error=str(exc)))
+            return
         self.post_message(PageLoaded(generation, page, rows))
 
     def on_page_loaded(self, message: PageLoaded) -> None:
