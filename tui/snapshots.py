@@ -118,6 +118,8 @@ def summarize(path: Path) -> SessionSummary:
             return SessionSummary(path, info, session.event_count(), dict(severities), died)
     except SessionError as exc:
         return SessionSummary(path, error=str(exc))
+    except Exception as exc:  # damaged in a way the reader did not foresee: still one row
+        return SessionSummary(path, error=f"{path}: cannot be read ({exc})")
 
 
 def overview(session: Session) -> OverviewData:
