@@ -23,6 +23,12 @@ def _program() -> SessionBuilder:
         if step < 2:
             b.free(y)
     b.alloc(1052800, size=4096)  # the last y's free was never seen: its address is reused
+    tid = b.begin_trace(line=20)
+    b.op("ttnn.relu", [x], [x], line=11)
+    b.end_trace(tid, line=21)
+    for _ in range(3):
+        b.execute(tid, line=22)
+    b.release(tid, line=23)
     b.free(x)
     return b
 
@@ -38,16 +44,17 @@ def _write(b: SessionBuilder, path, batch: int) -> dict[str, list]:
     try:
         return {
             table: conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
-            for table in ("events", "buffers", "callsites", "tensors")
+            for table in ("events", "buffers", "callsites", "tensors", "traces")
         }
     finally:
         conn.close()
 
 
 def test_one_batch_and_single_event_batches_store_the_same_rows(tmp_path):
-    """GIVEN a loop whose temporaries are allocated and freed, and a free the log never shows
+    """GIVEN a loop whose temporaries are allocated and freed, a free the log never shows and a
+    trace replayed three times
     WHEN it is written in one batch, in batches of one event, and in batches of three
-    THEN every table holds the same rows, with each buffer's free_seq set"""
+    THEN every table holds the same rows, with each buffer's free_seq and the trace's counts"""
     b = _program()
     whole = _write(b, tmp_path / "whole.db", batch=len(b.events))
     single = _write(b, tmp_path / "single.db", batch=1)
@@ -56,7 +63,9 @@ def test_one_batch_and_single_event_batches_store_the_same_rows(tmp_path):
     assert threes == whole
     # buffers: x, the three ys (two freed, one overwritten), the last allocation (live)
     assert [row[9] is None for row in whole["buffers"]] == [False, False, False, False, True]
-    assert [row[0] for row in whole["callsites"]] == [1, 2, 3]  # open, add, relu
+    assert [row[0] for row in whole["callsites"]] == [1, 2, 3, 4, 5, 6, 7]
+    (trace,) = whole["traces"]  # (id, device, trace_id, cq, begin, end, release, ops, executions)
+    assert (trace[7], trace[8]) == (1, 3)
 
 
 def test_equal_call_sites_from_new_objects_share_one_row(tmp_path):

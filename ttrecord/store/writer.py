@@ -63,6 +63,7 @@ class SessionWriter:
         self._next_trace = 1
         self._trace_ops: dict[int, int] = {}
         self._trace_runs: dict[int, int] = {}
+        self._executed: set[int] = set()  # traces whose execution count changed in this batch
         self._shapes: dict[tuple[int, ...], str] = {}
         self._new_buffers: list[list] = []  # rows to insert; free_seq (last) set if freed
         self._pending_buffers: dict[int, list] = {}  # buffer id -> its row in _new_buffers
@@ -157,14 +158,16 @@ class SessionWriter:
         tensor_rows: list[tuple] = []
         append_event, append_tensor = event_rows.append, tensor_rows.append
         track, callsite_id, tensor_row = self._track, self._callsite_id, self._tensor_row
+        op, capture = Kind.OP, Phase.CAPTURE
         n = 0
         with self._transaction():
             for ev in events:
                 n += 1
-                buffer_id = track(ev)
+                kind, phase, status = ev.kind, ev.phase, ev.status
+                # an eager op (the commonest event) changes no derived table
+                buffer_id = None if kind is op and phase is not capture else track(ev)
                 # Enums bind as their `_value_` text: sqlite3 binds a str subclass only after a
                 # failed adapter lookup, which costs more than the rest of the row.
-                kind, phase, status = ev.kind, ev.phase, ev.status
                 append_event(
                     (
                         ev.seq,
@@ -205,6 +208,12 @@ class SessionWriter:
             self._new_buffers,
         )
         self._conn.executemany("UPDATE buffers SET free_seq = ? WHERE id = ?", self._freed)
+        runs = self._trace_runs
+        self._conn.executemany(
+            "UPDATE traces SET executions = ? WHERE id = ?",
+            [(runs[row], row) for row in self._executed],
+        )
+        self._executed.clear()
         self._new_buffers.clear()
         self._pending_buffers.clear()
         self._freed.clear()
@@ -290,11 +299,9 @@ class SessionWriter:
             self._set_trace(ev, "end_seq")
         elif kind is Kind.TRACE_EXECUTE:
             row = self._traces.get((ev.device, ev.trace))
-            if row is not None:
+            if row is not None:  # written once per batch: replay loops execute thousands of times
                 self._trace_runs[row] = self._trace_runs.get(row, 0) + 1
-                self._conn.execute(
-                    "UPDATE traces SET executions = ? WHERE id = ?", (self._trace_runs[row], row)
-                )
+                self._executed.add(row)
         elif kind is Kind.TRACE_RELEASE:
             self._set_trace(ev, "release_seq")
             self._traces.pop((ev.device, ev.trace), None)
