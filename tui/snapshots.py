@@ -24,7 +24,7 @@ from ttrecord.store.reader import (
     TraceRow,
 )
 
-SOURCE_CONTEXT = 7  # lines either side of a finding's line
+SOURCE_CONTEXT = 5  # lines either side of a finding's line (it shows on a 24-line terminal)
 # Above this many events the analysis takes long enough that `ttrecord check` should run it
 # (and store the result) rather than a viewer that the user may want to quit at once.
 ANALYSE_ON_OPEN_MAX_EVENTS = 200_000

@@ -57,3 +57,20 @@ async def test_one_session_given_opens_on_its_overview(alloc_session):
         await pilot.press("enter")
         await settle(pilot)
         assert f"{SCRIPT}:{OFFENDING_LINE}" in screen_text(app)
+
+
+async def test_two_keystrokes_show_line_and_addresses_on_an_80x24_terminal(alloc_session):
+    """GIVEN a standard 80x24 terminal WHEN enter, enter are pressed from the folder THEN the
+    finding's line, the highlighted source line and the overlapping range all fit on screen
+    without scrolling."""
+    app = TtrecordApp([])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        text = screen_text(app)
+    assert f"at {SCRIPT}:{OFFENDING_LINE}" in text
+    assert f"❱ {OFFENDING_LINE} scratch = ttnn.from_torch" in text
+    assert f"allocated: {OVERLAP} DRAM" in text

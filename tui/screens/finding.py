@@ -50,6 +50,8 @@ class FindingScreen(Screen):
             title = Text()
             title.append(f" {str(f.severity).upper()} ", SEVERITY_STYLE.get(str(f.severity), "") + " reverse")
             title.append(f" {f.rule}  {f.title}", "bold")
+            if f.file:
+                title.append(f"\nat {f.file}:{f.line}" + (f" in {f.function}" if f.function else ""))
             yield Static(title, id="title", classes="block")
             yield Static(f.message, id="message", classes="block")
             yield Static("Evidence", classes="label")
@@ -70,6 +72,7 @@ class FindingScreen(Screen):
             key, sep, rest = line.partition(":")
             text.append(key + sep, "bold" if not line.startswith(" ") else "")
             text.append(rest + "\n")
+        text.rstrip()
         return text if text else Text("No evidence recorded.", "dim")
 
     def _where(self) -> str:

@@ -36,7 +36,7 @@ class MemoryScreen(Screen):
     DEFAULT_CSS = """
     MemoryScreen #axis { padding: 0 0 0 0; color: $text-muted; }
     MemoryScreen #map-pane { width: 1fr; }
-    MemoryScreen #detail-pane { width: 54; border-left: solid $primary; padding: 0 1; }
+    MemoryScreen #detail-pane { width: 45%; max-width: 56; border-left: solid $primary; padding: 0 1; }
     MemoryScreen #detail { height: auto; }
     MemoryScreen #users { height: 1fr; }
     MemoryScreen #legend { color: $text-muted; padding: 0 1; }
@@ -128,10 +128,20 @@ class MemoryScreen(Screen):
         focus = self._focus_bar(m)
         view = self.query_one(MemoryMapView)
         view.show(m, focus.buffer.id if focus else None)
-        width = max(10, view.size.width - LABEL)
-        self.query_one("#axis", Static).update(
-            f"{'address (bank-local)':<{LABEL}}seq 1{('seq ' + str(m.last_seq)).rjust(width - 5)}"
-        )
+        self._axis()
+
+    def _axis(self) -> None:
+        """The time axis over the bars, fitted to the width the map has now."""
+        view = self.query_one(MemoryMapView)
+        if view.map is None:
+            return
+        width = view.size.width - LABEL
+        last = f"seq {view.map.last_seq}"
+        axis = f"seq 1{last.rjust(width - 5)}" if width >= len(last) + 7 else f"seq 1–{view.map.last_seq}"
+        self.query_one("#axis", Static).update(f"{'address (bank-local)':<{LABEL}}{axis}")
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._axis)
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         if event.tab is not None and self.maps:
