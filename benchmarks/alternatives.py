@@ -1,21 +1,24 @@
 """ttrecord's recording against what else a ttnn user could run to see the same loop.
 
-One small emulator op loop (add, relu, multiply on 32x32 bf16 tiles: each op allocates its
-output and frees the previous one, as in a model) is timed four ways in this one process:
-  bare         the emulator alone;
+One small op loop (add, relu, multiply on 32x32 bf16 tiles: each op allocates its output and
+frees the previous one, as in a model) is timed four ways in one process:
+  bare         the backend alone;
   ttrecord     through the recorder's module proxy, call sites at the default depth 2 (and
                without call sites), writing its event log as in `ttrecord run`;
   setprofile   under a `sys.setprofile` tracer that keeps every call with its frame info
                (file, line, function, time): what a generic Python tracer costs;
-  graph        inside the emulator's `ttnn.graph.begin_graph_capture` / `end_graph_capture`.
-Also timed: `execute_trace` of a one-op trace bare and recorded (the replay wrapper), and an
-empty graph capture region (begin + end).
+  graph        inside ttnn's graph capture (`begin_graph_capture` / `end_graph_capture`).
+Also timed: an empty graph capture region, `execute_trace` of a one-op trace bare and recorded
+(the replay wrapper; emulator only), and a breakdown of the recorder's cost: time inside the op
+versus in the recorder, and the recorder with allocator snapshots, log writes or call sites off.
 
-Times are CPU time of this thread, so other load on the machine does not inflate them; medians
-over interleaved rounds. The recorder's supervisor (which turns the log into SQLite in another
-process) is not included here: its cost is what `store_throughput` measures.
-Run: python -m benchmarks.alternatives [--iterations N] [--rounds R] [--profile]
-(`--profile` prints where the recorded loop's time goes, by function, under cProfile.)
+It runs on the emulator, then again on real ttnn when the real-ttnn lane is set up
+(tests/realttnn/setup: ttnn 0.81.1 on a mock p150, in that lane's python, its own process).
+Times are CPU time of the measuring thread, so other load on the machine does not inflate them;
+medians over interleaved rounds. The recorder's supervisor (which turns the log into SQLite in
+another process) is not included: its cost is what `store_throughput` measures.
+Run: python -m benchmarks.alternatives [--iterations N] [--rounds R] [--backend all|emulator|ttnn]
+     [--profile]  (prints where the recorded loop's time goes, by function, under cProfile)
 """
 
 from __future__ import annotations
