@@ -117,7 +117,7 @@ def recorded_namespace(namespace: Any, recorder: Any) -> types.SimpleNamespace:
 
     return types.SimpleNamespace(**{
         name: wrapt.FunctionWrapper(getattr(namespace, name),
-                                    _make_wrapper(recorder, f"ttnn.{name}", Kind.OP))
+                                    _make_wrapper(recorder, name, Kind.OP))
         for name in LOOP_OPS
     })  # fmt: skip
 
