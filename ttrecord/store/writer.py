@@ -39,10 +39,14 @@ _TENSOR_SQL = (
 _MAX_SOURCE_BYTES = 1 << 20
 
 
+# One encoder for every call: json.dumps with options builds a new encoder each time.
+_encode = json.JSONEncoder(default=repr, separators=(",", ":")).encode
+
+
 def _json(value: Any) -> str | None:
     if value is None:
         return None
-    return json.dumps(value, default=repr, separators=(",", ":"))
+    return _encode(value)
 
 
 class SessionWriter:
@@ -259,26 +263,15 @@ class SessionWriter:
 
     def _tensor_row(self, ev: Event, role: str, pos: int, ref: TensorRef) -> tuple:
         buf = ref.buffer
-        buffer_id = None
-        if buf is not None:
-            live = self._live.get((buf.device, buf.buffer_type, buf.address))
-            buffer_id = live[0] if live else self._open_buffer(buf, ev.seq, ev.phase)
-        return (
-            ev.seq,
-            role,
-            pos,
-            ref.tensor_id,
-            ref.storage,
-            self._shape(ref.shape),
-            ref.dtype,
-            ref.layout,
-            ref.memory_config,
-            buffer_id,
-            buf.device if buf else None,
-            buf.buffer_type if buf else None,
-            buf.address if buf else None,
-            buf.size if buf else None,
-        )
+        shape = self._shapes.get(ref.shape) or self._shape(ref.shape)
+        if buf is None:
+            return (ev.seq, role, pos, ref.tensor_id, ref.storage, shape, ref.dtype, ref.layout,
+                    ref.memory_config, None, None, None, None, None)  # fmt: skip
+        device, buffer_type, address = buf.device, buf.buffer_type, buf.address
+        live = self._live.get((device, buffer_type, address))
+        buffer_id = live[0] if live else self._open_buffer(buf, ev.seq, ev.phase)
+        return (ev.seq, role, pos, ref.tensor_id, ref.storage, shape, ref.dtype, ref.layout,
+                ref.memory_config, buffer_id, device, buffer_type, address, buf.size)  # fmt: skip
 
     # -- derived tables ------------------------------------------------------------------
 
