@@ -34,7 +34,10 @@ def _arg_name(name: str) -> str:
     return f"positional argument {name}" if name.isdigit() else f"`{name}`"
 
 
-def _canon(value: Any) -> str:
+def _canon(value: Any) -> Any:
+    """A hashable key equal for equal values (scalars keyed directly: most args are scalars)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return (type(value), value)
     return json.dumps(value, sort_keys=True, default=repr)
 
 
@@ -45,6 +48,9 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
 def _captured(events: Sequence[Event], ctx: Context) -> list[Finding]:
     findings: list[Finding] = []
     seen: set = set()
+    # Per call site, the distinct values each argument took in eager calls: computed once,
+    # since a loop of captures asks about the same site again and again.
+    eager_values: dict[tuple, dict[str, dict[Any, Any]]] = {}
     for cap in events:
         if cap.kind is not Kind.OP or cap.phase is not Phase.CAPTURE or cap.parent is not None:
             continue
@@ -53,7 +59,9 @@ def _captured(events: Sequence[Event], ctx: Context) -> list[Finding]:
             continue  # one finding per call site and trace (a loop inside the capture)
         seen.add((key, cap.device, cap.trace))
         eager = ctx.facts.eager_calls(key)
-        varying = _varying([args for args, _, _ in eager] + [cap.args], cap.args)
+        if key not in eager_values:
+            eager_values[key] = _values([args for args, _, _ in eager])
+        varying = _varying_against(eager_values[key], cap.args)
         if varying:
             findings.append(_finding(ctx, cap, eager, varying, region=None))
     return findings
@@ -80,6 +88,26 @@ def _audited(ctx: Context) -> list[Finding]:
                 others = [(c.args, c.seq, 1) for c in calls[1:]]
                 findings.append(_finding(ctx, calls[0], others, varying, region=region))
     return findings
+
+
+def _values(calls: list[dict[str, Any]]) -> dict[str, dict[Any, Any]]:
+    """For each argument name, its distinct values (canonical key -> value) over the calls."""
+    out: dict[str, dict[Any, Any]] = {}
+    for args in calls:
+        for name, value in (args or {}).items():
+            out.setdefault(name, {}).setdefault(_canon(value), value)
+    return out
+
+
+def _varying_against(eager: dict[str, dict[Any, Any]], ref: dict[str, Any]) -> dict[str, list[Any]]:
+    """Arguments of the captured call `ref` whose value differs across eager calls and it."""
+    out: dict[str, list[Any]] = {}
+    for name, value in ref.items():
+        values = dict(eager.get(name, {}))
+        values.setdefault(_canon(value), value)
+        if len(values) > 1:
+            out[name] = list(values.values())
+    return out
 
 
 def _varying(calls: list[dict[str, Any]], ref: dict[str, Any]) -> dict[str, list[Any]]:
