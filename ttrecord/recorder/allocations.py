@@ -15,7 +15,9 @@ from typing import Any
 from ttrecord.recorder.tensors import enum_name
 
 # (device_id, address, size per bank, buffer type) of one BufferInfo: a buffer's identity.
-_key = attrgetter("device_id", "address", "max_size_per_bank", "buffer_type")
+_key4 = attrgetter("device_id", "address", "max_size_per_bank", "buffer_type")
+_device, _address = attrgetter("device_id"), attrgetter("address")
+_size, _btype = attrgetter("max_size_per_bank"), attrgetter("buffer_type")
 Buffer = tuple  # (device, buffer_type name, address, size)
 
 
@@ -79,48 +81,91 @@ class Devices:
 
 
 class Allocations:
-    """Diffs get_buffers snapshots; `changes()` returns what happened since the last one."""
+    """Diffs get_buffers snapshots; `changes()` returns what happened since the last one.
+
+    A snapshot's keys are `(device, address, size per bank, id(buffer type))`: plain ints,
+    hashed at C speed (hashing an enum member runs Python code, once per buffer per call).
+    Enum members are singletons, so their id names the type; the members are kept alive here so
+    an id is never reused. A backend whose enum values are not singletons (a new object per
+    call) switches the keys to the type's name.
+    """
 
     def __init__(self, reports: Any, devices: Devices) -> None:
         self._get_buffers = reports.get_buffers
         self._devices = devices
         self._last: frozenset = frozenset()
-        self._last_infos: Any = None  # the last get_buffers answer and its keys (a cache)
-        self._last_keys: frozenset = frozenset()
+        self._last_infos: Any = None  # the get_buffers answer `_last` was made from
+        self._type_names: dict[Any, str] = {}  # id(buffer type member) -> its name
+        self._type_members: list[Any] = []
+        self._by_name = False
         # (device, buffer type name, address) -> bank-local size of every live buffer
         self.live: dict[tuple[int, str, int], int] = {}
 
     def size_of(self, device: int | None, buffer_type: str, address: int) -> int | None:
         return self.live.get((device, buffer_type, address))
 
-    def snapshot(self) -> frozenset:
-        objects = self._devices.objects
-        if not objects:
-            return frozenset()
-        try:
-            infos = self._get_buffers(objects)
-        except Exception:  # e.g. a device closed behind our back: keep the last known state
-            return self._last
-        if infos == self._last_infos:  # C-speed when the backend returns equal records
-            return self._last_keys
-        keys = frozenset(map(_key, infos))
-        self._last_infos, self._last_keys = infos, keys
-        return keys
+    def _keys(self, infos: Any) -> frozenset:
+        if self._by_name:
+            return frozenset((k[0], k[1], k[2], enum_name(k[3])) for k in map(_key4, infos))
+        return frozenset(zip(map(_device, infos), map(_address, infos), map(_size, infos),
+                             map(id, map(_btype, infos))))  # fmt: skip
+
+    def _learn_types(self, infos: Any) -> bool:
+        """Name the buffer types in `infos`; True when they turned out not to be singletons."""
+        names = self._type_names
+        for info in infos:
+            member = info.buffer_type
+            if id(member) in names:
+                continue
+            name = enum_name(member)
+            if name in names.values():  # a second object for a known type
+                self._by_name = True
+                return True
+            names[id(member)] = name
+            self._type_members.append(member)
+        return False
 
     def snapshot_keys(self) -> set[tuple[int, str, int]]:
         """(device, buffer type name, address) of every buffer live now."""
-        return {(int(k[0]), enum_name(k[3]), int(k[1])) for k in self.snapshot()}
+        objects = self._devices.objects
+        try:
+            infos = self._get_buffers(objects) if objects else ()
+        except Exception:
+            infos = self._last_infos or ()
+        return {(int(i.device_id), enum_name(i.buffer_type), int(i.address)) for i in infos}
 
     def changes(self) -> tuple[list[Buffer], list[Buffer]] | None:
         """(freed, allocated) since the last call, or None when nothing changed."""
-        now = self.snapshot()
-        last = self._last
-        if now == last:
+        objects = self._devices.objects
+        if not objects:
+            infos: Any = []  # every device closed: whatever was live is gone
+        else:
+            try:
+                infos = self._get_buffers(objects)
+            except Exception:  # e.g. a device closed behind our back: keep the last state
+                return None
+        if infos == self._last_infos:  # C speed when the backend returns equal records
             return None
+        now = self._keys(infos)
+        last = self._last
+        new = now - last
+        if not self._by_name:
+            names = self._type_names
+            for k in new:
+                if k[3] not in names:
+                    if self._learn_types(infos):  # switched to names: rebuild both sides
+                        last = self._keys(self._last_infos or ())
+                        now = self._keys(infos)
+                        new = now - last
+                    break
+        self._last_infos = infos
+        if not new and len(now) == len(last):
+            return None  # (equal sets: nothing new and nothing gone)
         self._last = now
-        gone, new = last - now, now - last
-        freed = [self._buffer(k) for k in (sorted(gone, key=_sort_key) if len(gone) > 1 else gone)]
-        allocated = [self._buffer(k) for k in (sorted(new, key=_sort_key) if len(new) > 1 else new)]
+        gone = last - now
+        buffer = self._buffer
+        freed = [buffer(k) for k in (sorted(gone, key=_sort_key) if len(gone) > 1 else gone)]
+        allocated = [buffer(k) for k in (sorted(new, key=_sort_key) if len(new) > 1 else new)]
         live = self.live
         for dev, btype, address, _ in freed:
             live.pop((dev, btype, address), None)
@@ -128,10 +173,10 @@ class Allocations:
             live[(dev, btype, address)] = size
         return freed, allocated
 
-    @staticmethod
-    def _buffer(key: tuple) -> Buffer:
+    def _buffer(self, key: tuple) -> Buffer:
         device, address, size, btype = key
-        return (int(device), enum_name(btype), int(address), int(size))
+        name = btype if self._by_name else self._type_names[btype]
+        return (int(device), name, int(address), int(size))
 
 
 def _sort_key(key: tuple) -> tuple:

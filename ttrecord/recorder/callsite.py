@@ -35,6 +35,9 @@ class CallSites:
         self._internal: dict[int, bool] = {}
         self._codes: list[CodeType] = []
         self._ids: dict[tuple, int] = {}
+        # The same, keyed by instruction offsets (f_lasti) instead of lines: reading f_lineno
+        # decodes the line table, f_lasti is a field. Several offsets share a line and its id.
+        self._by_offset: dict[tuple, int] = {}
         self._next_id = itertools.count(1)
 
     def is_internal(self, code: CodeType) -> bool:
@@ -58,6 +61,36 @@ class CallSites:
                 return f
             f = f.f_back
         return None
+
+    def here(self, f: FrameType | None) -> int | None:
+        """The call site id for a call made at frame `f` (or the first user frame outside it)."""
+        internal = self._internal
+        while f is not None:
+            code = f.f_code
+            flag = internal.get(id(code))
+            if flag is None:
+                flag = self.is_internal(code)
+            if not flag:
+                break
+            f = f.f_back
+        else:
+            return None
+        key: tuple = (id(code), f.f_lasti)
+        depth = self.depth
+        g = f.f_back
+        while g is not None and depth:
+            code = g.f_code
+            flag = internal.get(id(code))
+            if flag is None:
+                flag = self.is_internal(code)
+            if not flag:
+                key += (id(code), g.f_lasti)
+                depth -= 1
+            g = g.f_back
+        sid = self._by_offset.get(key)
+        if sid is None:
+            sid = self._by_offset[key] = self.site_id(f)
+        return sid
 
     def site_id(self, f: FrameType | None) -> int | None:
         """The id of the call site at frame `f`, defining it in the log on first sight."""

@@ -4,11 +4,12 @@ The child process appends records with `os.write` straight into the kernel: noth
 user-space buffer while control is inside ttnn, so a segfault, an abort or `os._exit` in native
 code loses nothing already written. Records produced after a call (its end, the buffers it
 allocated) wait in memory and go out together with the next "call begins" record, so each
-call costs one system call.
+call costs one system call and one `marshal.dumps`.
 
-Format: a sequence of records, each a 4-byte little-endian length followed by that many bytes
-of `marshal` data (a tuple whose first item is a one-letter record type, see RecordType). A
-truncated last record (the writer died mid-write) is ignored by the reader.
+Format: a sequence of frames, each a 4-byte little-endian length followed by that many bytes
+of `marshal` data: a record (a tuple whose first item is a one-letter record type, see
+RecordType) or a list of records written together. A truncated last frame (the writer died
+mid-write) is ignored by the reader.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import marshal
 import os
 import struct
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -43,37 +45,52 @@ def encode(record: tuple) -> bytes:
     return _pack(len(data)) + data
 
 
+def _frame(records: list[tuple]) -> tuple[bytes, int]:
+    """One frame holding `records`, and how many of them marshal refused (a stray object in
+    a record's arguments): those are dropped, each of the others gets a frame of its own."""
+    try:
+        data = _dumps(records[0] if len(records) == 1 else records)
+    except ValueError:
+        good = []
+        for record in records:
+            try:
+                good.append(encode(record))
+            except ValueError:
+                pass
+        return b"".join(good), len(records) - len(good)
+    return _pack(len(data)) + data, 0
+
+
 class LogWriter:
-    """Appends records to the log file; thread-safe, one `os.write` per durable point."""
+    """Appends records to the log file; thread-safe, one `os.write` per durable point.
+
+    Deferred records are kept as tuples (they are made of immutable values) and marshalled in
+    one go with the next written record.
+    """
 
     def __init__(self, path: str) -> None:
         self.fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        self._pending: list[bytes] = []
+        self._pending: list[tuple] = []
         self._lock = threading.Lock()
+        self.dropped = 0  # records marshal refused
 
     def defer(self, record: tuple) -> None:
         """Queue a record; it reaches the file with the next `write` or `flush`."""
-        data = _dumps(record)
         with self._lock:
-            self._pending.append(_pack(len(data)) + data)
+            self._pending.append(record)
 
     def defer_many(self, records: list[tuple]) -> None:
-        chunks = [_pack(len(d)) + d for d in map(_dumps, records)]
         with self._lock:
-            self._pending.extend(chunks)
+            self._pending.extend(records)
 
     def write(self, record: tuple) -> None:
         """Write the queued records and this one now, in one system call."""
-        data = _dumps(record)
-        chunk = _pack(len(data)) + data
         with self._lock:
             if self.fd is None:
                 return
-            if self._pending:
-                self._pending.append(chunk)
-                chunk = b"".join(self._pending)
-                self._pending.clear()
-            os.write(self.fd, chunk)
+            pending = self._pending
+            pending.append(record)
+            self._write_locked(pending)
 
     def flush(self) -> None:
         with self._lock:
@@ -96,9 +113,18 @@ class LogWriter:
 
     def _flush_locked(self) -> None:
         if self._pending and self.fd is not None:
-            chunk = b"".join(self._pending)
-            self._pending.clear()
+            self._write_locked(self._pending)
+
+    def _write_locked(self, pending: list[tuple]) -> None:
+        chunk, dropped = _frame(pending)
+        pending.clear()
+        if chunk:
             os.write(self.fd, chunk)
+        if dropped:
+            self.dropped += dropped
+            if self.dropped == dropped:  # the first time only
+                print("ttrecord: recorder error: a log record holds an object marshal cannot "
+                      "write; it is dropped, recording continues", file=sys.stderr)  # fmt: skip
 
     def close(self) -> None:
         self.flush()
@@ -139,7 +165,10 @@ class LogReader:
                 pos = end
                 break
             pos += 4 + size
-            yield record
+            if type(record) is list:  # records written together
+                yield from record
+            else:
+                yield record
         self._rest = data[pos:]
 
     @property

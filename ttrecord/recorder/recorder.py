@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import threading
 import time
 from typing import Any
@@ -34,7 +35,10 @@ _EAGER, _CAPTURE, _REPLAY = Phase.EAGER.value, Phase.CAPTURE.value, Phase.REPLAY
 # Calls that never allocate or free: a buffer change they reveal would be a free by garbage
 # collection, which the next call's snapshot places just as well.
 _NO_SNAPSHOT_AFTER = frozenset({Kind.D2H, Kind.SYNC, Kind.TRACE_EXECUTE})
+_OP = Kind.OP
+_KIND_VALUES = {id(k): k.value for k in Kind}  # Enum.value is a Python-level property
 _now = time.monotonic_ns
+_getframe = sys._getframe
 _native_id = threading.get_native_id
 
 
@@ -161,25 +165,30 @@ class Recorder:
         return _EAGER, None, device
 
     def _memory_records(self, parent: int | None, phase: str, trace: int | None, tid: int,
-                        region: str | None) -> None:  # fmt: skip
-        """Queue ALLOC/FREE records for what changed since the last snapshot."""
+                        region: str | None) -> list[tuple]:  # fmt: skip
+        """ALLOC/FREE records for what changed since the last snapshot (the caller queues
+        them)."""
         changes = self.allocations.changes()
         if changes is None:
-            return
+            return []
         freed, allocated = changes
+        if freed:
+            self.tensors.forget(freed)
         t = _now() - self.t0
         records = []
+        seqs = self._seq
+        capturing = self._capturing if phase != _REPLAY and parent is None else None
         for kind, buffers in (("free", freed), ("alloc", allocated)):
             for buf in buffers:
                 dev = buf[0]
-                if phase != _REPLAY and parent is None:
-                    tr = self._capturing.get(dev)
+                if capturing is not None:
+                    tr = capturing.get(dev)
                     ph, tr = (_CAPTURE, tr) if tr is not None else (_EAGER, None)
                 else:
                     ph, tr = phase, trace
-                records.append((_P, next(self._seq), parent, t, tid, kind, kind, ph, dev, tr,
+                records.append((_P, next(seqs), parent, t, tid, kind, kind, ph, dev, tr,
                                 None, None, region, buf))  # fmt: skip
-        self.log.defer_many(records)
+        return records
 
     def _temporary_records(self, buffers: Any, parent: int, phase: str, trace: int | None,
                            tid: int, region: str | None) -> None:  # fmt: skip
@@ -235,20 +244,28 @@ class Recorder:
         tid = tl.tid
         if self.regions is not None:
             self.regions.on_call(self, tl)
-        region = tl.regions[-1] if tl.regions else None
-        site = self.sites.site_id(self.sites.user_frame(3)) if self.callsites else None
-        with self._lock:  # frees since the last call go first; input sizes come from it
-            self._memory_records(None, _EAGER, None, tid, region)
-        inputs, scalars, device, cq, has_dev = self._scan(instance, args, kwargs)
-        kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[6] for r in inputs))
-        phase, trace, device = self._phase(kind, device, args, kwargs)
+        regions = tl.regions
+        region = regions[-1] if regions else None
+        # frame 2 is the wrapper (or the user's frame when wrapt calls `call` directly)
+        site = self.sites.here(_getframe(2)) if self.callsites else None
         with self._lock:
+            # Frees since the last call go first; input sizes come from that snapshot.
+            records = self._memory_records(None, _EAGER, None, tid, region)
+            if records:
+                self.log.defer_many(records)
+            inputs, scalars, device, cq, has_dev = self._scan(instance, args, kwargs)
+            if kind is _OP:
+                phase, trace = (_EAGER, None) if not self._capturing else (None, None)
+            else:
+                kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[6] for r in inputs))
+                phase = None
+            if phase is None:
+                phase, trace, device = self._phase(kind, device, args, kwargs)
             seq = next(self._seq)
-            t = _now() - self.t0
-            self.log.write((_B, seq, None, t, tid, kind.value, name, phase, device, cq, trace,
-                            site, scalars, tuple(inputs), region))  # fmt: skip
+            self.log.write((_B, seq, None, _now() - self.t0, tid, _KIND_VALUES[id(kind)], name,
+                            phase, device, cq, trace, site, scalars, tuple(inputs), region))  # fmt: skip
         tl.call, tl.phase, tl.trace, tl.device = seq, phase, trace, device
-        graphed = phase == _CAPTURE and kind is Kind.OP and self.temporaries.begin()
+        graphed = phase == _CAPTURE and kind is _OP and self.temporaries.begin()
         return seq, kind, phase, trace, device, tid, region, graphed
 
     def _end(self, state: tuple, result: Any, exc: BaseException | None, args: tuple,
@@ -261,18 +278,23 @@ class Recorder:
             with self._lock:
                 self.log.defer((_E, seq, end, "raised", f"{type(exc).__name__}: {exc}", (),
                                 device, trace, None))  # fmt: skip
-                self._memory_records(seq, phase, trace, tid, region)
+                records = self._memory_records(seq, phase, trace, tid, region)
+                if records:
+                    self.log.defer_many(records)
             return
         extra = None
-        if kind is not Kind.OP:
+        if kind is not _OP:
             extra, device, trace = self._lifecycle(kind, result, args, kwargs, device, trace)
         with self._lock:
             # Snapshot first: the outputs' bank-local sizes come from it.
             if temporaries:
                 self._temporary_records(temporaries, seq, phase, trace, tid, region)
-            if kind not in _NO_SNAPSHOT_AFTER:
-                self._memory_records(seq, phase, trace, tid, region)
-            self.log.defer((_E, seq, end, "ok", None, self._outputs(result), device, trace, extra))
+            if kind is _OP or kind not in _NO_SNAPSHOT_AFTER:
+                records = self._memory_records(seq, phase, trace, tid, region)
+            else:
+                records = []
+            records.append((_E, seq, end, "ok", None, self._outputs(result), device, trace, extra))
+            self.log.defer_many(records)
 
     def _broken(self, exc: Exception) -> None:
         """Report a recorder failure once per kind (as a NOTE event and on stderr)."""
@@ -295,10 +317,11 @@ class Recorder:
                 instance: Any, args: tuple, kwargs: dict) -> Any:  # fmt: skip
         """A call ttnn makes while a user call runs: recorded as that call's child."""
         inputs, scalars, device, cq, has_dev = self._scan(instance, args, kwargs)
-        kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[6] for r in inputs))
+        if kind is not _OP:
+            kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[6] for r in inputs))
         seq = next(self._seq)
         region = tl.regions[-1] if tl.regions else None
-        self.log.write((_B, seq, parent, _now() - self.t0, tl.tid, kind.value, name, tl.phase,
+        self.log.write((_B, seq, parent, _now() - self.t0, tl.tid, _KIND_VALUES[id(kind)], name, tl.phase,
                         device if device is not None else tl.device, cq, tl.trace, None, scalars,
                         tuple(inputs), region))  # fmt: skip
         try:
@@ -386,7 +409,9 @@ class Recorder:
         try:
             tl = self._thread()
             with self._lock:
-                self._memory_records(None, _EAGER, None, tl.tid, None)
+                records = self._memory_records(None, _EAGER, None, tl.tid, None)
+                if records:
+                    self.log.defer_many(records)
         except Exception:
             pass
         self.log.flush()

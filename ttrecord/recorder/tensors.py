@@ -49,6 +49,11 @@ class TensorDescriber:
         self._buffer_size = buffer_size
         self._num_banks = num_banks
         self._cache: dict[int, tuple[int | None, tuple]] = {}
+        # (device, buffer type, address) -> tensor_ids of the cached device tensors, so a freed
+        # buffer drops its entry: the cache holds live tensors only. Entries that outlived
+        # their tensors would pile up in the garbage collector's oldest generation and make
+        # its full collections (tens of ms with torch loaded) frequent.
+        self._by_buffer: dict[tuple, list[int]] = {}
 
     def describe(self, t: Any) -> tuple:
         tid = getattr(t, "tensor_id", None)
@@ -66,20 +71,37 @@ class TensorDescriber:
         desc = self._build(t, tid)
         if tid is not None:
             buf = desc[6]
-            self._cache[tid] = (buf[2] if buf is not None else None, desc)
-            if len(self._cache) > 100_000:
-                self._cache.clear()
+            cache = self._cache
+            if buf is None:
+                cache[tid] = (None, desc)
+            else:
+                cache[tid] = (buf[2], desc)
+                key = (buf[0], buf[1], buf[2])
+                tids = self._by_buffer.get(key)
+                if tids is None:
+                    self._by_buffer[key] = [tid]
+                elif tid not in tids:  # views share their buffer
+                    tids.append(tid)
+            if len(cache) > 100_000:
+                cache.clear()
+                self._by_buffer.clear()
         return desc
+
+    def forget(self, freed: list[tuple]) -> None:
+        """Drop the descriptions of the tensors whose buffers were just freed."""
+        by_buffer, cache = self._by_buffer, self._cache
+        for buf in freed:
+            for tid in by_buffer.pop((buf[0], buf[1], buf[2]), ()):
+                cache.pop(tid, None)
 
     def _build(self, t: Any, tid: int | None) -> tuple:
         try:
-            shape = tuple(int(d) for d in t.shape)
+            shape = tuple(map(int, t.shape))
         except Exception:
             shape = ()
         dtype = enum_name(t.dtype)
         layout = enum_name(t.layout)
-        on_device = enum_name(t.storage_type()) == "DEVICE"
-        if not on_device:
+        if enum_name(t.storage_type()) != "DEVICE":
             return (tid, "host", shape, dtype, layout, None, None)
         try:
             address = t.buffer_address()
@@ -87,7 +109,10 @@ class TensorDescriber:
             return (tid, "device", shape, dtype, layout, None, None)
         mc = t.memory_config()
         btype = enum_name(mc.buffer_type)
-        memory_config = f"{btype} {enum_name(mc.memory_layout).lower()}"
+        mem_layout = enum_name(mc.memory_layout)
+        memory_config = _configs.get((btype, mem_layout))
+        if memory_config is None:
+            memory_config = _configs[(btype, mem_layout)] = f"{btype} {mem_layout.lower()}"
         device = self._device_id(t.device())
         size = self._buffer_size(device, btype, address)
         page_size = num_pages = None
@@ -98,6 +123,9 @@ class TensorDescriber:
             size = -(-num_pages // banks) * page_size
         buffer = (device, btype, address, size, page_size, num_pages)
         return (tid, "device", shape, dtype, layout, memory_config, buffer)
+
+
+_configs: dict[tuple[str, str], str] = {}
 
 
 def describe_torch(t: Any) -> tuple:

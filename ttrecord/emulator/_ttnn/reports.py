@@ -70,13 +70,33 @@ def _devices(devices: Union[Any, Iterable[Any], None]) -> list:
 
 
 def get_buffers(devices: Union[Any, Iterable[Any], None] = None) -> list[BufferInfo]:
-    """Every live buffer on the given (mesh) devices, newest first."""
+    """Every live buffer on the given (mesh) devices, newest first.
+
+    A recorder calls this around every op, so each mesh keeps its last answer (keyed by the
+    live buffers' unique ids) and each buffer's BufferInfo: an unchanged allocator costs a
+    tuple comparison, a changed one builds records for the new buffers only.
+    """
     out: list[BufferInfo] = []
     for mesh in _devices(devices):
         with mesh.lock:
-            descs = list(mesh.live_buffers.values())
-        for desc in reversed(descs):
-            out.append(BufferInfo(mesh.mesh_id, desc.address, desc.size_per_bank, desc.buffer_type))
+            live = mesh.live_buffers
+            ids = tuple(live)
+            cached = mesh.__dict__.get("_get_buffers_cache")
+            if cached is not None and cached[0] == ids:
+                out += cached[1]
+                continue
+            descs = list(live.values())
+        known = cached[2] if cached is not None else {}
+        infos = list(map(known.get, ids))
+        if None in infos:  # new buffers: the newest are last, so start at the first one
+            mesh_id = mesh.mesh_id
+            for i in range(infos.index(None), len(infos)):
+                if infos[i] is None:
+                    d = descs[i]
+                    infos[i] = BufferInfo(mesh_id, d.address, d.size_per_bank, d.buffer_type)
+        answer = infos[::-1]
+        mesh.__dict__["_get_buffers_cache"] = (ids, answer, dict(zip(ids, infos)))
+        out += answer
     return out
 
 
