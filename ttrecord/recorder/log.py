@@ -1,20 +1,24 @@
 """The crash-safe event log between the recorded program and the supervisor.
 
-The child process appends records with `os.write` straight into the kernel: nothing sits in a
-user-space buffer while control is inside ttnn, so a segfault, an abort or `os._exit` in native
-code loses nothing already written. Records produced after a call (its end, the buffers it
+The child process appends records into a shared memory mapping of the log file (MAP_SHARED):
+the pages belong to the kernel's page cache, so a segfault, an abort, `os._exit` or SIGKILL
+loses nothing already copied in, exactly like data given to `write`, and an append costs a
+memory copy instead of a system call. Records produced after a call (its end, the buffers it
 allocated) wait in memory and go out together with the next "call begins" record, so each
-call costs one system call and one `marshal.dumps`.
+call costs one `marshal.dumps` and one copy, made before control enters ttnn.
 
-Format: a sequence of frames, each a 4-byte little-endian length followed by that many bytes
-of `marshal` data: a record (a tuple whose first item is a one-letter record type, see
-RecordType) or a list of records written together. A truncated last frame (the writer died
-mid-write) is ignored by the reader.
+Format: a 16-byte header (the committed end offset as a little-endian u64, then the magic
+b"TTRLOG01"), then a sequence of frames, each a 4-byte little-endian length followed by that
+many bytes of `marshal` data: a record (a tuple whose first item is a one-letter record type,
+see RecordType) or a list of records written together. The writer copies a frame in, then
+moves the committed offset past it; the reader reads only up to that offset, so the zeroed
+room the file is grown by is never mistaken for records. A truncated last frame is ignored.
 """
 
 from __future__ import annotations
 
 import marshal
+import mmap
 import os
 import struct
 import sys
@@ -22,8 +26,12 @@ import threading
 from collections.abc import Iterator
 
 _LEN = struct.Struct("<I")
+_END = struct.Struct("<Q")
 _dumps = marshal.dumps
 _pack = _LEN.pack
+MAGIC = b"TTRLOG01"
+HEADER_SIZE = 16
+_INITIAL_SIZE = 1 << 20
 
 
 class RecordType:
@@ -62,14 +70,18 @@ def _frame(records: list[tuple]) -> tuple[bytes, int]:
 
 
 class LogWriter:
-    """Appends records to the log file; thread-safe, one `os.write` per durable point.
+    """Appends records to the log file; thread-safe, one copy into the mapping per durable
+    point. The file is mapped at the first write (so a log with only deferred records is still
+    empty) and grown by doubling.
 
     Deferred records are kept as tuples (they are made of immutable values) and marshalled in
     one go with the next written record.
     """
 
     def __init__(self, path: str) -> None:
-        self.fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self.fd: int | None = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._map: mmap.mmap | None = None
+        self._end = HEADER_SIZE  # committed end offset
         self._pending: list[tuple] = []
         self._lock = threading.Lock()
         self.dropped = 0  # records marshal refused
@@ -84,7 +96,7 @@ class LogWriter:
             self._pending.extend(records)
 
     def write(self, record: tuple) -> None:
-        """Write the queued records and this one now, in one system call."""
+        """Write the queued records and this one now, in one copy."""
         with self._lock:
             if self.fd is None:
                 return
@@ -106,9 +118,11 @@ class LogWriter:
                 self._lock.release()
 
     def detach(self) -> None:
-        """Stop writing (in a forked child: the queued records are the parent's to write)."""
+        """Stop writing (in a forked child: the queued records and the mapping are the
+        parent's)."""
         self._lock = threading.Lock()  # the parent's lock may have been held at fork time
         self._pending.clear()
+        self._map = None  # the parent's shared mapping: never unmapped or resized here
         self.fd = None
 
     def _flush_locked(self) -> None:
@@ -119,16 +133,44 @@ class LogWriter:
         chunk, dropped = _frame(pending)
         pending.clear()
         if chunk:
-            os.write(self.fd, chunk)
+            self._append(chunk)
         if dropped:
             self.dropped += dropped
             if self.dropped == dropped:  # the first time only
                 print("ttrecord: recorder error: a log record holds an object marshal cannot "
                       "write; it is dropped, recording continues", file=sys.stderr)  # fmt: skip
 
+    def _append(self, chunk: bytes) -> None:
+        m = self._map
+        start = self._end
+        end = start + len(chunk)
+        if m is None or end > len(m):
+            m = self._grow(end)
+        m[start:end] = chunk
+        _END.pack_into(m, 0, end)  # commit: the reader may now read up to `end`
+        self._end = end
+
+    def _grow(self, needed: int) -> mmap.mmap:
+        m = self._map
+        size = max(_INITIAL_SIZE, 2 * len(m) if m is not None else 0)
+        while size < needed:
+            size *= 2
+        if m is None:
+            os.ftruncate(self.fd, size)
+            m = mmap.mmap(self.fd, size)
+            m[:HEADER_SIZE] = _END.pack(self._end) + MAGIC
+            self._map = m
+        else:
+            m.resize(size)  # grows the file and the mapping
+        return m
+
     def close(self) -> None:
         self.flush()
         if self.fd is not None:
+            if self._map is not None:
+                self._map.close()
+                self._map = None
+                os.ftruncate(self.fd, self._end)  # drop the unused room
             os.close(self.fd)
             self.fd = None
 
@@ -138,19 +180,27 @@ class LogReader:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._fh = None
+        self._fd: int | None = None
+        self._pos = HEADER_SIZE
         self._rest = b""
         self.more = False  # the last read stopped at max_bytes: call again
 
     def read(self, max_bytes: int = 16 << 20) -> Iterator[tuple]:
-        """Complete records written since the last call (reading at most `max_bytes`)."""
-        if self._fh is None:
+        """Complete records committed since the last call (reading at most `max_bytes`)."""
+        if self._fd is None:
             try:
-                self._fh = open(self.path, "rb")  # noqa: SIM115 - kept open while tailing
+                self._fd = os.open(self.path, os.O_RDONLY)
             except FileNotFoundError:
                 return
-        chunk = self._fh.read(max_bytes)
-        self.more = len(chunk) == max_bytes
+        head = os.pread(self._fd, HEADER_SIZE, 0)
+        if len(head) < HEADER_SIZE or head[8:] != MAGIC:
+            self.more = False
+            return  # nothing written yet
+        (committed,) = _END.unpack_from(head)
+        want = min(committed - self._pos, max_bytes)
+        chunk = os.pread(self._fd, want, self._pos) if want > 0 else b""
+        self._pos += len(chunk)
+        self.more = want == max_bytes and len(chunk) == want
         data = self._rest + chunk
         pos, end = 0, len(data)
         while pos + 4 <= end:
@@ -177,5 +227,6 @@ class LogReader:
         return len(self._rest)
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
