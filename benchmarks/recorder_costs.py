@@ -4,8 +4,9 @@
 measures each piece the recorder runs per call on its own, with warm caches, so the sum is a
 lower bound for the per-call overhead of this design in CPython:
   log_per_op       an op's records: three queued (end, alloc, free) and the durable "call begins"
-                   record of the next call, written with one os.write before ttnn runs
-  os_write, marshal  the two primitives under it, for one record
+                   record of the next call, all written to the log before ttnn runs
+  marshal          encoding one record (every record is marshalled)
+  os_write         one `os.write` of a record: what a log written by system calls pays per call
   snapshot_changed   an allocator snapshot diff that finds one buffer freed and one allocated
                    (two per op in a loop); snapshot_unchanged when nothing changed
   get_buffers      the backend's `get_buffers` alone, which each snapshot calls
