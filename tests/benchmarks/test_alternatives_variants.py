@@ -36,7 +36,7 @@ def test_recorded_profiled_and_captured_loops_see_every_op(b):
     traced, recorder = alt.recorded_ttnn(b.raw, b.dev, tmp, callsites=True, tag="t")
     alt.op_loop(traced, b.x, 4)
     recorder.log.flush()
-    records = list(LogReader(str(Path(tmp) / "log-Truet")).read())
+    records = list(_flat(LogReader(str(Path(tmp) / "log-Truet")).read()))
     begins = [r for r in records if r[0] == "B"]
     assert [r[6] for r in begins] == ["add", "relu", "multiply"] * 4
     assert all(r[11] is not None for r in begins)  # a call site for every call
@@ -60,28 +60,41 @@ def test_recorded_profiled_and_captured_loops_see_every_op(b):
     inside = [0]
     timed = alt.timed_ops(b.raw, inside)
     recorded_timed = alt.recorded_namespace(timed, recorder)
-    before = len(list(LogReader(str(Path(tmp) / "log-Truet")).read()))
+    before = len(list(_flat(LogReader(str(Path(tmp) / "log-Truet")).read())))
     alt.op_loop(recorded_timed, b.x, 2)
     recorder.log.flush()
     assert inside[0] > 0
-    assert len(list(LogReader(str(Path(tmp) / "log-Truet")).read())) > before
+    assert len(list(_flat(LogReader(str(Path(tmp) / "log-Truet")).read()))) > before
 
 
 def test_switching_a_recorder_part_off_removes_only_its_records(b):
-    """GIVEN two recorders on the emulator WHEN one has its allocator snapshots switched off
-    THEN its log has the op records but no alloc/free records, while the other has both"""
+    """GIVEN three recorders on the emulator WHEN one has its allocator snapshots switched off
+    and one its log writes THEN the first logs the op records but no alloc/free records, the
+    second logs nothing, while the untouched one logs ops, allocs and frees"""
     tmp = tempfile.mkdtemp()
-    _, full = alt.recorded_ttnn(b.raw, b.dev, tmp, callsites=False, tag="full")
-    traced_off, off = alt.recorded_ttnn(b.raw, b.dev, tmp, callsites=False, tag="off")
-    alt.without(off, "snapshots")
-    traced_full = alt.recorded_namespace(b.raw, full)
-    for module, recorder in ((traced_full, full), (traced_off, off)):
+    recorders = {}
+    for tag in ("full", "snapshots", "log"):
+        module, recorder = alt.recorded_ttnn(b.raw, b.dev, tmp, callsites=False, tag=tag)
+        if tag != "full":
+            alt.without(recorder, tag)
+        recorders[tag] = (module, recorder)
+    for module, recorder in recorders.values():
         alt.op_loop(module, b.x, 3)
         recorder.finish()
 
     def kinds(tag: str) -> list[str]:
         records = LogReader(str(Path(tmp) / f"log-False{tag}")).read()
-        return [r[5] for r in records if r[0] in ("B", "P")]
+        return [r[5] for r in _flat(records) if r[0] in ("B", "P")]
 
-    assert kinds("off") == ["op"] * 9
+    assert kinds("snapshots") == ["op"] * 9
+    assert kinds("log") == []
     assert {"op", "alloc", "free"} <= set(kinds("full"))
+
+
+def _flat(records):
+    """Records, with lists of records written together (one log frame) unpacked."""
+    for r in records:
+        if isinstance(r, list):
+            yield from r
+        else:
+            yield r
