@@ -6,7 +6,9 @@ and a no-op registered as a ttnn op (nothing allocated: the recorder's floor). E
 without the recorder, with it but without call sites, and with call sites at stack depth 0 and
 at the default depth 2. Also printed: a bare wrapt wrapper around a no-op, the floor any proxy
 pays. Times are CPU time of this thread (robust to other load on the machine), medians over
-interleaved rounds. Run: python -m benchmarks.recording_overhead [--ops N] [--rounds R]
+interleaved rounds. `--live N` keeps N more device buffers alive throughout (a model's
+weights): the allocator snapshots the recorder diffs around each call grow with them.
+Run: python -m benchmarks.recording_overhead [--ops N] [--rounds R] [--live N]
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=2000, help="calls per measurement")
     parser.add_argument("--rounds", type=int, default=7, help="measurements per variant")
+    parser.add_argument("--live", type=int, default=0, help="extra device buffers kept alive")
     opts = parser.parse_args()
 
     import torch
@@ -47,6 +50,7 @@ def main() -> None:
     raw = emulator.install()
     dev = raw.open_device(device_id=0)
     x = raw.from_torch(torch.ones(32, 32), dtype=raw.bfloat16, layout=raw.TILE_LAYOUT, device=dev)
+    weights = [raw.relu(x) for _ in range(opts.live)]  # noqa: F841 - kept alive on purpose
     internal = [os.path.dirname(ttrecord.__file__)]
     tmp = tempfile.mkdtemp()
 
@@ -81,7 +85,8 @@ def main() -> None:
         results.setdefault(("wrapt", "wrapped"), []).append(_time_per_call(lambda: wrapped_noop(x), opts.ops * 5))
 
     med = {key: statistics.median(v) for key, v in results.items()}
-    print(f"CPU time per call, median of {opts.rounds} rounds x {opts.ops} calls")
+    print(f"CPU time per call, median of {opts.rounds} rounds x {opts.ops} calls, "
+          f"{opts.live} extra live buffers")
     for op, title in (("relu", "emulator relu 32x32 bf16 (allocates, frees the previous output)"),
                       ("noop", "no-op ttnn call (nothing allocated)")):  # fmt: skip
         print(title)
@@ -99,6 +104,7 @@ def main() -> None:
     # one JSON line for `python -m benchmarks`
     print(json.dumps({
         "benchmark": "recording_overhead",
+        "live_buffers": opts.live,
         "relu_us": round(med[("relu", "no recorder")], 2),
         "relu_added_us_no_callsites": added("relu", "recorder, no call sites"),
         "relu_added_us_callsites": added("relu", "recorder, call sites depth 2"),

@@ -1,5 +1,5 @@
-"""The event log keeps every record written before a crash: records reach the file with one
-os.write each time a call begins (queued ones first), and a reader ignores a truncated last
+"""The event log keeps every record written before a crash: records reach the file (its shared
+mapping) each time a call begins (queued ones first), and a reader ignores a truncated last
 record instead of failing."""
 
 from __future__ import annotations

@@ -98,17 +98,44 @@ class Allocations:
         self._type_names: dict[Any, str] = {}  # id(buffer type member) -> its name
         self._type_members: list[Any] = []
         self._by_name = False
+        self._key_by_record: dict[int, tuple] = {}  # id(record of _last_infos) -> its key
+        self._reuse_misses = 0
         # (device, buffer type name, address) -> bank-local size of every live buffer
         self.live: dict[tuple[int, str, int], int] = {}
 
     def size_of(self, device: int | None, buffer_type: str, address: int) -> int | None:
         return self.live.get((device, buffer_type, address))
 
-    def _keys(self, infos: Any) -> frozenset:
+    def _keys(self, infos: Any) -> tuple[frozenset, dict[int, tuple]]:
+        """The snapshot's keys, and each record's key by id(record) for the next call.
+
+        A backend that hands back the same record objects for unchanged buffers (the emulator)
+        gets its keys looked up by identity: only new records are read. The ids are valid
+        because the records stay referenced (`_last_infos`) until the next snapshot.
+        """
         if self._by_name:
-            return frozenset((k[0], k[1], k[2], enum_name(k[3])) for k in map(_key4, infos))
-        return frozenset(zip(map(_device, infos), map(_address, infos), map(_size, infos),
-                             map(id, map(_btype, infos))))  # fmt: skip
+            keys = [(k[0], k[1], k[2], enum_name(k[3])) for k in map(_key4, infos)]
+            return frozenset(keys), {}
+        reuse = self._key_by_record
+        if reuse and self._reuse_misses < 16:
+            ids = list(map(id, infos))
+            keys = list(map(reuse.get, ids))
+            missing = keys.count(None)
+            if missing < len(keys) or not keys:
+                self._reuse_misses = 0
+                if missing:
+                    for i in range(keys.index(None), len(keys)):
+                        if keys[i] is None:
+                            k = _key4(infos[i])
+                            keys[i] = (k[0], k[1], k[2], id(k[3]))
+                return frozenset(keys), dict(zip(ids, keys))
+            if missing > 1:
+                self._reuse_misses += 1  # new records every time (real ttnn): stop trying
+        keys = list(zip(map(_device, infos), map(_address, infos), map(_size, infos),
+                        map(id, map(_btype, infos))))  # fmt: skip
+        if self._reuse_misses >= 16:
+            return frozenset(keys), {}
+        return frozenset(keys), dict(zip(map(id, infos), keys))
 
     def _learn_types(self, infos: Any) -> bool:
         """Name the buffer types in `infos`; True when they turned out not to be singletons."""
@@ -146,7 +173,7 @@ class Allocations:
                 return None
         if infos == self._last_infos:  # C speed when the backend returns equal records
             return None
-        now = self._keys(infos)
+        now, by_record = self._keys(infos)
         last = self._last
         new = now - last
         if not self._by_name:
@@ -154,11 +181,11 @@ class Allocations:
             for k in new:
                 if k[3] not in names:
                     if self._learn_types(infos):  # switched to names: rebuild both sides
-                        last = self._keys(self._last_infos or ())
-                        now = self._keys(infos)
+                        last = self._keys(self._last_infos or ())[0]
+                        now, by_record = self._keys(infos)
                         new = now - last
                     break
-        self._last_infos = infos
+        self._last_infos, self._key_by_record = infos, by_record
         if not new and len(now) == len(last):
             return None  # (equal sets: nothing new and nothing gone)
         self._last = now

@@ -11,6 +11,7 @@ all reach recording wrappers, and `ttnn.add is ttnn.add`. Transfer and lifetime 
 
 from __future__ import annotations
 
+import functools
 import sys
 import types
 import warnings
@@ -28,12 +29,9 @@ TENSOR_OPERATORS = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__
 
 
 def _make_wrapper(recorder: Recorder, name: str, kind: Kind) -> Any:
-    call = recorder.call
-
-    def wrapper(wrapped: Any, instance: Any, args: tuple, kwargs: dict) -> Any:
-        return call(name, kind, wrapped, instance, args, kwargs)
-
-    return wrapper
+    """wrapt's wrapper(wrapped, instance, args, kwargs) for one op: a C-level partial, so the
+    wrapper adds no Python frame of its own."""
+    return functools.partial(recorder.call, name, kind)
 
 
 class ModuleProxy(wrapt.ObjectProxy):
