@@ -1,7 +1,7 @@
 """From `ttrecord tui` on the alloc-after-capture session, three keystrokes reach the
 overlapping addresses and the offending line."""
 
-from conftest import settle, screen_text
+from tui_pilot import settle, screen_text
 from tui_sessions import H, OFFENDING_LINE, SCRIPT
 from textual.widgets import Static
 

@@ -1,7 +1,7 @@
 """The timeline's filter line turns words into an EventFilter, and says what it cannot use."""
 
 import pytest
-from conftest import settle, screen_text
+from tui_pilot import settle, screen_text
 from textual.widgets import Input
 from tui_sessions import build_decode_loop
 

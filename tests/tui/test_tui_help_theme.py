@@ -1,6 +1,6 @@
 """`?` lists the keys of the current screen; ctrl+t switches between light and dark."""
 
-from conftest import settle, screen_text
+from tui_pilot import settle, screen_text
 
 from ttrecord.tui.app import DARK, LIGHT, TtrecordApp
 from ttrecord.tui.screens.help import HelpScreen

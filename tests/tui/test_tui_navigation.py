@@ -1,7 +1,7 @@
 """Getting around: a finding's events open on the timeline, the command palette opens screens,
 and a mouse click selects a timeline row."""
 
-from conftest import settle
+from tui_pilot import settle
 from textual.widgets import DataTable
 
 from ttrecord.tui.app import TtrecordApp

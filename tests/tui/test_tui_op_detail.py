@@ -1,6 +1,6 @@
 """Op detail shows a call's tensors with addresses, shapes, dtypes, layouts, memory configs."""
 
-from conftest import settle, screen_text
+from tui_pilot import settle, screen_text
 from tui_sessions import H, W, X
 
 from ttrecord.store.reader import EventFilter, Session

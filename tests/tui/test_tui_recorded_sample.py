@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import settle, screen_text
+from tui_pilot import settle, screen_text
 
 from ttrecord.tui.app import TtrecordApp
 from ttrecord.tui.memlayout import MapBar

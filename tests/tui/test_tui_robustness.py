@@ -2,7 +2,7 @@
 
 import sqlite3
 
-from conftest import settle, screen_text
+from tui_pilot import settle, screen_text
 from tui_sessions import OFFENDING_LINE, SCRIPT, build_empty
 
 from ttrecord.events import SessionStatus

@@ -4,7 +4,7 @@ import sqlite3
 import sys
 import types
 
-from conftest import settle, screen_text
+from tui_pilot import settle, screen_text
 from textual.screen import Screen
 from tui_sessions import build_decode_loop, freeze_times
 

@@ -5,7 +5,7 @@ and review the SVGs in the report before committing them.
 """
 
 import pytest
-from conftest import settle
+from tui_pilot import settle
 
 from ttrecord.tui.app import TtrecordApp
 

@@ -1,6 +1,6 @@
 """The timeline pages rows from SQLite: only pages near the view are ever held."""
 
-from conftest import settle, screen_text
+from tui_pilot import settle, screen_text
 from textual.widgets import Input
 from tui_sessions import build_decode_loop
 
