@@ -22,6 +22,24 @@ def _activation(name: Optional[str]):
         raise RuntimeError(f"ttnn emulator: activation {name!r} is not supported") from None
 
 
+def _product(transpose_a: bool, transpose_b: bool, activation: Optional[str]):
+    """The host computation of matmul and linear: a @ b, plus a bias row when one is given."""
+    act = _activation(activation)
+
+    def fn(a: torch.Tensor, b: torch.Tensor, *bias: torch.Tensor) -> torch.Tensor:
+        a, b = as_float(a), as_float(b)
+        if transpose_a:
+            a = a.transpose(-1, -2)
+        if transpose_b:
+            b = b.transpose(-1, -2)
+        out = torch.matmul(a, b)
+        if bias:
+            out = out + as_float(bias[0]).reshape(-1, out.shape[-1])[0]
+        return act(out)
+
+    return fn
+
+
 @operation("ttnn.matmul")
 def matmul(
     input_tensor_a: Tensor,
@@ -40,20 +58,10 @@ def matmul(
     **_: Any,
 ) -> Tensor:
     """a @ b with broadcasting over batch dims; output in DRAM unless memory_config says otherwise."""
-    act = _activation(activation)
-
-    def fn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        a, b = as_float(a), as_float(b)
-        if transpose_a:
-            a = a.transpose(-1, -2)
-        if transpose_b:
-            b = b.transpose(-1, -2)
-        return act(torch.matmul(a, b))
-
     return run(
         "ttnn.matmul",
         [input_tensor_a, input_tensor_b],
-        fn,
+        _product(transpose_a, transpose_b, activation),
         dtype=dtype,
         memory_config=memory_config or DRAM_MEMORY_CONFIG,
         output_tensor=optional_output_tensor,
@@ -79,24 +87,11 @@ def linear(
     **_: Any,
 ) -> Tensor:
     """a @ b (+ bias), b given as (in_features, out_features) as ttnn expects."""
-    act = _activation(activation)
-
-    def fn(a: torch.Tensor, b: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
-        a, b = as_float(a), as_float(b)
-        if transpose_a:
-            a = a.transpose(-1, -2)
-        if transpose_b:
-            b = b.transpose(-1, -2)
-        out = torch.matmul(a, b)
-        if rest:
-            out = out + as_float(rest[0]).reshape(-1, out.shape[-1])[0]
-        return act(out)
-
     inputs = [input_tensor_a, input_tensor_b] + ([bias] if bias is not None else [])
     return run(
         "ttnn.linear",
         inputs,
-        fn,
+        _product(transpose_a, transpose_b, activation),
         dtype=dtype,
         memory_config=memory_config or DRAM_MEMORY_CONFIG,
         output_tensor=optional_output_tensor,
