@@ -280,7 +280,15 @@ class Session:
 
     # -- derived tables ------------------------------------------------------------------
 
-    def buffers(self, device: int | None = None, buffer_type: str | None = None) -> list[BufferRow]:
+    def buffers(
+        self,
+        device: int | None = None,
+        buffer_type: str | None = None,
+        live_from: int | None = None,
+        live_until: int | None = None,
+    ) -> list[BufferRow]:
+        """Buffers in allocation order; with `live_from`/`live_until`, only those allocated
+        before `live_until` and not freed by `live_from` (live at some point in between)."""
         sql = (
             "SELECT id, device, buffer_type, address, size, page_size, num_pages, tensor_id,"
             " alloc_seq, free_seq, alloc_phase FROM buffers WHERE 1"
@@ -292,6 +300,12 @@ class Session:
         if buffer_type is not None:
             sql += " AND buffer_type = ?"
             params.append(buffer_type)
+        if live_until is not None:
+            sql += " AND alloc_seq < ?"
+            params.append(live_until)
+        if live_from is not None:
+            sql += " AND (free_seq IS NULL OR free_seq > ?)"
+            params.append(live_from)
         rows = self._query(sql + " ORDER BY alloc_seq", params)
         return [
             BufferRow(

@@ -118,7 +118,9 @@ def load_capture(session: Session, number: int | None = None, prep: bool = False
                            top_level=True)  # fmt: skip
         ops = _load_ops(session, filt, trace.begin_seq, end)
         start = trace.begin_seq
-    buffers = session.buffers(device=trace.device)
+    # Only buffers live at the capture's start or during its replays matter to the diff.
+    until = max(start + 1, _replay_stop(trace)) if not prep else start + 1
+    buffers = session.buffers(device=trace.device, live_from=start, live_until=until)
     live = _live_at(buffers, session, start)
     replay = [] if prep else _replay_live(buffers, trace)
     return Capture(ref, ops, live, replay, has_replay=not prep and trace.end_seq is not None)
@@ -234,13 +236,18 @@ def _events_by_seq(session: Session, seqs: list[int]) -> dict[int, Event]:
     return found
 
 
+def _replay_stop(trace: TraceRow) -> int:
+    """Where the trace stops being replayable: its release, or the end of the session."""
+    return trace.release_seq if trace.release_seq is not None else 1 << 62
+
+
 def _replay_live(rows: list[BufferRow], trace: TraceRow) -> list[tuple[BufferRef, int]]:
     """Buffers live at some point while the trace could be replayed: from the end of the
     capture until it is released (or the session ends)."""
     if trace.end_seq is None:
         return []
     start = trace.end_seq
-    stop = trace.release_seq if trace.release_seq is not None else 1 << 62
+    stop = _replay_stop(trace)
     return [
         (r.buffer, r.alloc_seq)
         for r in rows
