@@ -77,12 +77,13 @@ class Decoder:
         self.released += len(out)
         return out
 
-    def close_open_calls(self, status: Status) -> int | None:
+    def close_open_calls(self, status: Status, error: str | None = None) -> int | None:
         """Release every unfinished call with `status`; returns the seq of the user's call."""
         last_user = last_any = None
         for seq, begin in sorted(self.open_calls.items()):
             ev = self._call(begin, None)
             ev.status = status
+            ev.error = error
             self._push(ev)
             last_any = seq
             if ev.parent is None:

@@ -8,7 +8,8 @@ file in batches while the program runs, and when the child is gone decides how t
 - crashed: the child died of a signal, or left through os._exit inside a ttnn call; the call
   still open is stored with Status.DIED and named in `session.last_call`;
 - hung: `--timeout` expired; the child is stopped and the open call gets Status.HUNG;
-- interrupted: Ctrl-C. The program gets KeyboardInterrupt; the supervisor itself survives
+- interrupted: Ctrl-C. The program gets KeyboardInterrupt (a call it unwound through is
+  stored as raised with that error); the supervisor itself survives
   SIGINT (a second Ctrl-C, or a child that ignores the first, gets the child killed).
 """
 
@@ -196,8 +197,10 @@ class Supervisor:
             signal_number = None
             last = decoder.close_open_calls(Status.HUNG)
         elif exc is not None and error_type == "KeyboardInterrupt":
+            # The interrupt unwound through the open call (it may have landed in the
+            # recorder's own bookkeeping around it): that call raised, the process lived on.
             status, exit_code = SessionStatus.INTERRUPTED, 130
-            last = decoder.close_open_calls(Status.DIED)
+            last = decoder.close_open_calls(Status.RAISED, error="KeyboardInterrupt")
         elif signal_number is not None:
             status = (SessionStatus.INTERRUPTED if signal_number == signal.SIGINT
                       else SessionStatus.CRASHED)  # fmt: skip
