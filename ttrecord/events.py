@@ -33,6 +33,8 @@ class Kind(str, Enum):
     # Audit mode: a would-be capture region entered/left (args: {"region": qualname}).
     REGION_BEGIN = "region_begin"
     REGION_END = "region_end"
+    # Replay verification: how one verified replay compared with an eager re-run of its ops.
+    VERIFY = "verify"
 
     def __str__(self) -> str:
         return self.value

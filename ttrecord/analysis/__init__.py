@@ -1,6 +1,6 @@
 """Hazard analysis: recorded events in, findings out.
 
-Each detector module covers one family of the hazard catalog (TR001–TR010, see `rules.py`)
+Each detector module covers one family of the hazard catalog (TR001–TR011, see `rules.py`)
 and exposes `detect(events, ctx) -> list[Finding]`, a pure function of the event stream and the
 facts `Context` derives from it. Adding a detector is one module and one line in DETECTORS.
 `analyze(session)` runs them all over a stored session; `ttrecord check` stores the result with
@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from ttrecord.analysis import (
     baked_values,
     lifecycle,
+    replay_verification,
     trace_inputs,
     trace_memory,
     transfers_in_capture,
@@ -30,6 +31,7 @@ DETECTORS: list[Detector] = [
     trace_inputs.detect,  # TR005 TR006
     baked_values.detect,  # TR007
     lifecycle.detect,  # TR009
+    replay_verification.detect,  # TR011
 ]
 
 

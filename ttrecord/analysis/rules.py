@@ -1,4 +1,4 @@
-"""The hazard catalog (DESIGN.md, TR001–TR010) and the helpers detectors use to build findings.
+"""The hazard catalog (DESIGN.md, TR001–TR010, and TR011 for verified replays) and the helpers detectors use to build findings.
 
 Ids, severities and titles are stable: CI configurations, SARIF consumers and stored sessions
 refer to them. The `help` text is the default fix a reporter shows when a rule is listed on its
@@ -64,6 +64,9 @@ RULES: dict[str, Rule] = {
         Rule("TR010", Severity.ERROR, "Overlapping trace regions",
              "Release one trace before capturing the next, or keep the buffers each trace writes"
              " alive (and distinct) while both traces are in use."),
+        Rule("TR011", Severity.ERROR, "Replay differs from eager run",
+             "Keep every captured input alive and write new data into it in place; allocate"
+             " nothing over trace memory while the trace lives."),
     )
 }  # fmt: skip
 
@@ -90,6 +93,9 @@ WHY: dict[str, str] = {
     " ended, or a capture replayed on another device.",
     "TR010": "Two live traces whose written address ranges or trace buffers overlap: replaying"
     " one corrupts the other's results.",
+    "TR011": "With `ttrecord run --verify-replay`: after a replay, an output differed from an"
+    " eager re-run of the captured ops on the same inputs, or a tensor the trace does not own"
+    " changed. The replay read or wrote memory that no longer holds what the capture assumed.",
 }
 
 

@@ -76,6 +76,10 @@ class Run:
         parser.add_argument("--audit-region", action="append", default=[], metavar="QUALNAME",
                             help="treat every call of this function as a would-be capture"
                             " region (e.g. model.Decoder.forward); repeatable")  # fmt: skip
+        parser.add_argument("--verify-replay", action="store_true",
+                            help="check each trace's replays against an eager re-run of its ops"
+                            " on the same inputs, and that replays write nothing else (reads"
+                            " device memory around execute_trace; see docs/check.md)")  # fmt: skip
         parser.add_argument("--check", action="store_true",
                             help="run `ttrecord check` on the session afterwards")  # fmt: skip
         parser.add_argument("--tui", action="store_true",
@@ -112,6 +116,7 @@ class Run:
             audit_regions=tuple(args.audit_region),
             callsites=not args.no_callsites,
             graph_capture=not args.no_graph_capture,
+            verify_replay=args.verify_replay,
         )
         result = Supervisor(options).run()
         self._summary(result)

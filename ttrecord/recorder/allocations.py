@@ -100,6 +100,7 @@ class Allocations:
         self._by_name = False
         self._key_by_record: dict[int, tuple] = {}  # id(record of _last_infos) -> its key
         self._reuse_misses = 0
+        self.generation = 0  # how many snapshots found a change
         # (device, buffer type name, address) -> bank-local size of every live buffer
         self.live: dict[tuple[int, str, int], int] = {}
 
@@ -189,6 +190,7 @@ class Allocations:
         if not new and len(now) == len(last):
             return None  # (equal sets: nothing new and nothing gone)
         self._last = now
+        self.generation += 1
         gone = last - now
         buffer = self._buffer
         freed = [buffer(k) for k in (sorted(gone, key=_sort_key) if len(gone) > 1 else gone)]

@@ -32,6 +32,7 @@ from ttrecord.recorder.log import LogWriter, RecordType
 from ttrecord.recorder.proxy import install
 from ttrecord.recorder.recorder import Recorder
 from ttrecord.recorder.regions import AuditRegions
+from ttrecord.recorder.verify import Verifier
 
 _TTRECORD_DIR = os.path.dirname(os.path.abspath(ttrecord.__file__))
 
@@ -96,6 +97,8 @@ def main() -> int:
     recorder.temporaries.enabled &= config.get("graph_capture", True)
     if config.get("audit_regions"):
         recorder.regions = AuditRegions(config["audit_regions"], recorder)
+    if config.get("verify_replay"):
+        recorder.verifier = Verifier(recorder)
     install(chosen.module, recorder)
     audit._recorder = recorder
 

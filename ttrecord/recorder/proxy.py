@@ -173,6 +173,8 @@ class Installation:
 
         def warn(message: Any, category: Any = None, stacklevel: int = 1, source: Any = None) -> None:
             tl = recorder._thread()
+            if tl.call == 0:  # the replay verifier's own calls
+                return
             if tl.call is not None:
                 cat = category or (type(message) if isinstance(message, Warning) else UserWarning)
                 recorder.point("warning", getattr(cat, "__name__", "Warning"),

@@ -75,6 +75,7 @@ class Recorder:
         self._capturing: dict[int | None, int] = {}  # device -> trace being captured
         self.t0 = _now()
         self.regions: Any = None  # audit regions, set by the runner when requested
+        self.verifier: Any = None  # replay verification, set by the runner when requested
         self.temporaries = Temporaries(ttnn)
         self._region_counts: dict[str, int] = {}
         self._bugs: set[str] = set()
@@ -217,6 +218,13 @@ class Recorder:
             parent = None
         if parent is not None:
             return self._nested(tl, parent, name, kind, wrapped, instance, args, kwargs)
+        verifier = self.verifier
+        if verifier is not None:
+            try:
+                pending = verifier.before(tl, kind, args, kwargs, instance)
+            except Exception as exc:
+                self._broken(exc)
+                pending = None
         try:
             state = self._begin(tl, name, kind, instance, args, kwargs)
         except Exception as exc:  # a recorder bug must not break the program
@@ -234,6 +242,8 @@ class Recorder:
         tl.call = None
         try:
             self._end(state, result, None, args, kwargs)
+            if verifier is not None:
+                verifier.after(tl, state, pending, name, wrapped, result)
         except Exception as bug:
             self._broken(bug)
         return result
@@ -315,7 +325,10 @@ class Recorder:
 
     def _nested(self, tl: threading.local, parent: int, name: str, kind: Kind, wrapped: Any,
                 instance: Any, args: tuple, kwargs: dict) -> Any:  # fmt: skip
-        """A call ttnn makes while a user call runs: recorded as that call's child."""
+        """A call ttnn makes while a user call runs: recorded as that call's child.
+        (`parent` 0: a call the replay verifier makes, not recorded.)"""
+        if not parent:
+            return wrapped(*args, **kwargs)
         inputs, scalars, device, cq, has_dev = self._scan(instance, args, kwargs)
         if kind is not _OP:
             kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[6] for r in inputs))
@@ -408,6 +421,8 @@ class Recorder:
         """Record the buffers freed since the last call, then flush the log."""
         try:
             tl = self._thread()
+            if self.verifier is not None:
+                self.verifier.sweep()
             with self._lock:
                 records = self._memory_records(None, _EAGER, None, tl.tid, None)
                 if records:

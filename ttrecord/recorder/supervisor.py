@@ -52,6 +52,7 @@ class RunOptions:
     audit_regions: tuple[str, ...] = ()
     callsites: bool = True
     graph_capture: bool = True  # see recorder/temporaries.py
+    verify_replay: bool = False  # see recorder/verify.py
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class Supervisor:
             "audit_regions": list(o.audit_regions),
             "callsites": o.callsites,
             "graph_capture": o.graph_capture,
+            "verify_replay": o.verify_replay,
             "script": o.script,
             "module": o.module,
         }
@@ -99,7 +101,8 @@ class Supervisor:
             backend=o.backend,
             options={"stack_depth": o.stack_depth, "audit_regions": list(o.audit_regions),
                      "timeout": o.timeout, "backend_requested": o.backend,
-                     "callsites": o.callsites, "graph_capture": o.graph_capture},  # fmt: skip
+                     "callsites": o.callsites, "graph_capture": o.graph_capture,
+                     "verify_replay": o.verify_replay},  # fmt: skip
         )
         decoder = Decoder()
         reader = LogReader(str(log_path))

@@ -1,0 +1,181 @@
+"""`ttrecord run --verify-replay`: replays that corrupt memory fail the check with the values
+that prove it, correct ones pass, and verifying changes nothing the recorder records."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from tests.recorder.conftest import PROLOGUE, SAMPLE_FLAGS, SAMPLES, record, run_ttrecord
+
+SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.py"))
+CORRUPTING = {"alloc_after_capture", "freed_input", "overlapping_traces"}
+
+
+@pytest.fixture(scope="module")
+def verified(tmp_path_factory):
+    """Every sample recorded with --verify-replay, by name."""
+    tmp = tmp_path_factory.mktemp("verified")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(record, SAMPLES / f"{name}.py", tmp, "--verify-replay",
+                                     *SAMPLE_FLAGS.get(name, []))  # fmt: skip
+                   for name in SAMPLE_NAMES}  # fmt: skip
+        return {name: f.result() for name, f in futures.items()}
+
+
+def check_json(rec) -> dict:
+    proc = run_ttrecord(["check", "--format", "json", str(rec.path)], cwd=rec.path.parent)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def tr011(rec) -> list[dict]:
+    return [f for f in check_json(rec)["findings"] if f["id"] == "TR011"]
+
+
+def line_of(name: str, text: str) -> int:
+    lines = (SAMPLES / f"{name}.py").read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if text in line)
+
+
+def test_allocation_overwritten_by_replay_fails_with_both_values(verified):
+    """GIVEN alloc_after_capture (bias allocated over the trace's freed intermediate) WHEN
+    verified THEN TR011 at the execute_trace line shows bias going from 1.0 to 8.0 and names
+    the captured `add` that writes the range."""
+    [f] = tr011(verified["alloc_after_capture"])
+    assert f["severity"] == "error"
+    assert f["line"] == line_of("alloc_after_capture", "ttnn.execute_trace(")
+    [victim] = f["evidence"]["corrupted"]
+    assert (victim["expected"], victim["value"]) == (1.0, 8.0)
+    assert f["evidence"]["first_diverging_op"] == "add"
+    assert f["evidence"]["op_line"] == f"alloc_after_capture.py:{line_of('alloc_after_capture', 'hidden = ttnn.add')}"
+    assert f"allocated at alloc_after_capture.py:{line_of('alloc_after_capture', 'bias = ')}" in f["message"]
+
+
+def test_freed_input_fails_on_the_replay_after_the_free(verified):
+    """GIVEN freed_input (x freed after the first replay, scratch on its address) WHEN verified
+    THEN the first replay passes and the second fails: `add` gives -90 where the eager re-run
+    on the captured data gives 11."""
+    rec = verified["freed_input"]
+    results = [json.loads(r["args"])["result"] for r in rec.rows(
+        "SELECT args FROM events WHERE kind = 'verify' ORDER BY seq")]  # fmt: skip
+    assert results == ["ok", "diverged"]
+    [f] = tr011(rec)
+    out = f["evidence"]["output"]
+    assert (out["value"], out["expected"]) == (-90.0, 11.0)
+    assert f["evidence"]["first_diverging_op"] == "add"
+    assert f"freed_input.py:{line_of('freed_input', 'scratch = ')}" in f["message"]
+    assert len(f["evidence"]["freed_inputs"]) == 1
+
+
+def test_other_trace_overwritten_fails_at_the_replay_that_did_it(verified):
+    """GIVEN overlapping_traces WHEN verified THEN B's replay passes and A's replay, which writes
+    over B's output, fails with B's output going from 2.0 to A's intermediate (21.0)."""
+    [f] = tr011(verified["overlapping_traces"])
+    assert f["line"] == line_of("overlapping_traces", "execute_trace(device, trace_a")
+    [victim] = f["evidence"]["corrupted"]
+    assert (victim["expected"], victim["value"]) == (2.0, 21.0)
+
+
+@pytest.mark.parametrize("name", sorted(set(SAMPLE_NAMES) - CORRUPTING))
+def test_samples_that_do_not_corrupt_pass(verified, name):
+    """GIVEN a sample whose replays touch only their own buffers WHEN verified THEN no TR011
+    (neither a divergence nor a skipped verification); stale_input's trace really computes
+    its captured input right, which TR005 reports statically."""
+    assert tr011(verified[name]) == []
+
+
+def test_clean_decode_is_verified_once_then_only_when_memory_changes(verified):
+    """GIVEN clean_decode's five replays with only in-place input copies between them WHEN
+    verified THEN only the first replay is re-run (nothing was allocated or freed since)."""
+    rows = verified["clean_decode"].rows("SELECT e.parent, e.args, p.name FROM events e JOIN events p"
+                                         " ON p.seq = e.parent WHERE e.kind = 'verify'")  # fmt: skip
+    assert [r["name"] for r in rows] == ["execute_trace"]
+    args = json.loads(rows[0]["args"])
+    assert args["result"] == "ok" and args["compared"] == {"outputs": 1, "inputs": 3, "bystanders": 0, "ops": 4}
+
+
+def _recorded_sequence(rec) -> list[tuple]:
+    """Every event but verification results, in order, with its line and the addresses it
+    names (seqs differ by the verification events in between)."""
+    return [tuple(r) for r in rec.rows(
+        "SELECT e.kind, e.name, e.phase, e.status, c.line, b.address, b.size,"
+        " (SELECT group_concat(t.role || ':' || ifnull(t.address, '-'), ',') FROM tensors t"
+        "  WHERE t.seq = e.seq) FROM events e LEFT JOIN buffers b ON b.id = e.buffer"
+        " LEFT JOIN callsites c ON c.id = e.callsite WHERE e.kind != 'verify' ORDER BY e.seq")]  # fmt: skip
+
+
+# threads.py interleaves its two threads differently on every run, verified or not.
+@pytest.mark.parametrize("name", sorted(set(SAMPLE_NAMES) - {"threads"}))
+def test_verifying_changes_no_address_and_no_event(samples, verified, name):
+    """GIVEN a sample recorded with and without --verify-replay THEN both sessions hold the
+    same calls, allocations, frees and tensor addresses in the same order: the tensors the
+    verifier holds are let go at the next call, and its own reads are not recorded."""
+    assert _recorded_sequence(samples[name]) == _recorded_sequence(verified[name])
+
+
+def test_dropped_trace_tensors_are_freed_where_the_program_drops_them(write_script, tmp_path):
+    """GIVEN a program that drops a trace's input and output after capture and allocates again
+    WHEN recorded with and without verification THEN the new tensors get the same addresses."""
+    script = write_script("drop.py", PROLOGUE + """
+x = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+w = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+tid = ttnn.begin_trace_capture(device, cq_id=0)
+out = ttnn.add(ttnn.multiply(x, 2.0), w)
+ttnn.end_trace_capture(device, tid, cq_id=0)
+del out, x
+a = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+b = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+print(a.buffer_address(), b.buffer_address())
+ttnn.release_trace(device, tid)
+""")  # fmt: skip
+    plain = record(script, tmp_path, name="plain")
+    checked = record(script, tmp_path, "--verify-replay", name="checked")
+    assert plain.proc.returncode == checked.proc.returncode == 0, checked.proc.stderr
+    assert plain.proc.stdout.split() == checked.proc.stdout.split()
+    assert _recorded_sequence(plain) == _recorded_sequence(checked)
+
+
+def test_in_place_update_of_an_input_passes(write_script, tmp_path):
+    """GIVEN a trace that copies a new row into a cache it also reads (in place, like a KV
+    cache) WHEN replayed twice with new data in between THEN verification passes: the cache's
+    re-run copy gets the same update."""
+    script = write_script("cache.py", PROLOGUE + """
+cache = ttnn.from_torch(torch.zeros(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+x = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+tid = ttnn.begin_trace_capture(device, cq_id=0)
+ttnn.copy(ttnn.add(cache, x), cache)
+out = ttnn.multiply(cache, 2.0)
+ttnn.end_trace_capture(device, tid, cq_id=0)
+ttnn.execute_trace(device, tid, cq_id=0, blocking=True)
+extra = ttnn.from_torch(torch.ones(64, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+ttnn.execute_trace(device, tid, cq_id=0, blocking=True)
+print(ttnn.to_torch(out)[0, 0].item())
+ttnn.release_trace(device, tid)
+""")  # fmt: skip
+    rec = record(script, tmp_path, "--verify-replay")
+    assert rec.proc.returncode == 0, rec.proc.stderr
+    assert rec.proc.stdout.split() == ["6.0"]  # capture ran once, then two replays
+    results = [json.loads(r["args"]) for r in rec.rows("SELECT args FROM events WHERE kind = 'verify'")]
+    assert [r["result"] for r in results] == ["ok", "ok"]
+    assert results[0]["compared"]["outputs"] == 2  # the cache and `out`
+
+
+def test_a_replay_that_cannot_be_re_run_is_reported_as_unverified(write_script, tmp_path):
+    """GIVEN a captured input freed inside the capture (its data was never readable) WHEN
+    verified THEN an info-level TR011 says the replay was not verified, and why."""
+    script = write_script("freed_in_capture.py", PROLOGUE + """
+x = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+tid = ttnn.begin_trace_capture(device, cq_id=0)
+out = ttnn.multiply(x, 2.0)
+ttnn.deallocate(x)
+ttnn.end_trace_capture(device, tid, cq_id=0)
+ttnn.execute_trace(device, tid, cq_id=0, blocking=True)
+ttnn.release_trace(device, tid)
+""")  # fmt: skip
+    rec = record(script, tmp_path, "--verify-replay")
+    [f] = tr011(rec)
+    assert f["severity"] == "info"
+    assert "was freed before its data was read" in f["message"]
