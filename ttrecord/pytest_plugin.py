@@ -47,6 +47,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--ttrecord-fail-on", default="error", choices=FAIL_ON,
                     help="fail a test with a finding of this severity or worse"
                          " (default: error; never: only report)")  # fmt: skip
+    group.addoption("--ttrecord-verify-replay", action="store_true", default=False,
+                    help="check replays against an eager re-run of the captured ops"
+                         " (TR011; reads device memory around execute_trace)")  # fmt: skip
     group.addoption("--ttrecord-backend", default="auto", choices=BACKENDS,
                     help="auto: real ttnn when it can reach a device, else the built-in"
                          " emulator (default: auto)")  # fmt: skip
@@ -92,7 +95,8 @@ def _start(config: pytest.Config, namespace: Any) -> None:
     if _is_xdist_controller(namespace):
         plugin: _Summary = _Summary(folder)  # conftests import ttnn here too: backend loaded
     else:
-        plugin = _Recording(folder, backend, namespace.ttrecord_fail_on)
+        plugin = _Recording(folder, backend, namespace.ttrecord_fail_on,
+                            namespace.ttrecord_verify_replay)  # fmt: skip
     config.pluginmanager.register(plugin, _PLUGIN_NAME)
 
 
@@ -209,7 +213,7 @@ class _Test:
 class _Recording(_Summary):
     """The recorder of this process: installed once, then one session per test."""
 
-    def __init__(self, folder: Path, backend: Any, fail_on: str) -> None:
+    def __init__(self, folder: Path, backend: Any, fail_on: str, verify_replay: bool = False) -> None:
         super().__init__(folder)
         from ttrecord import audit
         from ttrecord.recorder.decode import Decoder
@@ -229,6 +233,10 @@ class _Recording(_Summary):
         internal = [os.path.dirname(os.path.abspath(audit.__file__)),
                     os.path.dirname(os.path.abspath(self.backend.module.__file__))]  # fmt: skip
         self.recorder = Recorder(self.backend.module, self.log, internal, stack_depth=3)
+        if verify_replay:
+            from ttrecord.recorder.verify import Verifier
+
+            self.recorder.verifier = Verifier(self.recorder)
         self.installation = install(self.backend.module, self.recorder)
         audit._recorder = self.recorder  # `with ttrecord.region(...)` in tests works too
         self.audits: dict[tuple[str, ...], Any] = {}  # names -> AuditRegions, made once each

@@ -1,0 +1,33 @@
+"""Rule: --ttrecord-verify-replay checks each test's replays by value (TR011)."""
+
+from plugin_suite import run
+
+CORRUPTING_TEST = '''\
+import torch
+import ttnn
+
+
+def test_bias_overwritten_by_replay(device):
+    x = ttnn.from_torch(torch.full((32, 32), 3.0), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    tid = ttnn.begin_trace_capture(device, cq_id=0)
+    out = ttnn.multiply(ttnn.add(x, x), 0.5)
+    ttnn.end_trace_capture(device, tid, cq_id=0)
+    bias = ttnn.from_torch(torch.ones(32, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    ttnn.execute_trace(device, tid, cq_id=0, blocking=True)  # LINE_EXECUTE
+    ttnn.release_trace(device, tid)
+'''
+
+
+def test_verify_replay_adds_the_value_evidence(model_suite):
+    # GIVEN a test whose replay overwrites a tensor allocated after capture
+    model_suite.makepyfile(test_corrupting=CORRUPTING_TEST)
+    # WHEN run with and without --ttrecord-verify-replay
+    plain = run(model_suite, "--ttrecord", "test_corrupting.py")
+    checked = run(model_suite, "--ttrecord", "--ttrecord-verify-replay", "test_corrupting.py")
+    # THEN both fail on TR004; only the verified run also shows TR011 at the execute line
+    plain.assert_outcomes(failed=1)
+    checked.assert_outcomes(failed=1)
+    assert "TR011" not in plain.stdout.str()
+    line = next(i for i, t in enumerate(CORRUPTING_TEST.splitlines(), 1) if "LINE_EXECUTE" in t)
+    checked.stdout.fnmatch_lines([f"*TR011*test_corrupting.py:{line}*"])
+    checked.stdout.fnmatch_lines(["*test_corrupting.py::test_bias_overwritten_by_replay: TR004 x1, TR011 x1*"])
