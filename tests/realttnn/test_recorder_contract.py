@@ -277,3 +277,18 @@ def test_writes_and_sync_the_mock_accepts_are_still_found(tmp_path):
     found = sorted((f["id"], f["line"]) for f in json.loads(chk.stdout)["findings"])
     assert found == sorted([("TR002", m["copy_h2d"]), ("TR002", m["to_device"]), ("TR003", m["sync"]),
                             ("TR009", m["begin"])]), found
+
+
+def test_replay_verification_does_not_move_real_addresses(tmp_path):
+    """`--verify-replay` holds the tensors made while a trace exists (nanobind objects here)
+    and lets each go at the next call after the program drops it: the script sees the same
+    buffer_address() sequence as without ttrecord, reused addresses included."""
+    bare = run_script(sys.executable, "verify_holds.py", tmp_path)
+    assert bare.returncode == 0, describe(bare)
+    proc, db = ttrecord_run(sys.executable, "verify_holds.py", tmp_path, extra=("--verify-replay",))
+    assert proc.returncode == 0, describe(proc)
+    addresses = seq_output(bare)["seq"]
+    assert seq_output(proc)["seq"] == addresses
+    by_label = dict(addresses)
+    assert by_label["c after del a"] == by_label["a after capture"]  # the drop really freed it
+    assert rows(db, "SELECT count(*) AS n FROM events WHERE kind = 'verify'")[0]["n"] == 0

@@ -32,7 +32,6 @@ from ttrecord.recorder.log import LogWriter, RecordType
 from ttrecord.recorder.proxy import install
 from ttrecord.recorder.recorder import Recorder
 from ttrecord.recorder.regions import AuditRegions
-from ttrecord.recorder.verify import Verifier
 
 _TTRECORD_DIR = os.path.dirname(os.path.abspath(ttrecord.__file__))
 
@@ -98,6 +97,8 @@ def main() -> int:
     if config.get("audit_regions"):
         recorder.regions = AuditRegions(config["audit_regions"], recorder)
     if config.get("verify_replay"):
+        from ttrecord.recorder.verify import Verifier
+
         recorder.verifier = Verifier(recorder)
     install(chosen.module, recorder)
     audit._recorder = recorder

@@ -7,13 +7,16 @@ eager run, so any difference in the values is a difference in what the replay re
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 
 def difference(got: torch.Tensor, want: torch.Tensor) -> dict[str, Any] | None:
     """None when equal; else the first differing element, both values and the counts."""
+    import torch  # only verified replays need it; real ttnn runs without torch otherwise
+
     if tuple(got.shape) != tuple(want.shape):
         return {"shape": list(got.shape), "expected_shape": list(want.shape)}
     a, b = got.double(), want.double()
