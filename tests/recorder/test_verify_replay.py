@@ -201,3 +201,31 @@ def test_every_format_reports_the_divergence_at_the_execute_line(verified, name)
 
     schema = json.loads((resources.files(schema_pkg) / "sarif-2.1.0.json").read_text())
     jsonschema.Draft4Validator(schema).validate(doc)
+
+
+def test_tensor_operators_in_a_trace_are_re_run_on_the_copies(write_script, tmp_path):
+    """GIVEN a trace written with tensor operators and methods (`x + w`, `.reshape`) whose
+    intermediate is later overwritten WHEN verified THEN the re-run calls the methods on the
+    copies (the first replay passes) and the corrupted one is caught; addresses as unverified."""
+    script = write_script("operators.py", PROLOGUE + """
+x = ttnn.from_torch(torch.full((32, 32), 2.0), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+w = ttnn.from_torch(torch.full((32, 32), 3.0), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+tid = ttnn.begin_trace_capture(device, cq_id=0)
+out = ((x + w) * x).reshape((1, 1, 32, 32))
+ttnn.end_trace_capture(device, tid, cq_id=0)
+ttnn.execute_trace(device, tid, cq_id=0, blocking=True)
+print(ttnn.to_torch(out).flatten()[0].item())
+late = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+ttnn.execute_trace(device, tid, cq_id=0, blocking=True)
+print(ttnn.to_torch(late)[0, 0].item())
+ttnn.release_trace(device, tid)
+""")  # fmt: skip
+    plain = record(script, tmp_path, name="plain")
+    rec = record(script, tmp_path, "--verify-replay", name="checked")
+    assert rec.proc.returncode == 0, rec.proc.stderr
+    assert plain.proc.stdout.split() == rec.proc.stdout.split() == ["10.0", "10.0"]
+    assert _recorded_sequence(plain) == _recorded_sequence(rec)
+    results = [json.loads(r["args"]) for r in rec.rows("SELECT args FROM events WHERE kind = 'verify'")]
+    assert [r["result"] for r in results] == ["ok", "diverged"]
+    assert results[0]["compared"]["ops"] == 3
+    assert (results[1]["corrupted"][0]["expected"], results[1]["corrupted"][0]["value"]) == (1.0, 10.0)

@@ -188,7 +188,7 @@ class Verifier:
 
     def _pend(self, value: Any) -> Any:
         t = type(value)
-        if t is self.recorder.tensor_type:
+        if isinstance(value, self.recorder.tensor_type):
             buf = self.recorder.tensors.describe(value)[6]
             return value if buf is None else _Pending(value, buf)
         if t is list or t is tuple:
@@ -202,8 +202,13 @@ class Verifier:
         if name.endswith("deallocate"):
             return  # frees are what the replay leaves out, not work it repeats
         instance, args, kwargs = (self._slots(rec, p, seq) for p in pending)
+        fn = wrapped
+        if instance is not None:  # a bound method would keep the captured tensor alive
+            fn = getattr(wrapped, "__func__", None)
+            if fn is None:
+                rec.problem = f"{name} is a method ttrecord cannot call on a copy"
         index = len(rec.ops)
-        rec.ops.append(CapturedOp(seq, name, wrapped, instance, args, kwargs))
+        rec.ops.append(CapturedOp(seq, name, fn, instance, args, kwargs))
         for pos, out in enumerate(self._tensors(result)):
             buf = self.recorder.tensors.describe(out)[6]
             if buf is None:
@@ -212,8 +217,6 @@ class Verifier:
             rec.produced[key] = (index, pos)
             rec.outputs[key] = (index, pos, self.hold(out), buf)
             rec.writes.append((buf[0], buf[1], buf[2], buf[2] + buf[3], seq))
-        if instance is not None and getattr(wrapped, "__func__", None) is None:
-            rec.problem = f"{name} is a method ttrecord cannot call on a copy"
 
     def _slots(self, rec: TraceRecord, value: Any, seq: int) -> Any:
         t = type(value)
@@ -347,7 +350,7 @@ class Verifier:
                     copies[key] = copy
                 for op in rec.ops:
                     if op.instance is not None:
-                        out = op.fn.__func__(resolve(op.instance), *resolve(op.args), **resolve(op.kwargs))
+                        out = op.fn(resolve(op.instance), *resolve(op.args), **resolve(op.kwargs))
                     else:
                         out = op.fn(*resolve(op.args), **resolve(op.kwargs))
                     outs = self._tensors(out)
