@@ -229,3 +229,13 @@ ttnn.release_trace(device, tid)
     assert [r["result"] for r in results] == ["ok", "diverged"]
     assert results[0]["compared"]["ops"] == 3
     assert (results[1]["corrupted"][0]["expected"], results[1]["corrupted"][0]["value"]) == (1.0, 10.0)
+
+
+def test_report_counts_verified_replays_per_trace(verified, samples):
+    """GIVEN freed_input recorded with and without verification WHEN reported THEN the traces
+    table has a `verified` column with one ok and one diverged replay only for the verified one."""
+    report = run_ttrecord(["report", str(verified["freed_input"].path)], cwd=SAMPLES)
+    row = next(line for line in report.stdout.splitlines() if "freed_input.py:" in line and "│" in line)
+    assert "1 diverged, 1 ok" in row
+    plain = run_ttrecord(["report", str(samples["freed_input"].path)], cwd=SAMPLES)
+    assert "verified" not in plain.stdout

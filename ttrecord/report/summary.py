@@ -23,6 +23,7 @@ from rich.text import Text
 from ttrecord.analysis import analyze_session
 from ttrecord.analysis.context import Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import where
+from ttrecord.events import Kind
 from ttrecord.findings import Finding, Severity
 from ttrecord.report.text import STYLE
 from ttrecord.store.reader import DeviceRow, Session, SessionInfo
@@ -166,8 +167,12 @@ def _traces(
     ctx: Context, traces: Sequence[TraceInfo], devices: list[DeviceRow], sizes: dict[tuple, int]
 ) -> Table:
     banks = {d.id: {"DRAM": d.num_dram_banks, "L1": d.num_l1_banks} for d in devices}
+    verified = _verified(ctx, traces)
     table = Table(title="Traces", title_justify="left")
-    for col in ("device", "trace", "captured", "ops", "replays", "bytes per replay", "state"):
+    columns = ["device", "trace", "captured", "ops", "replays", "bytes per replay", "state"]
+    if verified:
+        columns.insert(5, "verified")
+    for col in columns:
         table.add_column(col, justify="left" if col in ("captured", "state") else "right",
                          no_wrap=col == "captured")  # fmt: skip
     for t in traces:
@@ -182,9 +187,30 @@ def _traces(
             written[key] = full
         span = _span(ctx, t)
         state = "released" if t.release else ("never ended" if t.end is None else "not released")
-        table.add_row(str(t.device), str(t.trace_id), span, str(t.ops), str(len(t.executes)),
-                      f"{sum(written.values()):,}", state)  # fmt: skip
+        cells = [str(t.device), str(t.trace_id), span, str(t.ops), str(len(t.executes)),
+                 f"{sum(written.values()):,}", state]  # fmt: skip
+        if verified:
+            results = verified.get(id(t), {})
+            cells.insert(5, ", ".join(f"{n} {r}" for r, n in sorted(results.items())) or "-")
+        table.add_row(*cells)
     return table
+
+
+def _verified(ctx: Context, traces: Sequence[TraceInfo]) -> dict[int, dict[str, int]]:
+    """Results of the replays `run --verify-replay` checked, per trace (by id(TraceInfo))."""
+    out: dict[int, dict[str, int]] = {}
+    for ev in ctx.events:
+        if ev.kind is not Kind.VERIFY or not ev.args:
+            continue
+        for t in traces:
+            if t.key == (ev.device, ev.trace) and t.begin.seq < ev.seq and (
+                t.release is None or ev.seq < t.release.seq
+            ):
+                counts = out.setdefault(id(t), {})
+                result = str(ev.args.get("result"))
+                counts[result] = counts.get(result, 0) + 1
+                break
+    return out
 
 
 def _span(ctx: Context, t: TraceInfo) -> str:
