@@ -19,6 +19,7 @@ from ttrecord.errors import SessionError
 from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, Status, TensorRef
 from ttrecord.findings import Finding, Severity
 from ttrecord.store import schema
+from ttrecord.store.capture_rows import capture_op_rows, op_tensors  # noqa: F401  (re-exported)
 from ttrecord.store.rows import (  # noqa: F401  (re-exported: the reader is the query API)
     BufferRow,
     DeviceRow,
@@ -295,7 +296,9 @@ class Session:
         )
         params: list[Any] = []
         if device is not None:
-            sql += " AND device = ?"
+            # With a live window the alloc_seq index is the selective one; the device index
+            # would visit every buffer of the device (`+` keeps SQLite from using it).
+            sql += " AND +device = ?" if live_until is not None else " AND device = ?"
             params.append(device)
         if buffer_type is not None:
             sql += " AND buffer_type = ?"
@@ -306,7 +309,7 @@ class Session:
         if live_from is not None:
             sql += " AND (free_seq IS NULL OR free_seq > ?)"
             params.append(live_from)
-        rows = self._query(sql + " ORDER BY alloc_seq", params)
+        rows = self._query(sql + " ORDER BY alloc_seq, id", params)
         return [
             BufferRow(
                 id=r[0],
@@ -422,17 +425,6 @@ class Session:
         return self._query(
             "SELECT DISTINCT seq, role FROM tensors WHERE buffer = ? ORDER BY seq LIMIT ?",
             (buffer_id, limit),
-        )
-
-    def tensor_rows(self, first_seq: int, last_seq: int) -> list[tuple]:
-        """Flat tensor rows of the events in [first_seq, last_seq], ordered by seq, role, pos:
-        (seq, role, pos, storage, shape JSON, dtype, layout, memory_config, buffer_type, address,
-        size, device). For analyses that scan 100,000s of calls without building TensorRefs."""
-        return self._query(
-            "SELECT seq, role, pos, storage, shape, dtype, layout, memory_config, buffer_type,"
-            " address, size, device FROM tensors WHERE seq BETWEEN ? AND ?"
-            " ORDER BY seq, role, pos",
-            (first_seq, last_seq),
         )
 
     # -- set-based access for the analysis ----------------------------------------------

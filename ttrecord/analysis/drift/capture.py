@@ -15,16 +15,15 @@ from pathlib import Path
 
 from ttrecord.errors import TtrecordError
 from ttrecord.events import CALL_KINDS, BufferRef, Event, Kind
-from ttrecord.store.reader import BufferRow, EventFilter, Session, TraceRow
+from ttrecord.store.reader import EventFilter, Session, TraceRow, capture_op_rows, op_tensors
 
 from .model import Capture, CapturedOp, CaptureRef, LiveBuffer, Tensor
 
-_PAGE = 20000
 _SEQS_PER_QUERY = 900  # stays under SQLite's bound-parameter limit
-_OPS = frozenset({str(Kind.OP)})
 _CALLS = frozenset(str(k) for k in CALL_KINDS)
 _TARGET = re.compile(r"^(?P<path>.+):(?P<number>\d+)$")
 _new = tuple.__new__  # builds NamedTuples without their Python-level __new__ (hot loops)
+_NO_SITE = ("?", 0, "?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +102,7 @@ def load_capture(session: Session, number: int | None = None, prep: bool = False
     )
     if prep:
         after = _previous_capture_end(session, trace)
-        filt = EventFilter(phases=frozenset({"prep"}), kinds=_OPS, device=trace.device,
-                           top_level=True)  # fmt: skip
-        ops = _load_ops(session, filt, after, trace.begin_seq)
+        ops = _load_ops(session, "prep", trace.device, after, trace.begin_seq)
         if not ops:
             raise TtrecordError(
                 f"{session.path.name}: capture {n} has no prep run (no eager run of its ops"
@@ -114,15 +111,12 @@ def load_capture(session: Session, number: int | None = None, prep: bool = False
         start = ops[0].seq
     else:
         end = trace.end_seq if trace.end_seq is not None else 1 << 62
-        filt = EventFilter(phases=frozenset({"capture"}), kinds=_OPS, device=trace.device,
-                           top_level=True)  # fmt: skip
-        ops = _load_ops(session, filt, trace.begin_seq, end)
+        ops = _load_ops(session, "capture", trace.device, trace.begin_seq, end)
         start = trace.begin_seq
-    # Only buffers live at the capture's start or during its replays matter to the diff.
-    until = max(start + 1, _replay_stop(trace)) if not prep else start + 1
-    buffers = session.buffers(device=trace.device, live_from=start, live_until=until)
-    live = _live_at(buffers, session, start)
-    replay = [] if prep else _replay_live(buffers, trace)
+    # Only buffers live at the capture's start or during its replays matter to the diff: two
+    # narrow queries, since one spanning both would return every buffer the capture made.
+    live = _live_at(session, trace.device, start)
+    replay = [] if prep else _replay_live(session, trace)
     return Capture(ref, ops, live, replay, has_replay=not prep and trace.end_seq is not None)
 
 
@@ -135,57 +129,39 @@ def _previous_capture_end(session: Session, trace: TraceRow) -> int:
     return max(ends, default=0)
 
 
-def _load_ops(session: Session, filt: EventFilter, after: int, before: int) -> list[CapturedOp]:
-    calls: list[Event] = []
-    while True:
-        page = session.events(filt, limit=_PAGE, after_seq=after)
-        calls += (ev for ev in page if ev.seq < before)
-        if len(page) < _PAGE or (page and page[-1].seq >= before):
-            break
-        after = page[-1].seq
-    if not calls:
-        return []
-    tensors = _tensors_by_seq(session, calls[0].seq, calls[-1].seq)
-    ops: list[CapturedOp] = []
+def _load_ops(
+    session: Session, phase: str, device: int, after: int, before: int
+) -> list[CapturedOp]:
+    """The top-level ops of `phase` on `device` with `after < seq < before`, as CapturedOps."""
+    sites = {cid: (s.file, s.line, s.function) for cid, s in session.callsites().items()}
+    # One Tensor per distinct value and one decode per distinct tensors text: captures reuse
+    # a few buffers thousands of times, so this saves most of the time and memory, and equal
+    # tensors compare by identity.
+    unique: dict[tuple, Tensor] = {}
+    decoded: dict[str, tuple[tuple[Tensor, ...], tuple[Tensor, ...]]] = {}
     seen: dict[tuple[str, str, int], int] = {}
-    for ev in calls:
-        site = ev.callsite
-        file, line, function = (site.file, site.line, site.function) if site else ("?", 0, "?")
-        key = (ev.name, file, line)
+    new = _new
+    ops: list[CapturedOp] = []
+    for seq, name, site, text in capture_op_rows(session, phase, device, after, before):
+        tensors = decoded.get(text)
+        if tensors is None:
+            ins, outs = op_tensors(text)
+            tensors = decoded[text] = (
+                tuple(unique.setdefault(t, new(Tensor, t)) for t in ins),
+                tuple(unique.setdefault(t, new(Tensor, t)) for t in outs),
+            )
+        file, line, function = sites.get(site, _NO_SITE)
+        key = (name, file, line)
         occurrence = seen.get(key, 0)
         seen[key] = occurrence + 1
-        ins, outs = tensors.get(ev.seq, ((), ()))
-        ops.append(_new(CapturedOp, (ev.seq, len(ops), ev.name, file, line, function,
-                                     tuple(ins), tuple(outs), occurrence)))  # fmt: skip
+        ops.append(new(CapturedOp, (seq, len(ops), name, file, line, function, *tensors,
+                                    occurrence)))  # fmt: skip
     return ops
 
 
-def _tensors_by_seq(session: Session, first: int, last: int) -> dict[int, tuple[list, list]]:
-    """Inputs and outputs per event seq, as Tensor tuples straight from the rows (the shape
-    stays JSON text: equal shapes have equal text, and only displays need the numbers)."""
-    # One Tensor per distinct value: captures reuse a few buffers thousands of times, so this
-    # saves most of the memory, and equal tensors compare by identity.
-    unique: dict[tuple, Tensor] = {}
-    new = _new
-    out: dict[int, tuple[list, list]] = {}
-    current = -1
-    ins: list = []
-    outs: list = []
-    for row in session.tensor_rows(first, last):
-        if row[0] != current:
-            current = row[0]
-            ins, outs = out[current] = ([], [])
-        tail = row[3:]
-        tensor = unique.get(tail)
-        if tensor is None:
-            tensor = unique[tail] = new(Tensor, tail)
-        (ins if row[1] == "in" else outs).append(tensor)
-    return out
-
-
-def _live_at(rows: list[BufferRow], session: Session, seq: int) -> list[LiveBuffer]:
+def _live_at(session: Session, device: int, seq: int) -> list[LiveBuffer]:
     """Buffers live just before `seq`, each with the call that allocated it."""
-    rows = [r for r in rows if r.alloc_seq < seq and (r.free_seq is None or r.free_seq > seq)]
+    rows = session.buffers(device, live_from=seq, live_until=seq)
     makers = _allocating_calls(session, [r.alloc_seq for r in rows])
     out = []
     for r in rows:
@@ -241,15 +217,10 @@ def _replay_stop(trace: TraceRow) -> int:
     return trace.release_seq if trace.release_seq is not None else 1 << 62
 
 
-def _replay_live(rows: list[BufferRow], trace: TraceRow) -> list[tuple[BufferRef, int]]:
+def _replay_live(session: Session, trace: TraceRow) -> list[tuple[BufferRef, int]]:
     """Buffers live at some point while the trace could be replayed: from the end of the
     capture until it is released (or the session ends)."""
     if trace.end_seq is None:
         return []
-    start = trace.end_seq
-    stop = _replay_stop(trace)
-    return [
-        (r.buffer, r.alloc_seq)
-        for r in rows
-        if r.alloc_seq < stop and (r.free_seq is None or r.free_seq > start)
-    ]
+    rows = session.buffers(trace.device, live_from=trace.end_seq, live_until=_replay_stop(trace))
+    return [(r.buffer, r.alloc_seq) for r in rows]
