@@ -52,7 +52,7 @@ class RunOptions:
     audit_regions: tuple[str, ...] = ()
     callsites: bool = True
     graph_capture: bool = True  # see recorder/temporaries.py
-    verify_replay: bool = False  # see recorder/verify.py
+    verify_replay: bool = False  # see recorder/verify/
 
 
 @dataclass(frozen=True)
