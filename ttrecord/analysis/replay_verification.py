@@ -76,9 +76,7 @@ def _diverged(ctx: Context, culprit: Event, ev: Event, allocs: dict[tuple, Event
     if outputs or written:
         first = min(outputs + written, key=lambda o: o.get("op_seq", o.get("reader_seq", 0)))
         op_seq = first.get("op_seq", first.get("reader_seq"))
-        op = ctx.calls.get(op_seq)
-        name = first.get("op") or (op.name if op else "?")
-        at = where(ctx, op) if op else f"event {op_seq}"
+        name, at = _call(ctx, op_seq)
         parts.append(
             f"Replay {replay} of trace {trace} gave a different result than its ops give eagerly"
             f" on the same inputs. First diverging op: `{name}` at {at}: its output"
@@ -89,22 +87,20 @@ def _diverged(ctx: Context, culprit: Event, ev: Event, allocs: dict[tuple, Event
         related.append(op_seq)
         evidence.update(first_diverging_op=name, op_line=at, output=_values(first))
     for freed in a.get("freed_inputs", []):
-        reader = ctx.calls.get(freed.get("reader_seq"))
-        reader_at = where(ctx, reader) if reader else "?"
+        reader, reader_at = _call(ctx, freed.get("reader_seq"))
         now = allocs.get(_key(freed))
         now_at = f", and a buffer allocated at {where(ctx, now)} now sits there" if now else ""
         parts.append(
-            f"The captured input {_range(freed)} read by `{reader.name if reader else '?'}` at"
-            f" {reader_at} was freed before this replay{now_at}; the replay read whatever is"
-            " there, the eager re-run the data it held at capture."
+            f"The captured input {_range(freed)} read by `{reader}` at {reader_at} was freed"
+            f" before this replay{now_at}; the replay read whatever is there, the eager re-run"
+            " the data it held at capture."
         )  # fmt: skip
         evidence.setdefault("freed_inputs", []).append(_range(freed))
         related.append(freed.get("reader_seq"))
         fix = ("Keep every captured input alive until release_trace, and write new data into it"
                " with ttnn.copy_host_to_device_tensor(host, captured_input).")  # fmt: skip
     for victim in corrupted:
-        writer = ctx.calls.get(victim.get("writer_seq"))
-        writer_at = where(ctx, writer) if writer else "?"
+        writer, writer_at = _call(ctx, victim.get("writer_seq"))
         owner = allocs.get(_key(victim))
         owner_at = f" (allocated at {where(ctx, owner)})" if owner else ""
         parts.append(
@@ -112,12 +108,12 @@ def _diverged(ctx: Context, culprit: Event, ev: Event, allocs: dict[tuple, Event
             f"{owner_at} held {victim.get('expected')} at {victim.get('index')} before the replay"
             f" and {victim.get('value')} after it ({victim.get('mismatched')} of"
             f" {victim.get('elements')} elements changed); the trace's"
-            f" `{writer.name if writer else '?'}` at {writer_at} writes that range."
+            f" `{writer}` at {writer_at} writes that range."
         )  # fmt: skip
         evidence.setdefault("corrupted", []).append(_values(victim))
         related += [s for s in (victim.get("writer_seq"), owner.seq if owner else None) if s]
         if not outputs:
-            evidence.setdefault("first_diverging_op", writer.name if writer else None)
+            evidence.setdefault("first_diverging_op", writer)
             evidence.setdefault("op_line", writer_at)
         fix = ("Allocate every buffer before capture, or release the trace (ttnn.release_trace)"
                " before allocating; deallocate post-capture tensors before the next"
@@ -125,6 +121,12 @@ def _diverged(ctx: Context, culprit: Event, ev: Event, allocs: dict[tuple, Event
     evidence["compared"] = a.get("compared")
     return finding("TR011", ctx, culprit, " ".join(parts), fix=fix, related=related,
                    evidence=evidence, trace=trace)  # fmt: skip
+
+
+def _call(ctx: Context, seq: int | None) -> tuple[str, str]:
+    """(name, file:line) of a recorded call; "?" for a seq the session does not hold."""
+    ev = ctx.calls.get(seq) if seq is not None else None
+    return (ev.name, where(ctx, ev)) if ev else ("?", "?")
 
 
 def _key(entry: dict[str, Any]) -> tuple:
