@@ -36,6 +36,7 @@ EXPECTED_MARKERS = {
     "sync_in_capture.py": ["TR003"],
     "alloc_after_capture.py": ["TR004"],
     "alloc_after_capture_safe.py": [],
+    "reallocated_input.py": [],
     "stale_input.py": ["TR005"],
     "freed_input.py": ["TR004", "TR005"],
     "baked_value.py": ["TR007"],
@@ -58,6 +59,7 @@ RUNS = {
     "sync_in_capture": ["sync_in_capture.py"],
     "alloc_after_capture": ["alloc_after_capture.py"],
     "alloc_after_capture_safe": ["alloc_after_capture_safe.py"],
+    "reallocated_input": ["reallocated_input.py"],
     "stale_input": ["stale_input.py"],
     "freed_input": ["freed_input.py"],
     "baked_value": ["baked_value.py"],
@@ -234,6 +236,14 @@ def test_alloc_after_capture_safe_values_survive(results):
     r = results["alloc_after_capture_safe"]
     _ok(r)
     assert _line(r.stdout, "intact:") == "True"
+
+
+def test_reallocated_input_gets_the_captured_address_back(results):
+    r = results["reallocated_input"]
+    _ok(r)
+    assert _line(r.stdout, "input at the captured address:") == "True"
+    assert _line(r.stdout, "traced == eager:") == "True"
+    assert "potentially unsafe" not in r.stderr  # allocated inside the capture: no warning
 
 
 def test_threads_both_workers_match_torch(results):

@@ -27,7 +27,7 @@ HAZARDS = [
     "stale_input", "freed_input", "aliasing", "baked_value", "host_op_in_capture",
     "trace_lifecycle", "overlapping_traces",
 ]  # fmt: skip
-CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe"]
+CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe", "reallocated_input"]
 EXPECT = re.compile(r"#\s*expect:\s*(TR\d{3})")
 
 

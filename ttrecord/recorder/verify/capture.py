@@ -13,6 +13,10 @@ from typing import Any, Callable
 from ttrecord.recorder.verify.holds import Held, Holds
 
 Key = tuple  # (device, buffer type, address)
+# Calls that only allocate: nothing for a replay to compute. One that lands on a captured
+# input's freed address gives that input its buffer back (tt-metal's traced demos free the
+# input inside the model and allocate it again before end_trace_capture).
+ALLOCATES_ONLY = frozenset({"allocate_tensor_on_device", "empty", "empty_like"})
 
 
 class Slot:
@@ -94,8 +98,15 @@ def pend(value: Any, tensor_type: type, describe: Callable[[Any], tuple]) -> Any
 def add_op(rec: TraceRecord, holds: Holds, seq: int, name: str, wrapped: Any, pending: tuple,
            outputs: list[tuple[Any, tuple]]) -> None:  # fmt: skip
     """Append one captured op; `outputs` are its result tensors with their buffers."""
-    if name.endswith("deallocate"):
+    short = name.rsplit(".", 1)[-1]
+    if short == "deallocate":
         return  # frees are what the replay leaves out, not work it repeats
+    if short in ALLOCATES_ONLY:
+        for out, buf in outputs:
+            inp = rec.inputs.get(buf[:3])
+            if inp is not None and inp.buf[3] == buf[3]:
+                inp.held = holds.hold(out)
+        return
     instance, args, kwargs = (_slots(rec, holds, p, seq) for p in pending)
     fn = wrapped
     if instance is not None:
