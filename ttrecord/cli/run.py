@@ -46,6 +46,7 @@ class Run:
       ttrecord run --backend emulator -o decode.db samples/clean_decode.py
       ttrecord run -m mypkg.generate --prompt hi
       ttrecord run --audit-region model.Decoder.forward model.py
+      ttrecord run --verify-replay --check samples/freed_input.py
 
     The program runs in a child process with ttnn behind a recording proxy; its stdin, stdout,
     stderr, argv and exit status are its own (128+N when it dies of signal N, 124 when
