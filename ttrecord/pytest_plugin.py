@@ -31,9 +31,9 @@ _RANK = {"error": 2, "warning": 1, "info": 0, "never": 99}
 _PROPERTY = "ttrecord"  # report.user_properties key (travels from xdist workers)
 _PLUGIN_NAME = "ttrecord-recording"  # the entry point itself is registered as "ttrecord"
 _MARKER = (
-    "ttrecord(audit_region=None, fail_on=None): under --ttrecord, audit each call of the"
-    " function named by audit_region as a would-be trace-capture region, and/or override"
-    " --ttrecord-fail-on for this test"
+    "ttrecord(audit_region=None, fail_on=None, verify_replay=False): under --ttrecord, audit"
+    " each call of the function named by audit_region as a would-be trace-capture region,"
+    " override --ttrecord-fail-on for this test, and/or verify its replays (TR011)"
 )
 
 
@@ -233,14 +233,18 @@ class _Recording(_Summary):
         internal = [os.path.dirname(os.path.abspath(audit.__file__)),
                     os.path.dirname(os.path.abspath(self.backend.module.__file__))]  # fmt: skip
         self.recorder = Recorder(self.backend.module, self.log, internal, stack_depth=3)
+        self.verify_replay = verify_replay
         if verify_replay:
-            from ttrecord.recorder.verify import Verifier
-
-            self.recorder.verifier = Verifier(self.recorder)
+            self.recorder.verifier = self._verifier()
         self.installation = install(self.backend.module, self.recorder)
         audit._recorder = self.recorder  # `with ttrecord.region(...)` in tests works too
         self.audits: dict[tuple[str, ...], Any] = {}  # names -> AuditRegions, made once each
         self.current: _Test | None = None
+
+    def _verifier(self) -> Any:
+        from ttrecord.recorder.verify import Verifier
+
+        return Verifier(self.recorder)
 
     def pytest_report_header(self) -> str:
         b = self.backend
@@ -299,6 +303,8 @@ class _Recording(_Summary):
                                          "worker": os.environ.get("PYTEST_XDIST_WORKER")}})  # fmt: skip
         self.current = _Test(item.nodeid, path, writer, regions, fail_on)
         self._audit(regions)
+        if kwargs.get("verify_replay") and self.recorder.verifier is None:
+            self.recorder.verifier = self._verifier()  # for this test only
 
     def _audit(self, regions: tuple[str, ...]) -> None:
         from ttrecord.recorder.regions import AuditRegions
@@ -322,6 +328,9 @@ class _Recording(_Summary):
         if self.recorder.regions is not None:
             self.recorder.regions.finish()
             self.recorder.regions = None
+        if self.recorder.verifier is not None and not self.verify_replay:
+            self.recorder.verifier.drop_all()
+            self.recorder.verifier = None
         try:
             findings = self._finish(test, report, call)
         except Exception as exc:  # never let the recorder's trouble hide the test's result

@@ -31,3 +31,17 @@ def test_verify_replay_adds_the_value_evidence(model_suite):
     line = next(i for i, t in enumerate(CORRUPTING_TEST.splitlines(), 1) if "LINE_EXECUTE" in t)
     checked.stdout.fnmatch_lines([f"*TR011*test_corrupting.py:{line}*"])
     checked.stdout.fnmatch_lines(["*test_corrupting.py::test_bias_overwritten_by_replay: TR004 x1, TR011 x1*"])
+
+
+def test_the_marker_verifies_one_test(model_suite):
+    # GIVEN two copies of the corrupting test, only one marked verify_replay=True
+    marked = CORRUPTING_TEST.replace("def test_bias", "@pytest.mark.ttrecord(verify_replay=True)\ndef test_marked_bias")
+    after = CORRUPTING_TEST.replace("import torch\nimport ttnn\n", "").replace("def test_bias", "def test_later_bias")
+    model_suite.makepyfile(test_corrupting="import pytest\n" + CORRUPTING_TEST + "\n\n" + marked + after)
+    # WHEN run with --ttrecord only
+    result = run(model_suite, "--ttrecord", "test_corrupting.py")
+    # THEN only the marked test reports TR011, not the ones before and after it
+    result.assert_outcomes(failed=3)
+    result.stdout.fnmatch_lines(["*test_corrupting.py::test_bias_overwritten_by_replay: TR004 x1  *",
+                                 "*test_corrupting.py::test_marked_bias_overwritten_by_replay: TR004 x1, TR011 x1*",
+                                 "*test_corrupting.py::test_later_bias_overwritten_by_replay: TR004 x1  *"])

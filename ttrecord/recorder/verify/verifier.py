@@ -32,6 +32,13 @@ class Verifier:
         with self._lock:
             self.holds.sweep()
 
+    def drop_all(self) -> None:
+        """Stop verifying: let go of every tensor held for it."""
+        with self._lock:
+            self.holds.drop_all()
+            self._traces.clear()
+            self._capturing.clear()
+
     def before(self, tl: Any, kind: Any, args: tuple, kwargs: dict, instance: Any) -> Any:
         """Runs before the recorder looks at a user call; returns what `after` needs."""
         with self._lock:
