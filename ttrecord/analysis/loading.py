@@ -3,8 +3,10 @@
 A long run is mostly eager ops, allocations and frees that no hazard rule can involve. The
 detectors scan every event of a few kinds (trace calls, syncs, anything inside a capture or an
 audit region) and, of the rest, only:
-- allocations made while a trace is live that overlap a range the trace touches (TR004), with
-  their frees and the call that produced the buffer;
+- allocations made while a trace is live that overlap a range the trace touches and are still
+  allocated at a replay of it (TR004), with their frees and the call that produced the buffer
+  (in a decode loop nearly every eager allocation lands on trace memory, but is freed before
+  the next replay);
 - frees of a trace's inputs, and host-to-device calls that made a new device tensor (TR005);
 - the callers of all of these, for the user's line.
 Everything else they need about the run (was a buffer already allocated before a capture,
@@ -18,9 +20,9 @@ from __future__ import annotations
 import bisect
 import json
 
-from ttrecord.analysis.context import Context, RangeIndex, TraceInfo, buffer_key
+from ttrecord.analysis.context import Context, TraceInfo, buffer_key
 from ttrecord.analysis.facts import SessionFacts
-from ttrecord.events import BufferRef, Event, Phase
+from ttrecord.events import BufferRef, Event, Kind, Phase
 
 _CORE = (
     "SELECT seq FROM events WHERE kind NOT IN ('op', 'alloc', 'free', 'h2d', 'd2h')"
@@ -48,10 +50,11 @@ def load(session) -> tuple[list[Event], SessionFacts, list[TraceInfo]]:
     all_traces = Context(events, facts=facts).traces
     traces = [t for t in all_traces if t.end is not None]
     have = set(core)
-    extra = _related(session, facts, traces) - have
-    if extra:
+    extra = _related(session, facts, traces, _executes(events)) - have
+    while extra:
         events = sorted(events + session.events_at(extra), key=lambda e: e.seq)
         have |= extra
+        extra = _frees(session, events) - have
     for _ in range(3):  # callers of nested calls and allocations, for the user's line
         parents = {e.parent for e in events if e.parent is not None} - have
         if not parents:
@@ -61,31 +64,88 @@ def load(session) -> tuple[list[Event], SessionFacts, list[TraceInfo]]:
     return events, facts, all_traces
 
 
-def _related(session, facts: SessionFacts, traces: list[TraceInfo]) -> set[int]:
+def _executes(events: list[Event]) -> dict[tuple[int | None, int], list[int]]:
+    """Seqs of the execute_trace calls per (device, trace id), in order."""
+    runs: dict[tuple[int | None, int], list[int]] = {}
+    for e in events:
+        if e.kind is Kind.TRACE_EXECUTE and e.trace is not None:
+            runs.setdefault((e.device, e.trace), []).append(e.seq)
+    return runs
+
+
+def _frees(session, events: list[Event]) -> set[int]:
+    """Where the buffers of the loaded allocations ended: without it, an allocation loaded for
+    another reason (an audit region) would look live at a replay it never saw."""
+    allocs = [e.seq for e in events if e.kind is Kind.ALLOC and e.phase is not Phase.CAPTURE]
+    return {seq for (seq,) in session.query(
+        "SELECT b.free_seq FROM events e JOIN buffers b ON b.id = e.buffer"
+        " WHERE e.seq IN (SELECT value FROM json_each(?)) AND b.free_seq IS NOT NULL",
+        (json.dumps(allocs),),
+    )}  # fmt: skip
+
+
+def _post_capture_buffers(session, traces: list[TraceInfo], until: dict[int, int],
+                          executes: dict[tuple[int | None, int], list[int]],
+                          input_keys: set[tuple[int, str, int]]) -> list[tuple]:  # fmt: skip
+    """(alloc, free, id, device, buffer type, address, size) of the buffers that can matter, in
+    allocation order: those allocated between a trace's capture and its id's last replay (before
+    its release), and those at a trace input's address. By allocation time, not address: in a
+    decode loop every eager step reuses the addresses the trace touches."""
+    windows = []
+    for t in traces:
+        runs = executes.get((t.device, t.trace_id))
+        if runs and runs[-1] > t.end.seq:
+            windows.append((t.end.seq, min(until[id(t)], runs[-1])))
+    merged: list[list[int]] = []
+    for lo, hi in sorted(windows):
+        if merged and lo <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], hi)
+        else:
+            merged.append([lo, hi])
+    columns = "b.alloc_seq, b.free_seq, b.id, b.device, b.buffer_type, b.address, b.size"
+    rows = session.query(
+        f"SELECT {columns} FROM json_each(?) w JOIN buffers b"
+        " ON b.alloc_seq > json_extract(w.value, '$[0]')"
+        " AND b.alloc_seq < json_extract(w.value, '$[1]')",
+        (json.dumps(merged),),
+    )
+    by_type: dict[tuple[int, str], list[int]] = {}
+    for device, btype, address in input_keys:
+        by_type.setdefault((device, btype), []).append(address)
+    for (device, btype), addresses in by_type.items():
+        rows += session.query(
+            f"SELECT {columns} FROM buffers b WHERE b.device = ? AND b.buffer_type = ?"
+            " AND b.address IN (SELECT value FROM json_each(?))",
+            (device, btype, json.dumps(addresses)),
+        )
+    return sorted(set(rows), key=lambda r: (r[0], r[2]))  # (alloc, id): free may be None
+
+
+def _related(session, facts: SessionFacts, traces: list[TraceInfo],
+             executes: dict[tuple[int | None, int], list[int]]) -> set[int]:  # fmt: skip
     if not traces:
         return set()
     last = session.query("SELECT max(seq) FROM events")[0][0] or 0
     until = {id(t): t.release.seq if t.release else last + 1 for t in traces}
     seqs: set[int] = set()
-    # Allocations over trace memory: every buffer overlapping any trace's ranges, once.
-    widest = session.query("SELECT max(size) FROM buffers")[0][0] or 0
-    union = RangeIndex([a for t in traces for a in t.accesses])
-    rows: list[tuple] = []
-    for device, btype, start, end in union.intervals():
-        rows += session.query(
-            # The address lower bound keeps this an index range scan (no buffer is wider).
-            "SELECT alloc_seq, free_seq, id, device, buffer_type, address, size FROM buffers"
-            " WHERE device = ? AND buffer_type = ? AND address > ? AND address < ?"
-            " AND address + size > ?",
-            (device, btype, start - widest, end, start),
-        )
-    rows.sort()
+    # A buffer at an input's address matters to TR005 even when freed before any replay.
+    input_keys = {buffer_key(acc.buffer) for t in traces for acc in t.inputs()}
+    rows = _post_capture_buffers(session, traces, until, executes, input_keys)
     starts = [r[0] for r in rows]
     over: set[int] = set()
     for t in traces:
+        runs = executes.get((t.device, t.trace_id), [])
         lo = bisect.bisect_right(starts, t.end.seq)
         hi = bisect.bisect_left(starts, until[id(t)])
         for alloc, free, buffer_id, device, btype, address, size in rows[lo:hi]:
+            if buffer_id in over:
+                continue
+            # TR004 needs the buffer still allocated at a replay of the trace (by its id, as
+            # the rule matches execute_trace calls).
+            i = bisect.bisect_right(runs, alloc)
+            replayed = i < len(runs) and (free is None or runs[i] < free)
+            if not replayed and (device, btype, address) not in input_keys:
+                continue
             if t.footprint.hits(BufferRef(device, btype, address, size)):
                 over.add(buffer_id)
                 seqs.add(alloc)

@@ -36,7 +36,7 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
     """TR004 in one pass: post-capture allocations wait until they are freed or a replay hits."""
     pending_traces = sorted((t for t in ctx.traces if t.end is not None), key=lambda t: t.end.seq)
     live: dict[int | None, list[TraceInfo]] = {}
-    candidates: dict[tuple, tuple[Event, list[tuple[TraceInfo, list[Access]]], int]] = {}
+    candidates: dict[tuple, tuple[Event, list[TraceInfo], int]] = {}
     reported: set[tuple[int, int]] = set()
     findings: list[Finding] = []
     nxt = 0
@@ -52,11 +52,9 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
                 continue
             key = buffer_key(buf)
             candidates.pop(key, None)
-            hits = [
-                (t, t.footprint.overlapping(buf))
-                for t in live.get(buf.device, ())
-                if t.footprint.hits(buf)
-            ]
+            # Which ranges it overlaps is worked out only for a reported one: most allocations
+            # over trace memory are freed before the next replay.
+            hits = [t for t in live.get(buf.device, ()) if t.footprint.hits(buf)]
             if hits:
                 candidates[key] = (ev, hits, i)
         elif kind is Kind.FREE:
@@ -66,13 +64,14 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             if not candidates:
                 continue
             for alloc, hits, index in candidates.values():
-                for trace, accesses in hits:
+                for trace in hits:
                     if trace.device != ev.device or trace.trace_id != ev.trace:
                         continue
                     if (alloc.seq, id(trace)) in reported:
                         continue
                     reported.add((alloc.seq, id(trace)))
                     maker = _allocating_call(ctx, events, alloc, index)
+                    accesses = trace.footprint.overlapping(alloc.buffer)
                     findings.append(_allocation_finding(ctx, alloc, maker, trace, accesses, ev))
         elif kind is Kind.TRACE_RELEASE:
             traces = live.get(ev.device, [])
@@ -86,6 +85,8 @@ def _allocating_call(ctx: Context, events: Sequence[Event], alloc: Event, index:
         return ctx.outermost(alloc)
     key = buffer_key(alloc.buffer)
     for ev in events[index + 1 : index + 64]:
+        if ev.seq >= alloc.seq + 64:  # the next 63 of the run, not of the events loaded
+            break
         if any(r.buffer is not None and buffer_key(r.buffer) == key for r in ev.outputs):
             return ctx.outermost(ev)
     return alloc
@@ -149,13 +150,18 @@ def detect_overlapping_traces(events: Sequence[Event], ctx: Context) -> list[Fin
     """TR010: pairs of traces live at once whose writes land on what the other one keeps."""
     traces = [t for t in ctx.traces if t.end is not None]
     findings: list[Finding] = []
-    for i, later in enumerate(traces):
-        for earlier in traces[:i]:
+    unreleased: list[TraceInfo] = []  # earlier traces, in order, not released when `later` began
+    for later in traces:
+        # Traces come in begin order and every later one ends after it begins, so a trace
+        # released by now is live at none of them (a run of many captures stays linear).
+        unreleased = [t for t in unreleased if t.release is None or t.release.seq > later.begin.seq]
+        for earlier in unreleased:
             if earlier.device != later.device or not earlier.live_at(later.end.seq):
                 continue
             hit = _trace_buffer_overlap(earlier, later) or _kept_overlap(earlier, later)
             if hit is not None:
                 findings.append(_overlap_finding(ctx, earlier, later, *hit))
+        unreleased.append(later)
     return findings
 
 
