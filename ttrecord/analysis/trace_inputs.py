@@ -3,7 +3,8 @@
 A trace's inputs are the device buffers its captured ops read that existed before the capture.
 Rules:
 - TR005 (freed): an input buffer is freed after the capture read it, and the trace is replayed
-  afterwards (before release_trace). Reported at the call that freed it.
+  afterwards (before release_trace). Reported at the call that freed it; a later free at that
+  address is another tensor's.
 - TR005 (stale): before an execute_trace, the program wrote new data to the device as a *new*
   tensor with the shape, dtype and buffer type of a trace input, used that tensor for nothing
   before the replay, and did not write into the captured input since the previous replay (no
@@ -64,10 +65,13 @@ def _freed_and_stale(
     for ev in events:
         kind = ev.kind
         if kind is Kind.FREE and ev.buffer is not None:
-            for t, acc in readers.get(buffer_key(ev.buffer), ()):
+            key = buffer_key(ev.buffer)
+            for t, acc in readers.get(key, ()):
+                if key in gone.get(id(t), ()):
+                    continue  # the input went at its first free; this is a later tensor there
                 if acc.seq < ev.seq and (t.release is None or t.release.seq > ev.seq):
                     freed.setdefault(id(t), []).append((ev, acc))
-                    gone.setdefault(id(t), set()).add(buffer_key(ev.buffer))
+                    gone.setdefault(id(t), set()).add(key)
         elif kind is Kind.TRACE_EXECUTE:
             for t in by_key.get((ev.device, ev.trace), ()):
                 if not t.live_at(ev.seq):
