@@ -4,19 +4,32 @@ A trace replays with the addresses it captured, so every buffer its captured cal
 wrote is an address range the trace owns until it is released. A buffer allocated after the
 capture ended that lands on such a range and is still allocated when the trace executes is
 what TR004 is about; the map highlights exactly those.
+
+A decode loop allocates 100,000s of buffers and the view shows a screenful, so buffers stay
+plain row tuples (`MapRow`) and become `MapBar`s only when looked at (`Bars`).
 """
 
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from operator import itemgetter
 
-from ttrecord.store.reader import BufferRow, EventFilter, Session, TimelineRow, TraceRow
+from ttrecord.events import BufferRef
+from ttrecord.store.reader import (
+    BufferRow,
+    MapRow,
+    Session,
+    TraceRow,
+    map_buffer_rows,
+    map_rows_by_id,
+    trace_execute_rows,
+)
 
-EXECUTES = EventFilter(kinds=frozenset({"trace_execute"}))
 
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TraceRange:
     """An address range a trace reads or writes on replay, owned from capture to release."""
 
@@ -32,7 +45,7 @@ class TraceRange:
         return self.trace.release_seq
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MapBar:
     buffer: BufferRow
     start: int  # alloc seq
@@ -46,6 +59,51 @@ class MapBar:
     @property
     def end(self) -> int:
         return self.buffer.buffer.end
+
+
+_ADDRESS_TIME = itemgetter(1, 3)  # address, alloc_seq
+
+
+class Bars(Sequence[MapBar]):
+    """One map's bars by address, then time, then id; each built when asked for."""
+
+    def __init__(self, rows: list[MapRow], key: tuple[int, str], last_seq: int,
+                 hazards: dict[int, tuple[MapRow, tuple[TraceRange, ...]]]) -> None:  # fmt: skip
+        """`rows` by address then allocation order; `hazards` by buffer id."""
+        self._rows, self._key, self._last_seq = rows, key, last_seq
+        self._hazards = {buffer_id: ranges for buffer_id, (_, ranges) in hazards.items()}
+        # Positions of the bars with hazards, ascending: a bisect each rather than a scan.
+        self.hazard_indices: list[int] = sorted(self._position(row) for row, _ in hazards.values())
+
+    def _position(self, row: MapRow) -> int:
+        i = bisect.bisect_left(self._rows, _ADDRESS_TIME(row), key=_ADDRESS_TIME)
+        while self._rows[i][0] != row[0]:  # buffers of one address and seq: rare, and few
+            i += 1
+        return i
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index):  # type: ignore[override]  (int -> MapBar, slice -> list)
+        if isinstance(index, slice):
+            return [self._bar(r) for r in self._rows[index]]
+        return self._bar(self._rows[index])
+
+    def __iter__(self) -> Iterator[MapBar]:
+        return map(self._bar, self._rows)
+
+    def _bar(self, r: MapRow) -> MapBar:
+        ref = BufferRef(self._key[0], self._key[1], r[1], r[2], r[6], r[7], r[8])
+        stop = r[4] if r[4] is not None else self._last_seq
+        return MapBar(BufferRow(r[0], ref, r[3], r[4], r[5]), r[3], max(stop, r[3]),
+                      self._hazards.get(r[0], ()))  # fmt: skip
+
+    def index_of(self, buffer_id: int) -> int | None:
+        return next((i for i, r in enumerate(self._rows) if r[0] == buffer_id), None)
+
+    def allocated_at(self, seqs: set[int] | frozenset[int]) -> list[int]:
+        """Positions of the bars allocated at one of these seqs."""
+        return [i for i, r in enumerate(self._rows) if r[3] in seqs] if seqs else []
 
 
 @dataclass(frozen=True)
@@ -66,11 +124,32 @@ class RangeGroup:
         return sorted({r.trace.trace_id for r in self.ranges})
 
 
+class Lines(Sequence["RangeGroup | MapBar"]):
+    """What the view lists: the range groups, then the bars (without copying the bars)."""
+
+    def __init__(self, groups: tuple[RangeGroup, ...], bars: Bars) -> None:
+        self.groups, self.bars = groups, bars
+
+    def __len__(self) -> int:
+        return len(self.groups) + len(self.bars)
+
+    def __getitem__(self, index: int) -> RangeGroup | MapBar:  # type: ignore[override]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        n = len(self.groups)
+        return self.groups[index] if index < n else self.bars[index - n]
+
+    def bar_line(self, bar_index: int) -> int:
+        return len(self.groups) + bar_index
+
+
 @dataclass(frozen=True)
 class MemoryMap:
     device: int
     buffer_type: str
-    bars: tuple[MapBar, ...]  # by address, then by time
+    bars: Bars  # by address, then by time
     groups: tuple[RangeGroup, ...]  # by address
     last_seq: int
 
@@ -80,25 +159,15 @@ class MemoryMap:
 
     @property
     def hazard_count(self) -> int:
-        return sum(1 for bar in self.bars if bar.hazards)
+        return len(self.bars.hazard_indices)
+
+    @cached_property
+    def lines(self) -> Lines:
+        return Lines(self.groups, self.bars)
 
     def groups_over(self, address: int, end: int) -> list[RangeGroup]:
         """Groups whose span meets [address, end)."""
         return [g for g in self.groups if g.address < end and address < g.end]
-
-
-def overlaps_trace(row: BufferRow, rng: TraceRange) -> bool:
-    """Allocated after the capture ended, before release, on an address the trace owns."""
-    if row.id == rng.buffer_id or row.buffer.buffer_type != rng.buffer_type:
-        return False
-    if row.buffer.device != rng.trace.device:
-        return False
-    end_seq = rng.trace.end_seq
-    if end_seq is None or row.alloc_seq <= end_seq:
-        return False
-    if rng.live_until is not None and row.alloc_seq >= rng.live_until:
-        return False
-    return row.buffer.address < rng.end and rng.address < row.buffer.end
 
 
 def _executed_while_live(executes: list[int], start: int, stop: int | None) -> bool:
@@ -107,35 +176,97 @@ def _executed_while_live(executes: list[int], start: int, stop: int | None) -> b
     return i < len(executes) and (stop is None or executes[i] < stop)
 
 
-def _hazards(buffers: list[BufferRow], traces: list[TraceRow],
+def _hazards(rows: list[MapRow], key: tuple[int, str], ended: list[TraceRow],
              ranges: dict[int, list[TraceRange]],
-             executes: dict[int, list[int]]) -> dict[int, tuple[TraceRange, ...]]:  # fmt: skip
-    """Buffer id -> the trace ranges it sat on while the trace executed.
+             executes: dict[int, list[int]]) -> dict[int, tuple[MapRow, tuple[TraceRange, ...]]]:  # fmt: skip
+    """Buffer id -> its row and the trace ranges it sat on while the trace executed.
 
-    One sweep in allocation order, keeping the traces captured and not yet released, so each
-    buffer is checked against the few live traces rather than every range of the session.
+    `rows` are one map's buffers in allocation order and `ended` the captured traces by
+    end_seq. A trace's suspects are the buffers allocated after its capture ended and before
+    both its release and its last execution: a bisect each way in allocation order, then a
+    bisect per suspect into the union of the trace's ranges. A decode loop replays right
+    after capturing, so most buffers are no trace's suspect.
     """
-    ended = sorted((t for t in traces if t.end_seq is not None), key=lambda t: t.end_seq)
-    live: list[TraceRow] = []
-    hazards: dict[int, tuple[TraceRange, ...]] = {}
-    i = 0
-    for row in sorted(buffers, key=lambda r: r.alloc_seq):
-        while i < len(ended) and ended[i].end_seq < row.alloc_seq:
-            live.append(ended[i])
-            i += 1
-        if live and live[0].release_seq is not None and live[0].release_seq <= row.alloc_seq:
-            live = [t for t in live if t.release_seq is None or t.release_seq > row.alloc_seq]
-        if not live:
+    device, buffer_type = key
+    alloc = itemgetter(3)
+    found: dict[int, tuple[MapRow, list[TraceRange]]] = {}
+    for t in ended:
+        executes_t = executes.get(t.id)
+        own = [r for r in ranges.get(t.id, ()) if r.buffer_type == buffer_type]
+        if t.device != device or not own or not executes_t:
             continue
-        address, end = row.buffer.address, row.buffer.end
-        hits = tuple(
-            r for t in live for r in ranges.get(t.id, ())
-            if r.address < end and address < r.end and overlaps_trace(row, r)
-            and _executed_while_live(executes.get(t.id, []), row.alloc_seq, row.free_seq)
-        )  # fmt: skip
-        if hits:
-            hazards[row.id] = hits
-    return hazards
+        # Allocated after the capture ended, before the release and before the last replay.
+        lo = bisect.bisect_right(rows, t.end_seq, key=alloc)
+        hi = bisect.bisect_left(rows, executes_t[-1], key=alloc)
+        if t.release_seq is not None:
+            hi = min(hi, bisect.bisect_left(rows, t.release_seq, key=alloc))
+        if lo >= hi:
+            continue
+        starts, ends = _union(own)
+        for row in rows[lo:hi]:
+            address = row[1]
+            end = address + row[2]
+            k = bisect.bisect_left(starts, end)
+            if not k or ends[k - 1] <= address:
+                continue  # on none of the trace's addresses
+            if not _executed_while_live(executes_t, row[3], row[4]):
+                continue
+            hits = [r for r in own if r.address < end and address < r.end and r.buffer_id != row[0]]
+            if hits:
+                found.setdefault(row[0], (row, []))[1].extend(hits)
+    return {buffer_id: (row, tuple(hits)) for buffer_id, (row, hits) in found.items()}
+
+
+def _union(ranges: list[TraceRange]) -> tuple[list[int], list[int]]:
+    """The address ranges merged into disjoint spans: their starts and ends, ascending."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for address, end in sorted((r.address, r.end) for r in ranges):
+        if ends and address <= ends[-1]:
+            ends[-1] = max(ends[-1], end)
+        else:
+            starts.append(address)
+            ends.append(end)
+    return starts, ends
+
+
+def layout(rows_by_key: dict[tuple[int, str], list[MapRow]], traces: list[TraceRow],
+           trace_buffers: dict[int, list[tuple[str, int]]], last_seq: int,
+           executes: dict[int, list[int]],
+           owned: dict[int, tuple[tuple[int, str], MapRow]] | None = None) -> list[MemoryMap]:  # fmt: skip
+    """One map per (device, buffer type), in device then type order, from each type's
+    buffers in allocation order (see `build_maps` for the other arguments).
+
+    `owned` is the buffers of `trace_buffers` by id, with their (device, type), when the
+    caller has them (load_maps asks SQLite by id: cheaper than scanning every row here)."""
+    if owned is None:
+        wanted = {buffer_id for pairs in trace_buffers.values() for _, buffer_id in pairs}
+        owned = {}
+        for key, rows in rows_by_key.items():
+            owned.update((r[0], (key, r)) for r in rows if r[0] in wanted)
+    ranges: dict[int, list[TraceRange]] = {}
+    spans: dict[tuple[int, str], dict[tuple[int, int], list[TraceRange]]] = {}
+    for trace in traces:
+        for role, buffer_id in trace_buffers.get(trace.id, []):
+            if buffer_id in owned:
+                key, r = owned[buffer_id]
+                rng = TraceRange(trace, "reads" if role == "in" else "writes", buffer_id,
+                                 r[1], r[1] + r[2], key[1])  # fmt: skip
+                ranges.setdefault(trace.id, []).append(rng)
+                spans.setdefault(key, {}).setdefault((rng.address, rng.end), []).append(rng)
+    ended = sorted((t for t in traces if t.end_seq is not None), key=lambda t: t.end_seq)
+    maps = []
+    for key in sorted(k for k, rows in rows_by_key.items() if rows):
+        rows = rows_by_key[key]
+        hazards = _hazards(rows, key, ended, ranges, executes)
+        # Stable: by address, then allocation order (alloc_seq, then id).
+        bars = Bars(sorted(rows, key=itemgetter(1)), key, last_seq, hazards)
+        groups = tuple(
+            RangeGroup(a, e, tuple(sorted(rs, key=lambda r: (r.trace.begin_seq, r.role))))
+            for (a, e), rs in sorted(spans.get(key, {}).items())
+        )
+        maps.append(MemoryMap(key[0], key[1], bars, groups, last_seq))
+    return maps
 
 
 def build_maps(
@@ -150,39 +281,14 @@ def build_maps(
     `trace_buffers` and `executes` are keyed by traces.id: what each trace's captured calls
     read and wrote, and the seqs of its execute_trace calls.
     """
-    by_id = {row.id: row for row in buffers}
-    ranges: dict[int, list[TraceRange]] = {}
-    for trace in traces:
-        for role, buffer_id in trace_buffers.get(trace.id, []):
-            row = by_id.get(buffer_id)
-            if row is not None:
-                rng = TraceRange(trace, "reads" if role == "in" else "writes", buffer_id,
-                                 row.buffer.address, row.buffer.end, row.buffer.buffer_type)  # fmt: skip
-                ranges.setdefault(trace.id, []).append(rng)
-    hazards = _hazards(buffers, traces, ranges, executes or {})
-    bars_by_key: dict[tuple[int, str], list[MapBar]] = {}
-    for row in buffers:
-        stop = row.free_seq if row.free_seq is not None else last_seq
-        bar = MapBar(row, row.alloc_seq, max(stop, row.alloc_seq), hazards.get(row.id, ()))
-        bars_by_key.setdefault(_key(row), []).append(bar)
-    spans: dict[tuple[int, str], dict[tuple[int, int], list[TraceRange]]] = {}
-    for trace_ranges in ranges.values():
-        for rng in trace_ranges:
-            key = _key(by_id[rng.buffer_id])
-            spans.setdefault(key, {}).setdefault((rng.address, rng.end), []).append(rng)
-    maps = []
-    for key in sorted(bars_by_key):
-        bars = sorted(bars_by_key[key], key=lambda b: (b.address, b.start))
-        groups = tuple(
-            RangeGroup(a, e, tuple(sorted(rs, key=lambda r: (r.trace.begin_seq, r.role))))
-            for (a, e), rs in sorted(spans.get(key, {}).items())
+    rows_by_key: dict[tuple[int, str], list[MapRow]] = {}
+    for row in sorted(buffers, key=lambda r: r.alloc_seq):
+        b = row.buffer
+        rows_by_key.setdefault((b.device, b.buffer_type), []).append(
+            (row.id, b.address, b.size, row.alloc_seq, row.free_seq, row.alloc_phase,
+             b.page_size, b.num_pages, b.tensor_id)  # fmt: skip
         )
-        maps.append(MemoryMap(key[0], key[1], tuple(bars), groups, last_seq))
-    return maps
-
-
-def _key(row: BufferRow) -> tuple[int, str]:
-    return row.buffer.device, row.buffer.buffer_type
+    return layout(rows_by_key, traces, trace_buffers, last_seq, executes or {})
 
 
 def load_maps(session: Session) -> list[MemoryMap]:
@@ -191,8 +297,9 @@ def load_maps(session: Session) -> list[MemoryMap]:
     trace_buffers = buffers_by_trace(traces, session.capture_buffers())
     seqs = session.seq_range()
     last_seq = seqs[1] if seqs else 0
-    executes = trace_executions(traces, session.timeline(EXECUTES, limit=1 << 40))
-    return build_maps(session.buffers(), traces, trace_buffers, last_seq, executes)
+    executes = trace_executions(traces, trace_execute_rows(session))
+    owned = map_rows_by_id(session, {b for pairs in trace_buffers.values() for _, b in pairs})
+    return layout(map_buffer_rows(session), traces, trace_buffers, last_seq, executes, owned)
 
 
 def buffers_by_trace(traces: list[TraceRow],
@@ -210,15 +317,17 @@ def buffers_by_trace(traces: list[TraceRow],
     return {tid: sorted(pairs, key=lambda p: (p[1], p[0])) for tid, pairs in out.items()}
 
 
-def trace_executions(traces: list[TraceRow], rows: list[TimelineRow]) -> dict[int, list[int]]:
-    """traces.id -> seqs of its execute_trace calls (trace ids are reused after release)."""
+def trace_executions(traces: list[TraceRow],
+                     rows: list[tuple[int, int | None, int | None]]) -> dict[int, list[int]]:  # fmt: skip
+    """traces.id -> seqs of its execute_trace calls, from (seq, device, trace id) rows in seq
+    order (trace ids are reused after release)."""
     by_key: dict[tuple[int | None, int | None], list[TraceRow]] = {}
     for t in traces:
         by_key.setdefault((t.device, t.trace_id), []).append(t)
     out: dict[int, list[int]] = {}
-    for row in rows:
-        for t in by_key.get((row.device, row.trace), ()):
-            if t.begin_seq < row.seq and (t.release_seq is None or row.seq < t.release_seq):
-                out.setdefault(t.id, []).append(row.seq)
+    for seq, device, trace in rows:
+        for t in by_key.get((device, trace), ()):
+            if t.begin_seq < seq and (t.release_seq is None or seq < t.release_seq):
+                out.setdefault(t.id, []).append(seq)
                 break
     return out

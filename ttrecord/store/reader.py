@@ -19,6 +19,13 @@ from ttrecord.errors import SessionError
 from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, Status, TensorRef
 from ttrecord.findings import Finding, Severity
 from ttrecord.store import schema
+from ttrecord.store.buffer_rows import (  # noqa: F401  (re-exported)
+    MAP_ROW_COLUMNS,
+    MapRow,
+    map_buffer_rows,
+    map_rows_by_id,
+    trace_execute_rows,
+)
 from ttrecord.store.capture_rows import capture_op_rows, op_tensors  # noqa: F401  (re-exported)
 from ttrecord.store.rows import (  # noqa: F401  (re-exported: the reader is the query API)
     BufferRow,

@@ -110,7 +110,7 @@ class MemoryScreen(Screen):
 
     def _focus_bar(self, m: MemoryMap) -> MapBar | None:
         """The buffer a finding is about: allocated by one of its events, overlaps first."""
-        bars = [b for b in m.bars if b.start in self.focus_seqs]
+        bars = [m.bars[i] for i in m.bars.allocated_at(self.focus_seqs)]
         return next((b for b in bars if b.hazards), bars[0] if bars else None)
 
     def _initial_map(self) -> int:

@@ -7,6 +7,8 @@ to release; a buffer allocated over one of them while the trace lived is drawn i
 
 from __future__ import annotations
 
+import bisect
+
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -17,7 +19,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ttrecord.tui.format import addr_range
-from ttrecord.tui.memlayout import MapBar, MemoryMap, RangeGroup, TraceRange
+from ttrecord.tui.memlayout import Lines, MapBar, MemoryMap, RangeGroup
 from ttrecord.tui.messages import RowHighlighted
 
 LABEL = 34
@@ -45,20 +47,25 @@ class MemoryMapView(ScrollView, can_focus=True):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.map: MemoryMap | None = None
-        self._shade: dict[int, list[TraceRange]] = {}
+        # Shading depends only on which range groups a line meets and on the width: buffers
+        # reusing an address share it, so it is worked out once per (groups, width).
+        self._groups_at: dict[tuple[int, int], tuple[int, ...]] = {}
+        self._shades: dict[tuple[tuple[int, ...], int, str], list[tuple[str, Style]]] = {}
+        self._seqs: dict[tuple[tuple[int, ...], str, bool], list[tuple[int, int]]] = {}
 
     def show(self, memory_map: MemoryMap, select_buffer: int | None = None) -> None:
         self.map = memory_map
-        self._shade.clear()
-        self.virtual_size = Size(1, len(self.lines))
-        target = 0
-        for i, line in enumerate(self.lines):
-            if isinstance(line, MapBar) and (
-                line.buffer.id == select_buffer or (select_buffer is None and line.hazards)
-            ):
-                target = i
-                break
-        self.cursor = target
+        self._groups_at.clear()
+        self._shades.clear()
+        self._seqs.clear()
+        lines = memory_map.lines
+        self.virtual_size = Size(1, len(lines))
+        bars = memory_map.bars
+        if select_buffer is None:
+            index = bars.hazard_indices[0] if bars.hazard_indices else None
+        else:
+            index = bars.index_of(select_buffer)
+        self.cursor = 0 if index is None else lines.bar_line(index)
         self.call_after_refresh(self._reveal_cursor)
 
     def _reveal_cursor(self, attempts: int = 10) -> None:
@@ -68,10 +75,8 @@ class MemoryMapView(ScrollView, can_focus=True):
         self.scroll_to_region(Region(0, self.cursor, 1, 1), animate=False, immediate=True)
 
     @property
-    def lines(self) -> list[RangeGroup | MapBar]:
-        if self.map is None:
-            return []
-        return [*self.map.groups, *self.map.bars]
+    def lines(self) -> Lines | list[RangeGroup | MapBar]:
+        return [] if self.map is None else self.map.lines
 
     @property
     def selected(self) -> RangeGroup | MapBar | None:
@@ -95,28 +100,19 @@ class MemoryMapView(ScrollView, can_focus=True):
             return Strip.blank(width)
         item = lines[index]
         bar_width = max(4, width - LABEL)
-        cells = [(" ", Style())] * bar_width
         if isinstance(item, RangeGroup):
             traces = item.traces
             who = f"T{traces[0]}" if len(traces) == 1 else f"T×{len(traces)}"
             rw = "".join(r[0] for r in item.roles.split("/"))
             label = f"{who} {rw} {addr_range(item.address, item.end - item.address)}"
-            for rng in item.ranges:
-                a, b = self._span(rng.trace.begin_seq, rng.live_until or self.map.last_seq, bar_width)
-                for c in range(a, b + 1):
-                    cells[c] = ("▒", SHADE)
+            cells = list(self._shade((index,), bar_width, "▒"))  # groups come first in lines
             marker = "▒ "
         else:
             label = addr_range(item.address, item.end - item.address)
-            for rng in self._shading(item):
-                a, b = self._span(rng.trace.end_seq or rng.trace.begin_seq,
-                                  rng.live_until or self.map.last_seq, bar_width)  # fmt: skip
-                for c in range(a, b + 1):
-                    cells[c] = ("░", SHADE)
+            cells = list(self._shade(self._groups_over(item), bar_width, "░"))
             style = HAZARD if item.hazards else CAPTURED if item.buffer.alloc_phase == "capture" else BAR
             a, b = self._span(item.start, item.stop, bar_width)
-            for c in range(a, b + 1):
-                cells[c] = ("█", style)
+            cells[a : b + 1] = [("█", style)] * (b + 1 - a)
             marker = "! " if item.hazards else "  "
         label_style = HAZARD if marker == "! " else Style()
         segments = [Segment(marker, label_style), Segment(label[: LABEL - 3].ljust(LABEL - 2), label_style)]
@@ -124,13 +120,55 @@ class MemoryMapView(ScrollView, can_focus=True):
         strip = Strip(segments).simplify().crop(0, width).extend_cell_length(width)
         return _highlight(strip) if index == self.cursor else strip
 
-    def _shading(self, bar: MapBar) -> list[TraceRange]:
-        """Trace ranges this buffer's addresses fall in: shaded while the trace owns them."""
-        cached = self._shade.get(bar.buffer.id)
-        if cached is None and self.map is not None:
-            groups = self.map.groups_over(bar.address, bar.end)
-            cached = self._shade[bar.buffer.id] = [r for g in groups for r in g.ranges]
-        return cached or []
+    def _groups_over(self, bar: MapBar) -> tuple[int, ...]:
+        """Indices of the range groups this buffer's addresses fall in."""
+        key = (bar.address, bar.end)
+        found = self._groups_at.get(key)
+        if found is None:
+            groups = self.map.groups if self.map else ()
+            found = self._groups_at[key] = tuple(
+                i for i, g in enumerate(groups) if g.address < bar.end and bar.address < g.end
+            )
+        return found
+
+    def _shade(self, groups: tuple[int, ...], width: int, char: str) -> list[tuple[str, Style]]:
+        """The background of a line: blank, shaded where the groups' traces own the range.
+
+        On a group's own line ("▒") from capture begin, on a buffer's line ("░") from capture
+        end; to the release either way."""
+        key = (groups, width, char)
+        cells = self._shades.get(key)
+        if cells is None:
+            cells = [(" ", Style())] * width
+            # At most one column per seq: spans one seq apart leave no blank cell between.
+            for begin, end in self._owned_seqs(groups, char, width <= self.map.last_seq):
+                a, b = self._span(begin, end, width)
+                cells[a : b + 1] = [(char, SHADE)] * (b + 1 - a)
+            self._shades[key] = cells
+        return cells
+
+    def _owned_seqs(self, groups: tuple[int, ...], char: str, adjacent: bool) -> list[tuple[int, int]]:
+        """The groups' ranges as seq spans, overlapping ones (and with `adjacent`, ones a seq
+        apart) merged: the cells they cover are the same, and a decode loop's 1,000 traces
+        become a few spans to draw at each width."""
+        key = (groups, char, adjacent)
+        found = self._seqs.get(key)
+        if found is None and self.map is not None:
+            last = self.map.last_seq
+            spans = sorted(
+                (r.trace.begin_seq if char == "▒" else r.trace.end_seq or r.trace.begin_seq,
+                 r.live_until or last)
+                for i in groups for r in self.map.groups[i].ranges
+            )  # fmt: skip
+            found = []
+            for begin, end in spans:
+                last_begin, last_end = found[-1] if found else (1, 0)
+                if last_begin <= last_end and begin <= end and begin <= last_end + adjacent:
+                    found[-1] = (last_begin, max(last_end, end))
+                else:
+                    found.append((begin, end))  # begin > end draws at most a cell: kept as is
+            self._seqs[key] = found
+        return found or []
 
     # -- cursor ----------------------------------------------------------------------------
 
@@ -145,12 +183,12 @@ class MemoryMapView(ScrollView, can_focus=True):
             self.cursor = max(0, min(n - 1, self.cursor + delta))
 
     def action_next_hazard(self) -> None:
-        lines = self.lines
-        for step in range(1, len(lines) + 1):
-            i = (self.cursor + step) % len(lines)
-            if isinstance(lines[i], MapBar) and lines[i].hazards:
-                self.cursor = i
-                return
+        if self.map is None or not self.map.bars.hazard_indices:
+            return
+        lines = self.map.lines
+        hazards = [lines.bar_line(i) for i in self.map.bars.hazard_indices]
+        after = bisect.bisect_right(hazards, self.cursor)
+        self.cursor = hazards[after % len(hazards)]
 
     def on_click(self, event: events.Click) -> None:
         index = self.scroll_offset.y + event.y
