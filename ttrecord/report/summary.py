@@ -197,19 +197,15 @@ def _traces(
 
 
 def _verified(ctx: Context, traces: Sequence[TraceInfo]) -> dict[int, dict[str, int]]:
-    """Results of the replays `run --verify-replay` checked, per trace (by id(TraceInfo))."""
+    """Results of the replays `run --verify-replay` checked, per trace (by id(TraceInfo)):
+    a verify event is a child of the execute_trace it checked."""
+    by_execute = {ex.seq: t for t in traces for ex in t.executes}
     out: dict[int, dict[str, int]] = {}
     for ev in ctx.events:
-        if ev.kind is not Kind.VERIFY or not ev.args:
-            continue
-        for t in traces:
-            if t.key == (ev.device, ev.trace) and t.begin.seq < ev.seq and (
-                t.release is None or ev.seq < t.release.seq
-            ):
-                counts = out.setdefault(id(t), {})
-                result = str(ev.args.get("result"))
-                counts[result] = counts.get(result, 0) + 1
-                break
+        if ev.kind is Kind.VERIFY and ev.args and (t := by_execute.get(ev.parent)) is not None:
+            counts = out.setdefault(id(t), {})
+            result = str(ev.args.get("result"))
+            counts[result] = counts.get(result, 0) + 1
     return out
 
 

@@ -65,7 +65,7 @@ class TraceRecord:
     trace: int | None
     ops: list[CapturedOp] = field(default_factory=list)
     inputs: dict[Key, Input] = field(default_factory=dict)
-    produced: dict[Key, tuple[int, int]] = field(default_factory=dict)
+    # the latest op result at each buffer: (op index, position, tensor, buffer)
     outputs: dict[Key, tuple[int, int, Held, tuple]] = field(default_factory=dict)
     writes: list[tuple[int, str, int, int, int]] = field(default_factory=list)  # + op seq
     complete: bool = False
@@ -117,7 +117,6 @@ def add_op(rec: TraceRecord, holds: Holds, seq: int, name: str, wrapped: Any, pe
     rec.ops.append(CapturedOp(seq, name, fn, instance, args, kwargs))
     for pos, (out, buf) in enumerate(outputs):
         key = buf[:3]
-        rec.produced[key] = (index, pos)
         rec.outputs[key] = (index, pos, holds.hold(out), buf)
         rec.writes.append((buf[0], buf[1], buf[2], buf[2] + buf[3], seq))
 
@@ -126,9 +125,9 @@ def _slots(rec: TraceRecord, holds: Holds, value: Any, seq: int) -> Any:
     t = type(value)
     if t is Pending:
         key = value.buf[:3]
-        made = rec.produced.get(key)
+        made = rec.outputs.get(key)
         if made is not None:
-            return Slot(False, made)
+            return Slot(False, made[:2])
         if key not in rec.inputs:
             rec.inputs[key] = Input(holds.hold(value.obj), value.buf, _spec(value.obj), seq)
         return Slot(True, key)
