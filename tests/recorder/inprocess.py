@@ -37,6 +37,7 @@ def record_inprocess(backend: types.ModuleType, body: Callable[[types.ModuleType
         body(sys.modules["ttnn"])
         recorder.finish()
     finally:
+        recorder.unwatch()  # also when the body failed: no watcher outlives its recording
         installation.uninstall()
         for k in [k for k in sys.modules if k == "ttnn" or k.startswith("ttnn.")]:
             del sys.modules[k]

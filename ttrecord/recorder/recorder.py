@@ -2,11 +2,14 @@
 
 For a call the user makes (not one ttnn makes internally) the recorder
 1. finds the call site (first frame outside ttnn and ttrecord),
-2. diffs the allocator's snapshot, so buffers freed since the last call come first,
+2. queues the buffers freed since the last call (their last Tensor owner died: `ledger.py`),
+   so they come first,
 3. writes the "call begins" record (op, kind, phase, device, trace, inputs, scalars) to the log
    in one system call, together with everything still queued, *before* entering ttnn,
-4. runs the call, then queues its end (status, error, outputs) and the buffers it allocated or
-   freed as its children.
+4. runs the call, then queues its end (status, error, outputs) and the buffers it allocated
+   (new buffers among its outputs) or freed as its children.
+The allocator's full view is read only where a hazard is decided (see `ledger.py`), so a call
+costs the same with 10 or 5,000 live buffers.
 Calls ttnn makes while a user call runs are recorded with `parent` set to that user call.
 Phase (eager / capture / replay) follows the trace calls per device; prep is derived later.
 """
@@ -21,9 +24,11 @@ import time
 from typing import Any
 
 from ttrecord.events import Kind, Phase
-from ttrecord.recorder.allocations import Allocations, Devices
+from ttrecord.recorder import lifetimes
+from ttrecord.recorder.allocations import Devices
 from ttrecord.recorder.callsite import CallSites
 from ttrecord.recorder.classify import refine
+from ttrecord.recorder.ledger import Ledger
 from ttrecord.recorder.log import LogWriter, RecordType
 from ttrecord.recorder.temporaries import Temporaries
 from ttrecord.recorder.tensors import TensorDescriber, describe_torch
@@ -33,8 +38,11 @@ _KEYS = tuple(str(i) for i in range(64))
 _B, _E, _P = RecordType.BEGIN, RecordType.END, RecordType.POINT
 _EAGER, _CAPTURE, _REPLAY = Phase.EAGER.value, Phase.CAPTURE.value, Phase.REPLAY.value
 # Calls that never allocate or free: a buffer change they reveal would be a free by garbage
-# collection, which the next call's snapshot places just as well.
+# collection, which the next call's snapshot places just as well (snapshot-per-call fallback).
 _NO_SNAPSHOT_AFTER = frozenset({Kind.D2H, Kind.SYNC, Kind.TRACE_EXECUTE})
+# Where a hazard is decided: the allocator's full view is read before and after these calls.
+_DECISIONS = frozenset({Kind.TRACE_BEGIN, Kind.TRACE_END, Kind.TRACE_RELEASE, Kind.DEVICE_OPEN,
+                        Kind.DEVICE_CLOSE})  # fmt: skip
 _OP = Kind.OP
 _KIND_VALUES = {id(k): k.value for k in Kind}  # Enum.value is a Python-level property
 _now = time.monotonic_ns
@@ -60,7 +68,12 @@ class Recorder:
         self.callsites = callsites
         reports = ttnn._ttnn.reports
         self.devices = Devices(reports)
-        self.allocations = Allocations(reports, self.devices)
+        self.allocations = Ledger(reports, self.devices)
+        self._watched = ttnn.Tensor
+        # Frees by reference drop come from Tensor deaths; without them, a snapshot per call.
+        self.per_call_snapshots = not lifetimes.watch(ttnn.Tensor, self.allocations.on_death)
+        self._live_traces: dict[int | None, set] = {}  # device -> traces captured, not released
+        self._cache_entries = -1  # program cache entries at the last check while a trace lives
         self.tensors = TensorDescriber(
             self.devices.id_of, self.allocations.size_of, self.devices.num_banks
         )
@@ -87,7 +100,12 @@ class Recorder:
 
     def _stop_in_fork(self) -> None:
         self.off = True
+        self.unwatch()
         self.log.detach()
+
+    def unwatch(self) -> None:
+        """Stop watching Tensor deaths (at the end of recording)."""
+        lifetimes.unwatch(self._watched, self.allocations.on_death)
 
     def next_seq(self) -> int:
         return next(self._seq)
@@ -113,18 +131,22 @@ class Recorder:
         describe = self.tensors.describe
         dev_types = self.devices.types
         inputs: list[tuple] = []
+        held: list[tuple] = []  # (device tensor, its buffer) for the ledger
         scalars: dict[str, Any] | None = None
         device = cq = None
         has_device_arg = False
-        if instance is not None and type(instance) is T:
-            inputs.append(describe(instance))
         items = list(zip(_KEYS, args))
+        if instance is not None and type(instance) is T:
+            items.insert(0, ("self", instance))
         if kwargs:
             items += kwargs.items()
         for key, a in items:
             ta = type(a)
             if ta is T:
-                inputs.append(describe(a))
+                d = describe(a)
+                inputs.append(d)
+                if d[6] is not None:
+                    held.append((a, d[6]))
             elif ta in _SCALARS:
                 if key == "cq_id":
                     cq = a
@@ -136,7 +158,12 @@ class Recorder:
                 has_device_arg = True
             elif ta is list or ta is tuple:
                 if a and type(a[0]) is T:
-                    inputs.extend(describe(x) for x in a if type(x) is T)
+                    for x in a:
+                        if type(x) is T:
+                            d = describe(x)
+                            inputs.append(d)
+                            if d[6] is not None:
+                                held.append((x, d[6]))
                 elif len(a) <= 16 and all(type(x) in _SCALARS for x in a):
                     if scalars is None:
                         scalars = {}
@@ -148,7 +175,7 @@ class Recorder:
                 if ref[6] is not None:
                     device = ref[6][0]
                     break
-        return inputs, scalars, device, cq, has_device_arg
+        return inputs, scalars, device, cq, has_device_arg, held
 
     def _phase(self, kind: Kind, device: int | None, args: tuple, kwargs: dict) -> tuple:
         """(phase, trace, device) of a user call."""
@@ -165,44 +192,68 @@ class Recorder:
             return _CAPTURE, capturing[device], device
         return _EAGER, None, device
 
-    def _memory_records(self, parent: int | None, phase: str, trace: int | None, tid: int,
-                        region: str | None) -> list[tuple]:  # fmt: skip
-        """ALLOC/FREE records for what changed since the last snapshot (the caller queues
-        them)."""
-        changes = self.allocations.changes()
-        if changes is None:
-            return []
-        freed, allocated = changes
-        if freed:
-            self.tensors.forget(freed)
+    def _change_records(self, changes: list, parent: int | None, phase: str, trace: int | None,
+                        tid: int, region: str | None) -> list[tuple]:  # fmt: skip
+        """ALLOC/FREE records for `changes` [("free"|"alloc", buffer)] (the caller queues them).
+        Records between calls (`parent` None) take the phase of the buffer's device."""
         t = _now() - self.t0
         records = []
         seqs = self._seq
         capturing = self._capturing if phase != _REPLAY and parent is None else None
-        for kind, buffers in (("free", freed), ("alloc", allocated)):
-            for buf in buffers:
-                dev = buf[0]
-                if capturing is not None:
-                    tr = capturing.get(dev)
-                    ph, tr = (_CAPTURE, tr) if tr is not None else (_EAGER, None)
-                else:
-                    ph, tr = phase, trace
-                records.append((_P, next(seqs), parent, t, tid, kind, kind, ph, dev, tr,
-                                None, None, region, buf))  # fmt: skip
+        freed = [buf for kind, buf in changes if kind == "free"]
+        if freed:
+            self.tensors.forget(freed)
+        for kind, buf in changes:
+            dev = buf[0]
+            if capturing is not None:
+                tr = capturing.get(dev)
+                ph, tr = (_CAPTURE, tr) if tr is not None else (_EAGER, None)
+            else:
+                ph, tr = phase, trace
+            records.append((_P, next(seqs), parent, t, tid, kind, kind, ph, dev, tr,
+                            None, None, region, buf))  # fmt: skip
         return records
+
+    def _reconcile(self, changes: list) -> None:
+        """Append what the allocator's full view shows and the ledger missed (frees first)."""
+        found = self.allocations.reconcile()
+        if found is not None:
+            changes += [("free", b) for b in found[0]]
+            changes += [("alloc", b) for b in found[1]]
+
+    def _memory_records(self, parent: int | None, phase: str, trace: int | None, tid: int,
+                        region: str | None) -> list[tuple]:  # fmt: skip
+        """Records for the frees by reference drop since the last call, plus a full reconcile
+        (used at the end of recording)."""
+        changes = [("free", b) for b in self.allocations.drain()]
+        self._reconcile(changes)
+        return self._change_records(changes, parent, phase, trace, tid, region) if changes else []
 
     def _temporary_records(self, buffers: Any, parent: int, phase: str, trace: int | None,
                            tid: int, region: str | None) -> None:  # fmt: skip
         """ALLOC + FREE children for scratch buffers an op made and freed inside the call
-        (skipping any address a surviving buffer now holds: the snapshot reports that one)."""
+        (skipping any address a surviving buffer now holds: the ledger reports that one)."""
         t = _now() - self.t0
-        live = self.allocations.snapshot_keys()
+        live = self.allocations.entries
         for buf in buffers:
             if (buf[0], buf[1], buf[2]) in live:
                 continue
             for kind in ("alloc", "free"):
                 self.log.defer((_P, next(self._seq), parent, t, tid, kind, kind, phase, buf[0],
                                 trace, None, {"temporary": True}, region, buf))  # fmt: skip
+
+    def _cache_grew(self) -> bool:
+        """Whether the program cache grew since the last check (a compile: kernel binaries are
+        buffers no tensor names). Checked only while a trace is live; cheap on real ttnn."""
+        total = 0
+        for dev in self.devices.objects:
+            try:
+                total += int(dev.num_program_cache_entries())
+            except Exception:
+                return False
+        grew = self._cache_entries >= 0 and total > self._cache_entries
+        self._cache_entries = total
+        return grew
 
     # -- the wrapper ---------------------------------------------------------------------
 
@@ -258,17 +309,28 @@ class Recorder:
         region = regions[-1] if regions else None
         # frame 2 is the wrapper (or the user's frame when wrapt calls `call` directly)
         site = self.sites.here(_getframe(2)) if self.callsites else None
+        ledger = self.allocations
         with self._lock:
-            # Frees since the last call go first; input sizes come from that snapshot.
-            records = self._memory_records(None, _EAGER, None, tid, region)
-            if records:
-                self.log.defer_many(records)
-            inputs, scalars, device, cq, has_dev = self._scan(instance, args, kwargs)
+            # Frees since the last call go first, then buffers first seen as inputs.
+            changes = [("free", b) for b in ledger.drain()] if ledger.deaths else []
+            inputs, scalars, device, cq, has_dev, held = self._scan(instance, args, kwargs)
+            if held:
+                n = len(changes)
+                observe = ledger.observe
+                for t, buf in held:
+                    observe(t, buf, changes)
+                if len(changes) > n:
+                    ledger.dirty = True  # a buffer no recorded call returned: look closer
             if kind is _OP:
                 phase, trace = (_EAGER, None) if not self._capturing else (None, None)
             else:
                 kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[6] for r in inputs))
                 phase = None
+            if (self.per_call_snapshots or kind in _DECISIONS
+                    or (kind is Kind.TRACE_EXECUTE and ledger.dirty)):  # fmt: skip
+                self._reconcile(changes)
+            if changes:
+                self.log.defer_many(self._change_records(changes, None, _EAGER, None, tid, region))
             if phase is None:
                 phase, trace, device = self._phase(kind, device, args, kwargs)
             seq = next(self._seq)
@@ -276,34 +338,45 @@ class Recorder:
                             phase, device, cq, trace, site, scalars, tuple(inputs), region))  # fmt: skip
         tl.call, tl.phase, tl.trace, tl.device = seq, phase, trace, device
         graphed = phase == _CAPTURE and kind is _OP and self.temporaries.begin()
-        return seq, kind, phase, trace, device, tid, region, graphed
+        return seq, kind, phase, trace, device, tid, region, graphed, held
 
     def _end(self, state: tuple, result: Any, exc: BaseException | None, args: tuple,
              kwargs: dict) -> None:  # fmt: skip
         """Queue the end record and the buffers the call allocated or freed."""
-        seq, kind, phase, trace, device, tid, region, graphed = state
+        seq, kind, phase, trace, device, tid, region, graphed, held = state
         end = _now() - self.t0
         temporaries = self.temporaries.end() if graphed else ()
+        ledger = self.allocations
         if exc is not None:
             with self._lock:
                 self.log.defer((_E, seq, end, "raised", f"{type(exc).__name__}: {exc}", (),
                                 device, trace, None))  # fmt: skip
-                records = self._memory_records(seq, phase, trace, tid, region)
-                if records:
-                    self.log.defer_many(records)
+                changes = [("free", b) for b in ledger.drain()] if ledger.deaths else []
+                if held:
+                    ledger.freed_inputs([t for t, _ in held], changes)
+                ledger.dirty = True  # a failed call may have left anything behind
+                if self.per_call_snapshots or kind in _DECISIONS:
+                    self._reconcile(changes)
+                if changes:
+                    self.log.defer_many(self._change_records(changes, seq, phase, trace, tid, region))
             return
         extra = None
         if kind is not _OP:
             extra, device, trace = self._lifecycle(kind, result, args, kwargs, device, trace)
         with self._lock:
-            # Snapshot first: the outputs' bank-local sizes come from it.
+            changes = [("free", b) for b in ledger.drain()] if ledger.deaths else []
+            if held:
+                ledger.freed_inputs([t for t, _ in held], changes)
+            outputs = self._outputs(result, changes)
+            if self.per_call_snapshots:
+                if kind is _OP or kind not in _NO_SNAPSHOT_AFTER:
+                    self._reconcile(changes)
+            elif kind in _DECISIONS or (self._live_traces and kind is _OP and self._cache_grew()):
+                self._reconcile(changes)
             if temporaries:
                 self._temporary_records(temporaries, seq, phase, trace, tid, region)
-            if kind is _OP or kind not in _NO_SNAPSHOT_AFTER:
-                records = self._memory_records(seq, phase, trace, tid, region)
-            else:
-                records = []
-            records.append((_E, seq, end, "ok", None, self._outputs(result), device, trace, extra))
+            records = self._change_records(changes, seq, phase, trace, tid, region) if changes else []
+            records.append((_E, seq, end, "ok", None, outputs, device, trace, extra))
             self.log.defer_many(records)
 
     def _broken(self, exc: Exception) -> None:
@@ -329,7 +402,7 @@ class Recorder:
         (`parent` 0: a call the replay verifier makes, not recorded.)"""
         if not parent:
             return wrapped(*args, **kwargs)
-        inputs, scalars, device, cq, has_dev = self._scan(instance, args, kwargs)
+        inputs, scalars, device, cq, has_dev, _ = self._scan(instance, args, kwargs)
         if kind is not _OP:
             kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[6] for r in inputs))
         seq = next(self._seq)
@@ -347,13 +420,24 @@ class Recorder:
                         None))  # fmt: skip
         return result
 
-    def _outputs(self, result: Any) -> tuple:
+    def _outputs(self, result: Any, changes: list | None = None) -> tuple:
+        """Descriptions of a call's output tensors; with `changes`, the new buffers among them
+        are appended as ("alloc", buffer) (a user call's outputs: its allocations)."""
         T = self.tensor_type
         if type(result) is T:
-            return (self.tensors.describe(result),)
-        if type(result) in (list, tuple) and result and type(result[0]) is T:
-            return tuple(self.tensors.describe(r) for r in result if type(r) is T)
-        return ()
+            tensors: Any = (result,)
+        elif type(result) in (list, tuple) and result and type(result[0]) is T:
+            tensors = [r for r in result if type(r) is T]
+        else:
+            return ()
+        describe = self.tensors.describe
+        out = tuple(describe(r) for r in tensors)
+        if changes is not None:
+            observe = self.allocations.observe
+            for t, d in zip(tensors, out):
+                if d[6] is not None:
+                    observe(t, d[6], changes)
+        return out
 
     def _lifecycle(self, kind: Kind, result: Any, args: tuple, kwargs: dict, device: int | None,
                    trace: int | None) -> tuple:  # fmt: skip
@@ -373,11 +457,20 @@ class Recorder:
                     pass
         elif kind is Kind.DEVICE_CLOSE:
             target = args[0] if args else kwargs.get("device", kwargs.get("mesh_device"))
+            self._live_traces.pop(self.devices.id_of(target), None)
             self.devices.remove(target)
         elif kind is Kind.TRACE_BEGIN:
             trace = _trace_id(result)
             with self._lock:
                 self._capturing[device] = trace
+                self._live_traces.setdefault(device, set()).add(trace)
+                self._cache_grew()  # the count the calls while it lives compare against
+        elif kind is Kind.TRACE_RELEASE:
+            live = self._live_traces.get(device)
+            if live is not None:
+                live.discard(trace)
+                if not live:
+                    del self._live_traces[device]
         elif kind is Kind.TRACE_END:
             with self._lock:
                 self._capturing.pop(device, None)
@@ -418,7 +511,8 @@ class Recorder:
         self.point("region_end", name, {"region": name, "instance": instance}, None, name)
 
     def finish(self) -> None:
-        """Record the buffers freed since the last call, then flush the log."""
+        """Record the buffers freed since the last call (and any the allocator's full view
+        shows the ledger missed), stop watching Tensor deaths, then flush the log."""
         try:
             tl = self._thread()
             if self.verifier is not None:
@@ -429,4 +523,5 @@ class Recorder:
                     self.log.defer_many(records)
         except Exception:
             pass
+        self.unwatch()
         self.log.flush()
