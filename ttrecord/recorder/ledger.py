@@ -74,6 +74,8 @@ class Ledger:
             entry[_OWNERS] -= 1
             if entry[_OWNERS] <= 0 and entry[_LIVE]:
                 freed.append(self._drop(entry))
+        if len(freed) > 1:  # frees between two calls come in address order, as a diff has them
+            freed.sort(key=_order)
         return freed
 
     def observe(self, t: Any, buf: tuple, changes: list) -> None:
