@@ -88,8 +88,8 @@ def recorded_ttnn(raw: Any, dev: Any, tmp: str, callsites: bool, tag: str = "") 
 def without(recorder: Any, part: str) -> None:
     """Switch one of the recorder's costs off, to measure its share by difference: the
     allocator snapshots (and the alloc/free records they yield), or the log writes."""
-    if part == "snapshots":
-        recorder.allocations.changes = lambda: None
+    if part == "snapshots":  # allocation tracking: the ledger (snapshots only at decisions)
+        recorder.allocations.enabled = False
     elif part == "log":
         for method in ("write", "defer", "defer_many"):
             if hasattr(recorder.log, method):

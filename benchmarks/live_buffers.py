@@ -69,7 +69,7 @@ def _host_tile(b: Any) -> Any:
         return raw.from_torch(torch.ones(32, 32), dtype=raw.bfloat16, layout=raw.TILE_LAYOUT)
     import numpy as np
 
-    return raw.Tensor(np.ones((32, 32), dtype=np.float32), raw.bfloat16)
+    return raw.Tensor(np.ones((32, 32), dtype=np.float32), raw.bfloat16).to(raw.TILE_LAYOUT)
 
 
 def curve(b: Any, tmp: str, rounds: int, iterations: int) -> dict:

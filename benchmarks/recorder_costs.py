@@ -7,8 +7,11 @@ lower bound for the per-call overhead of this design in CPython:
                    record of the next call, all written to the log before ttnn runs
   marshal          encoding one record (every record is marshalled)
   os_write         one `os.write` of a record: what a log written by system calls pays per call
-  snapshot_changed   an allocator snapshot diff that finds one buffer freed and one allocated
-                   (two per op in a loop); snapshot_unchanged when nothing changed
+  ledger_per_op    the ledger's work for one op of a loop: the previous output's death counted
+                   (a free) and the new output noted (an allocation)
+  snapshot_changed   an allocator snapshot diff (`reconcile`, taken only where a hazard is
+                   decided) that finds one buffer freed and one allocated; snapshot_unchanged
+                   when nothing changed
   get_buffers      the backend's `get_buffers` alone, which each snapshot calls
   describe_tensor  describing a tensor seen for the first time (every op output is new)
   callsite         finding and numbering the user's frame, depth 2
@@ -100,9 +103,24 @@ def measure(calls: int = 3000, rounds: int = 5) -> dict:
         samples.append((_clock() - start) / calls / 1000.0)
         del batch
     figures["describe_tensor_us"] = statistics.median(samples)
-    # One recorded op: its log records, a snapshot before and after (each finding a change),
-    # its new output described, its call site.
-    floor = (figures["log_per_op_us"] + 2 * figures["snapshot_changed_us"]
+    samples = []
+    for _ in range(rounds):  # the ledger: a death drained (free), a new output noted (alloc)
+        spent = 0
+        y = b.raw.relu(b.x)
+        for _ in range(calls):
+            y = b.raw.relu(b.x)  # replacing y kills the previous output
+            buf = describe(y)[6]
+            start = _clock()
+            changes: list = []
+            allocations.drain()
+            allocations.observe(y, buf, changes)
+            spent += _clock() - start
+        samples.append(spent / calls / 1000.0 - clock_pair)
+    figures["ledger_per_op_us"] = statistics.median(samples)
+    recorder.unwatch()
+    # One recorded op: its log records, the ledger's work, its new output described, its call
+    # site (no snapshot: those are taken only where a hazard is decided).
+    floor = (figures["log_per_op_us"] + figures["ledger_per_op_us"]
              + figures["describe_tensor_us"] + figures["callsite_us"])  # fmt: skip
     return {
         "benchmark": "recorder_costs",

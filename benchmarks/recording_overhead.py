@@ -7,7 +7,7 @@ without the recorder, with it but without call sites, and with call sites at sta
 at the default depth 2. Also printed: a bare wrapt wrapper around a no-op, the floor any proxy
 pays. Times are CPU time of this thread (robust to other load on the machine), medians over
 interleaved rounds. `--live N` keeps N more device buffers alive throughout (a model's
-weights): the allocator snapshots the recorder diffs around each call grow with them.
+weights); `python -m benchmarks.live_buffers` draws the whole curve on both backends.
 Run: python -m benchmarks.recording_overhead [--ops N] [--rounds R] [--live N]
 """
 
