@@ -32,6 +32,10 @@ _pack = _LEN.pack
 MAGIC = b"TTRLOG01"
 HEADER_SIZE = 16
 _INITIAL_SIZE = 1 << 20
+# Written pages stay mapped (and counted in the child's RSS: +105 MB at 810k events) until
+# released; MADV_DONTNEED on a shared file mapping only unmaps them, the data stays in the file.
+_RELEASE_EVERY = 8 << 20
+_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
 
 
 class RecordType:
@@ -85,6 +89,7 @@ class LogWriter:
         self._pending: list[tuple] = []
         self._lock = threading.Lock()
         self.dropped = 0  # records marshal refused
+        self._released = mmap.PAGESIZE  # pages below this offset were released (not page 0)
 
     def defer(self, record: tuple) -> None:
         """Queue a record; it reaches the file with the next `write` or `flush`."""
@@ -149,6 +154,13 @@ class LogWriter:
         m[start:end] = chunk
         _END.pack_into(m, 0, end)  # commit: the reader may now read up to `end`
         self._end = end
+        if start - self._released >= _RELEASE_EVERY and _DONTNEED is not None:
+            upto = start - start % mmap.PAGESIZE
+            try:
+                m.madvise(_DONTNEED, self._released, upto - self._released)
+                self._released = upto
+            except (OSError, ValueError):
+                pass
 
     def _grow(self, needed: int) -> mmap.mmap:
         m = self._map
