@@ -292,3 +292,27 @@ def test_replay_verification_does_not_move_real_addresses(tmp_path):
     by_label = dict(addresses)
     assert by_label["c after del a"] == by_label["a after capture"]  # the drop really freed it
     assert rows(db, "SELECT count(*) AS n FROM events WHERE kind = 'verify'")[0]["n"] == 0
+
+
+def test_frees_by_reference_drop_are_placed_between_the_calls_around_them(tmp_path):
+    """GIVEN 1,000 live buffers on the real allocator, a tensor dropped between two ops, a
+    buffer whose first tensor goes while a reshape view still holds it, and a sharded tensor
+    WHEN recorded THEN the dropped buffer's FREE sits between the two ops, outside any call;
+    the viewed buffer is freed only after the view goes; the sharded buffer's ALLOC has the
+    real allocator's bank-local size (2 tiles of 2048 bytes per core)."""
+    proc, db = ttrecord_run(sys.executable, "frees_by_drop.py", tmp_path)
+    assert proc.returncode == 0, describe(proc)
+    printed = seq_output(proc)
+    mk = marks("frees_by_drop.py")
+    evs = events(db)
+    call_seq = {line: _calls_at(evs, line)[0]["seq"] for line in (mk["after_drop"], mk["view_alive"], mk["view_gone"])}
+    frees = rows(db, "SELECT e.seq, e.parent, b.address FROM events e JOIN buffers b ON b.id = e.buffer"
+                     " WHERE e.kind = 'free' ORDER BY e.seq")
+    doomed = [e for e in frees if e["address"] == printed["doomed"] and e["seq"] < call_seq[mk["after_drop"]]]
+    assert doomed and doomed[-1]["parent"] is None
+    viewed = [e["seq"] for e in frees if e["address"] == printed["viewed"] and e["seq"] > call_seq[mk["after_drop"]]]
+    assert viewed and call_seq[mk["view_alive"]] < viewed[0] < call_seq[mk["view_gone"]]
+    sharded = [r for r in rows(db, "SELECT b.size FROM events e JOIN buffers b ON b.id = e.buffer"
+                                   " WHERE e.kind = 'alloc' AND b.buffer_type = 'L1' AND b.address = ?",
+                               (printed["sharded"],))]
+    assert sharded and sharded[0]["size"] == 4096
