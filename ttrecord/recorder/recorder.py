@@ -30,6 +30,7 @@ from ttrecord.recorder.callsite import CallSites
 from ttrecord.recorder.classify import refine
 from ttrecord.recorder.ledger import Ledger
 from ttrecord.recorder.log import LogWriter, RecordType
+from ttrecord.recorder.memory_records import MemoryRecords
 from ttrecord.recorder.temporaries import Temporaries
 from ttrecord.recorder.tensors import TensorDescriber, describe_torch
 
@@ -57,7 +58,7 @@ def _trace_id(value: Any) -> int | None:
         return None
 
 
-class Recorder:
+class Recorder(MemoryRecords):
     """Records the calls of one program into one log. One per process."""
 
     def __init__(self, ttnn: Any, log: LogWriter, internal_dirs: list[str], stack_depth: int = 0,
@@ -191,69 +192,6 @@ class Recorder:
                     return _EAGER, None, device
             return _CAPTURE, capturing[device], device
         return _EAGER, None, device
-
-    def _change_records(self, changes: list, parent: int | None, phase: str, trace: int | None,
-                        tid: int, region: str | None) -> list[tuple]:  # fmt: skip
-        """ALLOC/FREE records for `changes` [("free"|"alloc", buffer)] (the caller queues them).
-        Records between calls (`parent` None) take the phase of the buffer's device."""
-        t = _now() - self.t0
-        records = []
-        seqs = self._seq
-        capturing = self._capturing if phase != _REPLAY and parent is None else None
-        freed = [buf for kind, buf in changes if kind == "free"]
-        if freed:
-            self.tensors.forget(freed)
-        for kind, buf in changes:
-            dev = buf[0]
-            if capturing is not None:
-                tr = capturing.get(dev)
-                ph, tr = (_CAPTURE, tr) if tr is not None else (_EAGER, None)
-            else:
-                ph, tr = phase, trace
-            records.append((_P, next(seqs), parent, t, tid, kind, kind, ph, dev, tr,
-                            None, None, region, buf))  # fmt: skip
-        return records
-
-    def _reconcile(self, changes: list) -> None:
-        """Append what the allocator's full view shows and the ledger missed (frees first)."""
-        found = self.allocations.reconcile()
-        if found is not None:
-            changes += [("free", b) for b in found[0]]
-            changes += [("alloc", b) for b in found[1]]
-
-    def _memory_records(self, parent: int | None, phase: str, trace: int | None, tid: int,
-                        region: str | None) -> list[tuple]:  # fmt: skip
-        """Records for the frees by reference drop since the last call, plus a full reconcile
-        (used at the end of recording)."""
-        changes = [("free", b) for b in self.allocations.drain()]
-        self._reconcile(changes)
-        return self._change_records(changes, parent, phase, trace, tid, region) if changes else []
-
-    def _temporary_records(self, buffers: Any, parent: int, phase: str, trace: int | None,
-                           tid: int, region: str | None) -> None:  # fmt: skip
-        """ALLOC + FREE children for scratch buffers an op made and freed inside the call
-        (skipping any address a surviving buffer now holds: the ledger reports that one)."""
-        t = _now() - self.t0
-        live = self.allocations.entries
-        for buf in buffers:
-            if (buf[0], buf[1], buf[2]) in live:
-                continue
-            for kind in ("alloc", "free"):
-                self.log.defer((_P, next(self._seq), parent, t, tid, kind, kind, phase, buf[0],
-                                trace, None, {"temporary": True}, region, buf))  # fmt: skip
-
-    def _cache_grew(self) -> bool:
-        """Whether the program cache grew since the last check (a compile: kernel binaries are
-        buffers no tensor names). Checked only while a trace is live; cheap on real ttnn."""
-        total = 0
-        for dev in self.devices.objects:
-            try:
-                total += int(dev.num_program_cache_entries())
-            except Exception:
-                return False
-        grew = self._cache_entries >= 0 and total > self._cache_entries
-        self._cache_entries = total
-        return grew
 
     # -- the wrapper ---------------------------------------------------------------------
 
