@@ -119,8 +119,8 @@ class Ledger:
                 continue
             try:
                 allocated = t.is_allocated()
-            except Exception:
-                allocated = False
+            except Exception:  # cannot tell: the tensors' deaths and snapshots will
+                allocated = True
             if not allocated:
                 changes.append(("free", self._drop(entry)))
 

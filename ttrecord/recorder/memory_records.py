@@ -78,12 +78,16 @@ class MemoryRecords:
 
     def _cache_grew(self) -> bool:
         """Whether the program cache grew since the last check (a compile: kernel binaries are
-        buffers no tensor names). Checked only while a trace is live; cheap on real ttnn."""
+        buffers no tensor names). Checked only while a trace is live; cheap on real ttnn. A
+        backend without the count (the emulator) is not asked again."""
+        if self._cache_entries == -2:
+            return False
         total = 0
         for dev in self.devices.objects:
             try:
                 total += int(dev.num_program_cache_entries())
             except Exception:
+                self._cache_entries = -2
                 return False
         grew = self._cache_entries >= 0 and total > self._cache_entries
         self._cache_entries = total
