@@ -17,13 +17,28 @@ from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, Status, Ten
 from ttrecord.recorder.log import RecordType
 
 
+_tensors: dict[tuple, TensorRef] = {}  # description -> its (frozen) TensorRef
+_KINDS = {k.value: k for k in Kind}  # Kind(value) runs Enum's Python-level lookup
+_PHASES = {p.value: p for p in Phase}
+_STATUSES = {s.value: s for s in Status}
+
+
 def _tensor(desc: tuple) -> TensorRef:
+    """The TensorRef of a description; most are seen many times (a model's weights are read
+    by every step), so each distinct one is built once."""
+    hit = _tensors.get(desc)
+    if hit is not None:
+        return hit
     tid, storage, shape, dtype, layout, memory_config, buf = desc
     buffer = None
     if buf is not None:
         device, btype, address, size, page_size, num_pages = buf
         buffer = BufferRef(device, btype, address, size, page_size, num_pages, tensor_id=tid)
-    return TensorRef(tid, storage, tuple(shape), dtype, layout, memory_config, buffer)
+    ref = TensorRef(tid, storage, tuple(shape), dtype, layout, memory_config, buffer)
+    if len(_tensors) > 200_000:
+        _tensors.clear()
+    _tensors[desc] = ref
+    return ref
 
 
 @dataclass
@@ -95,7 +110,8 @@ class Decoder:
         (_, seq, parent, t, thread, kind, name, phase, device, cq, trace, site, args, inputs,
          region) = b  # fmt: skip
         ev = Event(
-            seq=seq, kind=Kind(kind), name=name, phase=Phase(phase), t_ns=t, thread=thread,
+            seq=seq, kind=_KINDS.get(kind) or Kind(kind), name=name,
+            phase=_PHASES.get(phase) or Phase(phase), t_ns=t, thread=thread,
             device=device, cq=cq, trace=trace, parent=parent,
             callsite=self.sites.get(site) if site is not None else None,
             args=dict(args) if args else None, inputs=tuple(_tensor(d) for d in inputs),
@@ -104,7 +120,7 @@ class Decoder:
         if e is not None:
             _, _, t_end, status, error, outputs, e_device, e_trace, extra = e
             ev.dur_ns = t_end - t
-            ev.status = Status(status)
+            ev.status = _STATUSES.get(status) or Status(status)
             ev.error = error
             ev.outputs = tuple(_tensor(d) for d in outputs)
             if e_device is not None:
@@ -119,7 +135,8 @@ class Decoder:
         _, seq, parent, t, thread, kind, name, phase, device, trace, site, args, region, buf = p
         buffer = BufferRef(buf[0], buf[1], buf[2], buf[3]) if buf is not None else None
         return Event(
-            seq=seq, kind=Kind(kind), name=name, phase=Phase(phase), t_ns=t, thread=thread,
+            seq=seq, kind=_KINDS.get(kind) or Kind(kind), name=name,
+            phase=_PHASES.get(phase) or Phase(phase), t_ns=t, thread=thread,
             device=device, trace=trace, parent=parent,
             callsite=self.sites.get(site) if site is not None else None,
             args=dict(args) if args else None, buffer=buffer, region=region,
