@@ -120,3 +120,46 @@ def test_scratch_buffers_of_captured_ops_are_recorded(tmp_path):
     assert temps[0].buffer == temps[1].buffer and temps[0].phase.value == "capture"
     out = sums[1].outputs[0].buffer
     assert not out.overlaps(temps[0].buffer)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_snapshot_per_call_fallback_records_the_same_buffers(tmp_path, monkeypatch):
+    """GIVEN an interpreter where Tensor deaths cannot be watched (the recorder then diffs the
+    allocator's full view around every call) WHEN the program of the first test is recorded
+    THEN it yields the same ALLOC/FREE events, at the same places, as the ledger does."""
+    from ttrecord.recorder import lifetimes
+
+    def body(ttnn):
+        import torch
+
+        dev = ttnn.open_device(device_id=0, trace_region_size=1 << 20)
+
+        def tensor():
+            return ttnn.from_torch(torch.ones(64, 64), dtype=ttnn.bfloat16,
+                                   layout=ttnn.TILE_LAYOUT, device=dev)  # fmt: skip
+
+        x = tensor()
+        doomed = tensor()
+        del doomed
+        y = ttnn.relu(x)
+        tid = ttnn.begin_trace_capture(dev, cq_id=0)
+        y = ttnn.relu(x)  # noqa: F841
+        ttnn.end_trace_capture(dev, tid, cq_id=0)
+        late = tensor()  # noqa: F841
+        temp = tensor()
+        del temp
+        ttnn.execute_trace(dev, tid, cq_id=0, blocking=True)
+        ttnn.release_trace(dev, tid)
+        ttnn.close_device(dev)
+
+    def shape(events):
+        return [(e.seq, e.kind.value, e.parent, e.phase.value, e.buffer.address, e.buffer.size)
+                for e in events if e.kind.value in ("alloc", "free")]  # fmt: skip
+
+    (tmp_path / "ledger").mkdir()
+    (tmp_path / "fallback").mkdir()
+    ledger = shape(record_inprocess(emulator, body, tmp_path / "ledger"))
+    monkeypatch.setattr(lifetimes, "watch", lambda cls, watcher: False)
+    fallback = shape(record_inprocess(emulator, body, tmp_path / "fallback"))
+    assert len(ledger) >= 6
+    assert ledger == fallback
