@@ -78,10 +78,11 @@ class Ledger:
             freed.sort(key=_order)
         return freed
 
-    def observe(self, t: Any, buf: tuple, changes: list) -> None:
+    def observe(self, t: Any, buf: tuple, changes: list, output: bool = False) -> None:
         """Note `t` as an owner of its buffer `buf` (a description's buffer tuple); appends
         ("free", Buffer) for a buffer its address reuse proves gone and ("alloc", Buffer) for
-        one the ledger did not know."""
+        one the ledger did not know. A call's new `output` never takes over a buffer only a
+        snapshot saw (no unique id): that one was freed unseen and its address reused."""
         ident = id(t)
         key = (buf[0], buf[1], buf[2])
         known = self._owner.get(ident)
@@ -97,7 +98,8 @@ class Ledger:
         except Exception:
             uid = None
         entry = self.entries.get(key)
-        if entry is not None and (entry[_UID] is None or uid is None or entry[_UID] == uid):
+        if entry is not None and (entry[_UID] == uid or (entry[_UID] is None and not output)
+                                  or uid is None):  # fmt: skip
             if entry[_UID] is None:
                 entry[_UID] = uid
         else:

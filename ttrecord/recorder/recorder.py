@@ -374,7 +374,7 @@ class Recorder(MemoryRecords):
             observe = self.allocations.observe
             for t, d in zip(tensors, out):
                 if d[6] is not None:
-                    observe(t, d[6], changes)
+                    observe(t, d[6], changes, True)
         return out
 
     def _lifecycle(self, kind: Kind, result: Any, args: tuple, kwargs: dict, device: int | None,
