@@ -44,7 +44,6 @@ from .config import (
 )
 from .device import (
     Arch,
-    CoreCoord,
     MeshDevice,
     MeshEvent,
     close_device,
@@ -59,13 +58,34 @@ from .device import (
     wait_for_event,
 )
 from .distributed import (
+    ConcatMesh2dToTensor,
     ConcatMeshToTensor,
+    MeshComposerConfig,
+    MeshMapperConfig,
+    PlacementReplicate,
+    PlacementShard,
     ReplicateTensorToMesh,
+    ShardTensor2dMesh,
     ShardTensorToMesh,
     concat_mesh_to_tensor_composer,
+    create_mesh_composer,
+    create_mesh_mapper,
+    get_device_tensors,
     manage_device,
     replicate_tensor_to_mesh_mapper,
+    shard_tensor_to_mesh_mapper,
 )
+from .sharding import (
+    CoreCoord,
+    CoreRange,
+    CoreRangeSet,
+    ShardDistributionStrategy,
+    ShardOrientation,
+    ShardSpec,
+    ShardStrategy,
+    num_cores_to_corerangeset,
+)
+from .ops.sharded import create_sharded_memory_config, create_sharded_memory_config_
 from .errors import TraceAllocationWarning
 from .faults import ENV_VAR as FAULT_ENV_VAR
 from .ops.data_movement import (
@@ -77,7 +97,6 @@ from .ops.data_movement import (
     reshape,
     slice,
     to_layout,
-    to_memory_config,
     transpose,
 )
 from .ops.eltwise import (
@@ -170,7 +189,7 @@ ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR
 TILE_LAYOUT = Layout.TILE
 
 # Submodules a program or a recorder may import as `ttnn.<name>`.
-SUBMODULES = (
+SUBMODULES = [
     "experimental",
     "_ttnn",
     "_ttnn.reports",
@@ -184,7 +203,57 @@ SUBMODULES = (
     "decorators",
     "device",
     "types",
-)
+]
+
+
+def _export_registered_ops() -> None:
+    """Put every registered op under its fully qualified name (ttnn.x, ttnn.experimental.x,
+    ttnn.transformer.x); a namespace that does not exist yet becomes a submodule."""
+    from . import ops  # noqa: F401 - importing the package registers every op
+    from .decorators import REGISTRY
+
+    module = sys.modules[__name__]
+    for qualified, op in REGISTRY.items():
+        parts = qualified.split(".")[1:]
+        target = module
+        for depth, part in enumerate(parts[:-1], start=1):
+            child = getattr(target, part, None) if part in vars(target) else None
+            if child is None:
+                child = _namespace(".".join(parts[:depth]))
+                setattr(target, part, child)
+                if ".".join(parts[:depth]) not in SUBMODULES:
+                    SUBMODULES.append(".".join(parts[:depth]))
+            target = child
+        setattr(target, parts[-1], op)
+
+
+class NotEmulatedError(AttributeError):
+    """A ttnn name the emulator does not provide. An AttributeError (so `hasattr` and
+    `getattr(ttnn, name, default)` behave), with a message that says what is missing."""
+
+
+def not_emulated(qualified: str) -> NotEmulatedError:
+    return NotEmulatedError(f"ttnn emulator: {qualified} is not emulated (see docs/emulator.md)")
+
+
+def _namespace(path: str) -> ModuleType:
+    namespace = ModuleType(f"{__name__}.{path}", f"`ttnn.{path}` as emulated")
+    namespace.__getattr__ = _missing(f"ttnn.{path}")  # type: ignore[attr-defined]
+    return namespace
+
+
+def _missing(prefix: str):
+    def __getattr__(name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise not_emulated(f"{prefix}.{name}")
+
+    return __getattr__
+
+
+__getattr__ = _missing("ttnn")
+_export_registered_ops()
+experimental.__getattr__ = _missing("ttnn.experimental")  # type: ignore[attr-defined]
 
 
 def install() -> ModuleType:
