@@ -70,6 +70,7 @@ from .distributed import (
     concat_mesh_to_tensor_composer,
     create_mesh_composer,
     create_mesh_mapper,
+    aggregate_as_tensor,
     get_device_tensors,
     manage_device,
     replicate_tensor_to_mesh_mapper,
@@ -86,6 +87,32 @@ from .sharding import (
     num_cores_to_corerangeset,
 )
 from .ops.sharded import create_sharded_memory_config, create_sharded_memory_config_
+from .configs import (  # noqa: F401 - ttnn names
+    BlackholeComputeKernelConfig,
+    Conv2dConfig,
+    GlobalSemaphore,
+    GrayskullComputeKernelConfig,
+    LayerNormDefaultProgramConfig,
+    LayerNormShardedMultiCoreProgramConfig,
+    MathFidelity,
+    MatmulMultiCoreReuseMultiCast1DProgramConfig,
+    MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig,
+    MatmulMultiCoreReuseMultiCastProgramConfig,
+    MatmulMultiCoreReuseProgramConfig,
+    ReduceType,
+    SDPAProgramConfig,
+    SoftmaxDefaultProgramConfig,
+    SoftmaxShardedMultiCoreProgramConfig,
+    Tile,
+    Topology,
+    UnaryOpType,
+    UnaryWithParam,
+    WormholeComputeKernelConfig,
+    create_global_semaphore,
+    get_global_semaphore_address,
+    init_device_compute_kernel_config,
+    reset_global_semaphore_value,
+)
 from .errors import TraceAllocationWarning
 from .faults import ENV_VAR as FAULT_ENV_VAR
 from .ops.data_movement import (

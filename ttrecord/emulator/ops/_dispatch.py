@@ -125,3 +125,33 @@ def as_float(values: torch.Tensor) -> torch.Tensor:
     if values.dtype in (torch.bfloat16, torch.float16):
         return values.float()
     return values
+
+
+def run_multi(
+    name: str,
+    inputs: Sequence[Tensor],
+    fn: Callable[..., tuple],
+    *,
+    memory_config: Optional[MemoryConfig] = None,
+    dtype: Optional[DataType] = None,
+) -> list[Tensor]:
+    """Run an op with several outputs (fn returns a tuple): one buffer per output, allocated
+    in order, in `memory_config` (or input 0's buffer type, interleaved)."""
+    first = inputs[0]
+    device = first.device()
+    if device is None:
+        raise _fatal(f"{name}: input tensors must be on device (got a host tensor)")
+    chips = tuple(range(device.num_chips))
+    out_memory = memory_config or MemoryConfig(TensorMemoryLayout.INTERLEAVED, first.memory_config().buffer_type)
+    with device.lock:
+        results = [fn(*[t._values(c) for t in inputs]) for c in chips]
+        outs = [
+            new_device_tensor(device, TensorSpec(Shape.of(r.shape), dtype or first.dtype, first.layout, out_memory))
+            for r in results[0]
+        ]
+        for c, per_chip in zip(chips, results):
+            for out, r in zip(outs, per_chip):
+                write_values(out, r, c)
+        if device.capturing:
+            _trace.record_op(device, name, fn, list(inputs), outs)
+    return outs
