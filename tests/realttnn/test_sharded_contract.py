@@ -53,3 +53,13 @@ def test_emulator_allocator_view_matches_at_the_end(both):
     assert emu["buffers"] == real["buffers"], (
         f"real only: {[b for b in real['buffers'] if b not in emu['buffers']]}\n"
         f"emulator only: {[b for b in emu['buffers'] if b not in real['buffers']]}")
+
+
+def test_the_coverage_name_list_is_what_the_real_library_exports(tmp_path):
+    """docs/emulator-ttnn-names.tsv (docs/emulator.md's coverage table) is ttnn 0.81.1's own list."""
+    from realttnn_helpers import ROOT
+
+    proc = run_script(sys.executable, "ttnn_names.py", tmp_path)
+    assert proc.returncode == 0, describe(proc)
+    listed = (ROOT / "docs" / "emulator-ttnn-names.tsv").read_text()
+    assert proc.stdout == listed, "regenerate: python tests/realttnn/scripts/ttnn_names.py > docs/emulator-ttnn-names.tsv"

@@ -70,7 +70,7 @@ from .distributed import (
     concat_mesh_to_tensor_composer,
     create_mesh_composer,
     create_mesh_mapper,
-    aggregate_as_tensor,
+    combine_device_tensors,
     get_device_tensors,
     manage_device,
     replicate_tensor_to_mesh_mapper,

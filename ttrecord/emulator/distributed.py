@@ -13,7 +13,6 @@ from typing import Any, Iterator, Optional, Sequence
 
 import torch
 
-from .decorators import operation
 
 
 def _grid(mesh_device: Any, mesh_shape: Optional[Sequence[int]] = None) -> tuple[int, int]:
@@ -164,7 +163,6 @@ def get_device_tensors(tensor: Any) -> list:
     return out
 
 
-@operation("ttnn.combine_device_tensors")
 def combine_device_tensors(tensors: Sequence[Any]) -> Any:
     """The inverse of get_device_tensors: per-chip views of one buffer become the mesh tensor;
     host tensors become one multi-device host tensor."""
@@ -180,8 +178,6 @@ def combine_device_tensors(tensors: Sequence[Any]) -> Any:
         "(see docs/emulator.md); combine host tensors and move the result to the mesh"
     )
 
-
-aggregate_as_tensor = combine_device_tensors
 
 
 @contextlib.contextmanager
