@@ -187,7 +187,10 @@ from .transfers import (
 )
 from .types import (
     DRAM_MEMORY_CONFIG,
+    L1_BLOCK_SHARDED_MEMORY_CONFIG,
+    L1_HEIGHT_SHARDED_MEMORY_CONFIG,
     L1_MEMORY_CONFIG,
+    L1_WIDTH_SHARDED_MEMORY_CONFIG,
     TILE_SIZE,
     BufferType,
     CoreGrid,

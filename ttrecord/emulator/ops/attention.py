@@ -181,16 +181,16 @@ def scaled_dot_product_attention(
 
 
 def _decode(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, positions: Sequence[int], scale: Optional[float]) -> torch.Tensor:
-    """q [1, B, nh, hd]; k/v [B, nkv, S, hd]; user b attends to positions 0..positions[b]."""
+    """q [1, B, nh, hd]; k/v [B, nkv, S, hd]; user b attends to positions 0..positions[b]
+    (a negative position marks an inactive user: its output is zero)."""
     q, k, v = as_float(q), as_float(k), as_float(v)
     s = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
-    out = torch.zeros_like(q)
-    for b, pos in enumerate(positions):
-        if pos < 0:
-            continue
-        qb = q[0, b].unsqueeze(1)  # [nh, 1, hd]
-        out[0, b] = _attend(qb, k[b, :, : pos + 1], v[b, :, : pos + 1], s, None).squeeze(1)
-    return out
+    pos = torch.tensor(list(positions), dtype=torch.long)
+    mask = torch.where(torch.arange(k.shape[-2]).unsqueeze(0) <= pos.unsqueeze(1), 0.0, float("-inf"))
+    mask[pos < 0] = 0.0  # keep the softmax finite; the rows are zeroed below
+    out = _attend(q[0].unsqueeze(2), k, v, s, mask[:, None, None, :]).squeeze(2)  # [B, nh, hd]
+    out[pos < 0] = 0.0
+    return out.unsqueeze(0)
 
 
 def _unpage(cache: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
