@@ -12,8 +12,8 @@ def test_the_coverage_table_in_the_docs_is_up_to_date():
 
 
 def test_the_table_marks_a_name_emulated_only_when_the_emulator_resolves_it():
-    table = coverage.render([("ttnn.reshard", "op"), ("ttnn.conv2d", "op")])
-    assert "| `ttnn.reshard` | op | yes |" in table and "| `ttnn.conv2d` | op | no |" in table
+    table = coverage.render([("ttnn.reshard", "op"), ("ttnn.experimental.conv3d", "op")])
+    assert "| `ttnn.reshard` | op | yes |" in table and "| `ttnn.experimental.conv3d` | op | no |" in table
     assert table.startswith("1 of 2 names")
 
 

@@ -129,3 +129,28 @@ def test_paged_sdpa_decode_reads_through_the_page_table(device):
         dev_tensor(device, q), dev_tensor(device, paged_k), dev_tensor(device, paged_v),
         ttnn.from_torch(table, dtype=ttnn.int32, device=device), cur_pos_tensor=pos)
     assert torch.allclose(host(paged), host(plain), atol=1e-5)
+
+
+def test_conv2d_and_max_pool2d_on_flattened_nhwc(device):
+    n, h, w, cin, cout = 1, 8, 8, 16, 32
+    x = torch.randn(n, h, w, cin)
+    weight, bias = torch.randn(cout, cin, 3, 3) / 10, torch.randn(1, 1, 1, cout)
+    tt_x = dev_tensor(device, x.reshape(1, 1, n * h * w, cin), ttnn.ROW_MAJOR_LAYOUT)
+    out, (oh, ow) = ttnn.conv2d(
+        input_tensor=tt_x, weight_tensor=ttnn.from_torch(weight, dtype=ttnn.float32),
+        bias_tensor=ttnn.from_torch(bias, dtype=ttnn.float32), device=device, in_channels=cin, out_channels=cout,
+        batch_size=n, input_height=h, input_width=w, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1),
+        return_output_dim=True)
+    ref = torch.nn.functional.conv2d(x.permute(0, 3, 1, 2), weight, bias.reshape(-1), stride=2, padding=1)
+    assert (oh, ow) == (4, 4) and list(out.shape) == [1, 1, 16, cout]
+    assert torch.allclose(host(out), ref.permute(0, 2, 3, 1).reshape(1, 1, 16, cout), atol=1e-4)
+    pooled = ttnn.max_pool2d(tt_x, n, h, w, cin, [2, 2], [2, 2], [0, 0], [1, 1])
+    ref_pool = torch.nn.functional.max_pool2d(x.permute(0, 3, 1, 2), 2)
+    assert torch.equal(host(pooled), ref_pool.permute(0, 2, 3, 1).reshape(1, 1, 16, cin))
+
+
+def test_where_clamp_and_as_tensor(device):
+    a = torch.randn(32, 32)
+    t = ttnn.as_tensor(a, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=device, cache_file_name="/nonexistent/w")
+    assert torch.equal(host(ttnn.where(ttnn.gt(t, 0.0), t, 0.0)), torch.relu(a))
+    assert torch.equal(host(ttnn.clamp(t, min=-0.5, max=0.5)), a.clamp(-0.5, 0.5))

@@ -78,6 +78,25 @@ def from_torch(
     return _host_to_device(host, device, memory_config)
 
 
+@operation("ttnn.as_tensor")
+def as_tensor(
+    tensor: torch.Tensor,
+    dtype: Optional[DataType] = None,
+    *,
+    layout: Optional[Layout] = Layout.ROW_MAJOR,
+    device: Any = None,
+    memory_config: Optional[MemoryConfig] = None,
+    cache_file_name: Any = None,
+    preprocess: Any = None,
+    mesh_mapper: Any = None,
+    **_: Any,
+) -> Tensor:
+    """from_torch with ttnn's weight-cache arguments (the emulator keeps no cache files)."""
+    if preprocess is not None:
+        tensor = preprocess(tensor)
+    return from_torch(tensor, dtype, layout=layout, device=device, memory_config=memory_config, mesh_mapper=mesh_mapper)
+
+
 @operation("ttnn.to_torch")
 def to_torch(
     tensor: Tensor,

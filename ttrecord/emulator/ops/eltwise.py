@@ -137,6 +137,39 @@ neg = _unary("neg", torch.neg)
 sigmoid = _unary("sigmoid", torch.sigmoid)
 tanh = _unary("tanh", torch.tanh)
 abs = _unary("abs", torch.abs)  # noqa: A001 - ttnn's name
+cos = _unary("cos", torch.cos)
+sin = _unary("sin", torch.sin)
+log = _unary("log", torch.log)
+square = _unary("square", torch.square)
+reciprocal = _unary("reciprocal", torch.reciprocal)
+pow = _binary("pow", torch.pow)  # noqa: A001
+
+
+@operation("ttnn.clamp")
+def clamp(input_tensor: Tensor, min: Optional[float] = None, max: Optional[float] = None, *,  # noqa: A002
+          memory_config: Optional[MemoryConfig] = None, **_: Any) -> Tensor:
+    low, high = min, max
+
+    def fn(a: torch.Tensor) -> torch.Tensor:
+        return torch.clamp(a if a.is_floating_point() else a.float(), low, high)
+
+    return run("ttnn.clamp", [input_tensor], fn, memory_config=memory_config)
+
+
+@operation("ttnn.where")
+def where(condition: Tensor, true_value: Any, false_value: Any, *, memory_config: Optional[MemoryConfig] = None, **_: Any) -> Tensor:
+    """true_value where condition is non-zero, else false_value (tensors or numbers)."""
+    inputs = [condition] + [v for v in (true_value, false_value) if isinstance(v, Tensor)]
+    t_const = None if isinstance(true_value, Tensor) else float(true_value)
+    f_const = None if isinstance(false_value, Tensor) else float(false_value)
+
+    def fn(c: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
+        it = iter(rest)
+        t = as_float(next(it)) if t_const is None else torch.tensor(t_const)
+        f = as_float(next(it)) if f_const is None else torch.tensor(f_const)
+        return torch.where(c != 0, t, f)
+
+    return run("ttnn.where", inputs, fn, memory_config=memory_config)
 
 
 @operation("ttnn.typecast")
