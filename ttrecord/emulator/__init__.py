@@ -3,28 +3,33 @@
 `from ttrecord import emulator as ttnn` behaves like `import ttnn` (0.81.1 API
 names, signatures and error texts) for the subset implemented here, with the
 semantics trace debugging depends on made real: a p150-like allocator with
-bank-local interleaved buffers, byte-addressed device memory, and trace replay
-against captured addresses. `install()` makes plain `import ttnn` (and
-`ttnn.experimental`, `ttnn._ttnn`, `ttnn._ttnn.reports`, `ttnn.graph`,
-`ttnn.decorators`, `ttnn.device`, `ttnn.types`) resolve to it.
+bank-local interleaved and per-core sharded buffers, byte-addressed device
+memory per chip, and trace replay against captured addresses. `install()` makes
+plain `import ttnn` (and `ttnn.experimental`, `ttnn.transformer`, `ttnn._ttnn`,
+`ttnn._ttnn.reports`, `ttnn.graph`, `ttnn.decorators`, `ttnn.device`,
+`ttnn.types`) resolve to it. docs/emulator.md says what is emulated (with a
+coverage table of every name ttnn 0.81.1 exports) and how to add an op.
 
 Where to look:
-  config.py     the chip geometry (`DeviceConfig`; `P150` is the default)
-  allocator.py  first-fit bank-local allocation (DRAM bottom-up, L1 top-down)
-  memory.py     per-bank byte storage; codec.py turns values into pages and back
-  tensor.py     `Tensor` (no weakrefs; the buffer is freed with its last reference)
-  device.py     open/close, allocation, synchronize and events
-  trace.py      capture, replay, trace region accounting (4 KiB per captured op)
-  faults.py     TTRECORD_EMULATOR_FAULT=segv@replay:N | hang@replay:N[:seconds]
+  config.py       the chip geometry (`DeviceConfig`; `P150` is the default)
+  allocator.py    first-fit bank-local allocation (DRAM bottom-up, L1 top-down)
+  sharding.py     core ranges, shard specs, and the core/slot of every sharded page
+  memory.py       per-bank byte storage; codec.py turns values into pages and back
+  tensor.py       `Tensor` (no weakrefs; the buffer is freed with its last reference)
+  device.py       open/close, per-chip memory, allocation, synchronize and events
+  distributed.py  mesh mappers/composers, get_device_tensors
+  ops/            one decorated function per op, registered by name (ops/_dispatch.py runs them)
+  trace.py        capture, replay, trace region accounting (4 KiB per captured op)
+  faults.py       TTRECORD_EMULATOR_FAULT=segv@replay:N | hang@replay:N[:seconds]
   _ttnn/reports.py, graph.py   the introspection a recorder uses
 
 It is an honest stand-in: `ttnn.__emulator__` is True and `__version__` is not
-a ttnn version. Known differences from real ttnn: ops inside a capture run once
-(on hardware they only record); every op output is a fresh buffer (ttnn may
-return views); the
-active-trace allocation warning goes through Python's `warnings`
-(`TraceAllocationWarning`, shown on stderr at the user's line) instead of
-tt-metal's logger.
+a ttnn version. A name it lacks raises `ttnn emulator: ttnn.X is not emulated
+(see docs/emulator.md)` (an AttributeError). Known differences from real ttnn:
+ops inside a capture run once (on hardware they only record); every op output
+is a fresh buffer (ttnn may return views); the active-trace allocation warning
+goes through Python's `warnings` (`TraceAllocationWarning`, shown on stderr at
+the user's line) instead of tt-metal's logger.
 """
 
 from __future__ import annotations
