@@ -119,13 +119,29 @@ class TensorDescriber:
         if size is None:
             num_pages = t.buffer_num_pages()
             page_size = t.buffer_aligned_page_size()
-            banks = self._num_banks(device, btype)
-            size = -(-num_pages // banks) * page_size
+            per_shard = _pages_per_shard(mc, layout) if mem_layout != "INTERLEAVED" else None
+            if per_shard is not None:  # a sharded buffer reserves one shard per bank
+                size = per_shard * page_size
+            else:
+                banks = self._num_banks(device, btype)
+                size = -(-num_pages // banks) * page_size
         buffer = (device, btype, address, size, page_size, num_pages)
         return (tid, "device", shape, dtype, layout, memory_config, buffer)
 
 
 _configs: dict[tuple[str, str], str] = {}
+
+
+def _pages_per_shard(mc: Any, layout: str) -> int | None:
+    """Pages one shard holds (tiles of the shard shape, or its rows in ROW_MAJOR), which is
+    what a sharded buffer reserves in each bank; None when the config has no shard spec."""
+    try:
+        height, width = (int(d) for d in mc.shard_spec.shape)
+    except Exception:
+        return None
+    if layout == "TILE":
+        return -(-height // 32) * -(-width // 32)
+    return height
 
 
 def describe_torch(t: Any) -> tuple:
