@@ -49,6 +49,8 @@ EXPECTED_MARKERS = {
     "hang_in_replay.py": [],
     "python_error.py": [],
     "threads.py": [],
+    "sharded_cnn_executor.py": [],
+    "mesh_paged_decode.py": [],
 }
 
 RUNS = {
@@ -73,6 +75,8 @@ RUNS = {
     "hang_in_replay": ["hang_in_replay.py"],
     "python_error": ["python_error.py"],
     "threads": ["threads.py"],
+    "sharded_cnn_executor": ["sharded_cnn_executor.py"],
+    "mesh_paged_decode": ["mesh_paged_decode.py"],
 }
 HANG_RUN, HANG_MARKER = "hang_in_replay", "replay 2"
 
@@ -230,6 +234,19 @@ def test_tracer_class_traced_equals_eager(results):
     _ok(r)
     assert _line(r.stdout, "traced == eager for 3 inputs:") == "True"
     assert "potentially unsafe" not in r.stderr
+
+
+def test_sharded_cnn_executor_traced_equals_eager(results):
+    r = results["sharded_cnn_executor"]
+    _ok(r)
+    assert _line(r.stdout, "traced == eager for 3 inputs:") == "True"
+
+
+def test_mesh_paged_decode_traced_tokens_equal_eager(results):
+    r = results["mesh_paged_decode"]
+    _ok(r)
+    assert _line(r.stdout, "traced == eager:") == "True"
+    assert _line(r.stdout, "traced tokens (first 4 users):") == _line(r.stdout, "eager tokens (first 4 users):")
 
 
 def test_alloc_after_capture_safe_values_survive(results):

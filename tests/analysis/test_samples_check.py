@@ -27,7 +27,8 @@ HAZARDS = [
     "stale_input", "freed_input", "aliasing", "baked_value", "host_op_in_capture",
     "trace_lifecycle", "overlapping_traces",
 ]  # fmt: skip
-CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe", "reallocated_input"]
+CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe", "reallocated_input", "sharded_cnn_executor",
+         "mesh_paged_decode"]
 EXPECT = re.compile(r"#\s*expect:\s*(TR\d{3})")
 
 

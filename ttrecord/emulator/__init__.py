@@ -3,28 +3,33 @@
 `from ttrecord import emulator as ttnn` behaves like `import ttnn` (0.81.1 API
 names, signatures and error texts) for the subset implemented here, with the
 semantics trace debugging depends on made real: a p150-like allocator with
-bank-local interleaved buffers, byte-addressed device memory, and trace replay
-against captured addresses. `install()` makes plain `import ttnn` (and
-`ttnn.experimental`, `ttnn._ttnn`, `ttnn._ttnn.reports`, `ttnn.graph`,
-`ttnn.decorators`, `ttnn.device`, `ttnn.types`) resolve to it.
+bank-local interleaved and per-core sharded buffers, byte-addressed device
+memory per chip, and trace replay against captured addresses. `install()` makes
+plain `import ttnn` (and `ttnn.experimental`, `ttnn.transformer`, `ttnn._ttnn`,
+`ttnn._ttnn.reports`, `ttnn.graph`, `ttnn.decorators`, `ttnn.device`,
+`ttnn.types`) resolve to it. docs/emulator.md says what is emulated (with a
+coverage table of every name ttnn 0.81.1 exports) and how to add an op.
 
 Where to look:
-  config.py     the chip geometry (`DeviceConfig`; `P150` is the default)
-  allocator.py  first-fit bank-local allocation (DRAM bottom-up, L1 top-down)
-  memory.py     per-bank byte storage; codec.py turns values into pages and back
-  tensor.py     `Tensor` (no weakrefs; the buffer is freed with its last reference)
-  device.py     open/close, allocation, synchronize and events
-  trace.py      capture, replay, trace region accounting (4 KiB per captured op)
-  faults.py     TTRECORD_EMULATOR_FAULT=segv@replay:N | hang@replay:N[:seconds]
+  config.py       the chip geometry (`DeviceConfig`; `P150` is the default)
+  allocator.py    first-fit bank-local allocation (DRAM bottom-up, L1 top-down)
+  sharding.py     core ranges, shard specs, and the core/slot of every sharded page
+  memory.py       per-bank byte storage; codec.py turns values into pages and back
+  tensor.py       `Tensor` (no weakrefs; the buffer is freed with its last reference)
+  device.py       open/close, per-chip memory, allocation, synchronize and events
+  distributed.py  mesh mappers/composers, get_device_tensors
+  ops/            one decorated function per op, registered by name (ops/_dispatch.py runs them)
+  trace.py        capture, replay, trace region accounting (4 KiB per captured op)
+  faults.py       TTRECORD_EMULATOR_FAULT=segv@replay:N | hang@replay:N[:seconds]
   _ttnn/reports.py, graph.py   the introspection a recorder uses
 
 It is an honest stand-in: `ttnn.__emulator__` is True and `__version__` is not
-a ttnn version. Known differences from real ttnn: ops inside a capture run once
-(on hardware they only record); every op output is a fresh buffer (ttnn may
-return views); the
-active-trace allocation warning goes through Python's `warnings`
-(`TraceAllocationWarning`, shown on stderr at the user's line) instead of
-tt-metal's logger.
+a ttnn version. A name it lacks raises `ttnn emulator: ttnn.X is not emulated
+(see docs/emulator.md)` (an AttributeError). Known differences from real ttnn:
+ops inside a capture run once (on hardware they only record); every op output
+is a fresh buffer (ttnn may return views); the active-trace allocation warning
+goes through Python's `warnings` (`TraceAllocationWarning`, shown on stderr at
+the user's line) instead of tt-metal's logger.
 """
 
 from __future__ import annotations
@@ -44,7 +49,6 @@ from .config import (
 )
 from .device import (
     Arch,
-    CoreCoord,
     MeshDevice,
     MeshEvent,
     close_device,
@@ -59,12 +63,60 @@ from .device import (
     wait_for_event,
 )
 from .distributed import (
+    ConcatMesh2dToTensor,
     ConcatMeshToTensor,
+    MeshComposerConfig,
+    MeshMapperConfig,
+    PlacementReplicate,
+    PlacementShard,
     ReplicateTensorToMesh,
+    ShardTensor2dMesh,
     ShardTensorToMesh,
     concat_mesh_to_tensor_composer,
+    create_mesh_composer,
+    create_mesh_mapper,
+    combine_device_tensors,
+    get_device_tensors,
     manage_device,
     replicate_tensor_to_mesh_mapper,
+    shard_tensor_to_mesh_mapper,
+)
+from .sharding import (
+    CoreCoord,
+    CoreRange,
+    CoreRangeSet,
+    ShardDistributionStrategy,
+    ShardOrientation,
+    ShardSpec,
+    ShardStrategy,
+    num_cores_to_corerangeset,
+)
+from .ops.sharded import create_sharded_memory_config, create_sharded_memory_config_
+from .configs import (  # noqa: F401 - ttnn names
+    BlackholeComputeKernelConfig,
+    Conv2dConfig,
+    GlobalSemaphore,
+    GrayskullComputeKernelConfig,
+    LayerNormDefaultProgramConfig,
+    LayerNormShardedMultiCoreProgramConfig,
+    MathFidelity,
+    MatmulMultiCoreReuseMultiCast1DProgramConfig,
+    MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig,
+    MatmulMultiCoreReuseMultiCastProgramConfig,
+    MatmulMultiCoreReuseProgramConfig,
+    ReduceType,
+    SDPAProgramConfig,
+    SoftmaxDefaultProgramConfig,
+    SoftmaxShardedMultiCoreProgramConfig,
+    Tile,
+    Topology,
+    UnaryOpType,
+    UnaryWithParam,
+    WormholeComputeKernelConfig,
+    create_global_semaphore,
+    get_global_semaphore_address,
+    init_device_compute_kernel_config,
+    reset_global_semaphore_value,
 )
 from .errors import TraceAllocationWarning
 from .faults import ENV_VAR as FAULT_ENV_VAR
@@ -77,7 +129,6 @@ from .ops.data_movement import (
     reshape,
     slice,
     to_layout,
-    to_memory_config,
     transpose,
 )
 from .ops.eltwise import (
@@ -141,7 +192,10 @@ from .transfers import (
 )
 from .types import (
     DRAM_MEMORY_CONFIG,
+    L1_BLOCK_SHARDED_MEMORY_CONFIG,
+    L1_HEIGHT_SHARDED_MEMORY_CONFIG,
     L1_MEMORY_CONFIG,
+    L1_WIDTH_SHARDED_MEMORY_CONFIG,
     TILE_SIZE,
     BufferType,
     CoreGrid,
@@ -170,7 +224,7 @@ ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR
 TILE_LAYOUT = Layout.TILE
 
 # Submodules a program or a recorder may import as `ttnn.<name>`.
-SUBMODULES = (
+SUBMODULES = [
     "experimental",
     "_ttnn",
     "_ttnn.reports",
@@ -184,7 +238,57 @@ SUBMODULES = (
     "decorators",
     "device",
     "types",
-)
+]
+
+
+def _export_registered_ops() -> None:
+    """Put every registered op under its fully qualified name (ttnn.x, ttnn.experimental.x,
+    ttnn.transformer.x); a namespace that does not exist yet becomes a submodule."""
+    from . import ops  # noqa: F401 - importing the package registers every op
+    from .decorators import REGISTRY
+
+    module = sys.modules[__name__]
+    for qualified, op in REGISTRY.items():
+        parts = qualified.split(".")[1:]
+        target = module
+        for depth, part in enumerate(parts[:-1], start=1):
+            child = getattr(target, part, None) if part in vars(target) else None
+            if child is None:
+                child = _namespace(".".join(parts[:depth]))
+                setattr(target, part, child)
+                if ".".join(parts[:depth]) not in SUBMODULES:
+                    SUBMODULES.append(".".join(parts[:depth]))
+            target = child
+        setattr(target, parts[-1], op)
+
+
+class NotEmulatedError(AttributeError):
+    """A ttnn name the emulator does not provide. An AttributeError (so `hasattr` and
+    `getattr(ttnn, name, default)` behave), with a message that says what is missing."""
+
+
+def not_emulated(qualified: str) -> NotEmulatedError:
+    return NotEmulatedError(f"ttnn emulator: {qualified} is not emulated (see docs/emulator.md)")
+
+
+def _namespace(path: str) -> ModuleType:
+    namespace = ModuleType(f"{__name__}.{path}", f"`ttnn.{path}` as emulated")
+    namespace.__getattr__ = _missing(f"ttnn.{path}")  # type: ignore[attr-defined]
+    return namespace
+
+
+def _missing(prefix: str):
+    def __getattr__(name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise not_emulated(f"{prefix}.{name}")
+
+    return __getattr__
+
+
+__getattr__ = _missing("ttnn")
+_export_registered_ops()
+experimental.__getattr__ = _missing("ttnn.experimental")  # type: ignore[attr-defined]
 
 
 def install() -> ModuleType:

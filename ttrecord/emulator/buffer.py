@@ -13,7 +13,7 @@ captured address is reused: replay writes wherever the descriptor points.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional
 
 from .types import BufferType
 
@@ -33,6 +33,8 @@ class BufferDesc(NamedTuple):
     aligned_page_size: int
     size_per_bank: int
     unique_id: int
+    # Sharded buffers: where each page is (sharding.Placement); None for interleaved.
+    placement: Optional[Any] = None
 
     def bank_range(self) -> tuple[int, int]:
         """Bank-local [start, end) footprint, the range overlap is decided on."""

@@ -34,10 +34,18 @@ class FastOperation:
         return functools.partial(self.function, instance)
 
 
+# Every op by its fully qualified name; the emulator package exports each one under that
+# name (ttnn.x, ttnn.experimental.x, ttnn.transformer.x), so adding an op is one decorated
+# function in one file of emulator/ops/.
+REGISTRY: dict[str, FastOperation] = {}
+
+
 def operation(python_fully_qualified_name: str) -> Callable[[Callable[..., Any]], FastOperation]:
     """Decorator registering a function as the op `python_fully_qualified_name`."""
 
     def wrap(function: Callable[..., Any]) -> FastOperation:
-        return FastOperation(python_fully_qualified_name, function)
+        op = FastOperation(python_fully_qualified_name, function)
+        REGISTRY[python_fully_qualified_name] = op
+        return op
 
     return wrap

@@ -1,9 +1,10 @@
 """Emulated (mesh) devices: address spaces, allocation, open/close, synchronization.
 
-A `MeshDevice` owns one allocator per buffer type and the bytes behind them.
-A mesh of N chips allocates in lockstep (as tt-metal's mesh allocator does, every
-chip gets the same address), and the emulator keeps one copy of the memory for
-the whole mesh, since every tensor is replicated.
+A `MeshDevice` owns one allocator per buffer type and, per chip, the bytes behind
+them. A mesh of N chips allocates in lockstep (as tt-metal's mesh allocator does:
+every chip gets the same address, so one allocator stands for N identical ones)
+while each chip has its own memory: a tensor sharded over the mesh holds different
+values on each chip at the same address.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import enum
 import itertools
 import threading
+
+import numpy as np
 from typing import Any, Iterable, Optional
 
 from . import errors
@@ -23,7 +26,9 @@ from .config import (
     P150,
     DeviceConfig,
 )
+from .codec import TensorSpec, decode, encode
 from .memory import BankedMemory
+from .sharding import CoreCoord
 from .types import BufferType, MeshShape
 
 # The emulated host has four p150 chips (a p150×4 workstation).
@@ -35,19 +40,6 @@ class Arch(enum.Enum):
     WORMHOLE_B0 = 2
     BLACKHOLE = 3
     QUASAR = 4
-
-
-class CoreCoord:
-    __slots__ = ("x", "y")
-
-    def __init__(self, x: int, y: int) -> None:
-        self.x, self.y = x, y
-
-    def __repr__(self) -> str:
-        return f"(x={self.x},y={self.y})"
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, CoreCoord) and (self.x, self.y) == (other.x, other.y)
 
 
 _open_chips: dict[int, "MeshDevice"] = {}
@@ -100,10 +92,14 @@ class MeshDevice:
                 "TRACE", dram_top, config.dram_bank_size, config.dram_alignment, top_down=False
             ),
         }
-        self.memories = {
-            BufferType.DRAM: BankedMemory(config.num_dram_banks, config.dram_unreserved_base, dram_top),
-            BufferType.L1: BankedMemory(config.num_l1_banks, config.l1_unreserved_base, l1_top),
-        }
+        self.chip_memories = [
+            {
+                BufferType.DRAM: BankedMemory(config.num_dram_banks, config.dram_unreserved_base, dram_top),
+                BufferType.L1: BankedMemory(config.num_l1_banks, config.l1_unreserved_base, l1_top),
+            }
+            for _ in chip_ids
+        ]
+        self.memories = self.chip_memories[0]
         self.live_buffers: dict[int, BufferDesc] = {}
         self.op_owned: dict[str, DeviceBuffer] = {}  # buffers ops keep across calls
         self._busy = 0
@@ -160,8 +156,15 @@ class MeshDevice:
         return next(iter(self.capturing.values()))
 
     # --- allocation -----------------------------------------------------------------
-    def allocate_buffer(self, buffer_type: BufferType, num_pages: int, page_size: int) -> DeviceBuffer:
-        """Allocate an interleaved buffer of `num_pages` pages of `page_size` bytes."""
+    @property
+    def num_chips(self) -> int:
+        return len(self.chip_ids)
+
+    def allocate_buffer(
+        self, buffer_type: BufferType, num_pages: int, page_size: int, placement: Any = None
+    ) -> DeviceBuffer:
+        """Allocate a buffer of `num_pages` pages of `page_size` bytes: interleaved, or
+        sharded when `placement` (sharding.Placement) says where each page goes."""
         if not self.is_open:
             raise RuntimeError("ttnn emulator: device is closed")
         if self.allocations_unsafe and buffer_type != BufferType.TRACE:
@@ -172,7 +175,10 @@ class MeshDevice:
         else:
             banks, alignment = config.num_dram_banks, config.dram_alignment
         aligned_page = round_up(page_size, alignment)
-        per_bank = size_per_bank(num_pages, aligned_page, banks, alignment)
+        if placement is not None:
+            per_bank = round_up(placement.pages_per_shard * aligned_page, alignment)
+        else:
+            per_bank = size_per_bank(num_pages, aligned_page, banks, alignment)
         allocator, top_down = self.allocators[buffer_type], None
         if buffer_type == BufferType.TRACE and self.trace_region_size == 0:
             # Measured on ttnn 0.81.1: with no trace region an (empty) trace buffer is
@@ -192,6 +198,7 @@ class MeshDevice:
                 aligned_page,
                 per_bank,
                 DeviceBuffer.next_unique_id(),
+                placement,
             )
             self.live_buffers[desc.unique_id] = desc
             self._drain_deferred()
@@ -221,11 +228,39 @@ class MeshDevice:
             self._free_now(self._deferred_frees.pop())
 
     # --- memory -----------------------------------------------------------------------
-    def read_pages(self, desc: BufferDesc):
-        return self.memories[desc.buffer_type].read_pages(desc.address, desc.num_pages, desc.aligned_page_size)
+    def read_pages(self, desc: BufferDesc, chip: int = 0):
+        memory = self.chip_memories[chip][desc.buffer_type]
+        place = desc.placement
+        if place is None:
+            return memory.read_pages(desc.address, desc.num_pages, desc.aligned_page_size)
+        pages = memory.read_placed(desc.address, place.banks, place.slots, desc.aligned_page_size)
+        if place.row_split > 1:  # width-sharded row pieces back into whole rows
+            pages = pages[:, : desc.page_size].reshape(-1, desc.page_size * place.row_split)
+        return pages
 
-    def write_pages(self, desc: BufferDesc, pages) -> None:
-        self.memories[desc.buffer_type].write_pages(desc.address, pages)
+    def write_pages(self, desc: BufferDesc, pages, chip: int = 0) -> None:
+        memory = self.chip_memories[chip][desc.buffer_type]
+        place = desc.placement
+        if place is None:
+            memory.write_pages(desc.address, pages)
+            return
+        if place.row_split > 1:
+            pages = np.ascontiguousarray(pages).reshape(-1, desc.page_size)
+            if desc.aligned_page_size != desc.page_size:
+                padded = np.zeros((len(pages), desc.aligned_page_size), dtype=np.uint8)
+                padded[:, : desc.page_size] = pages
+                pages = padded
+        memory.write_placed(desc.address, place.banks, place.slots, pages)
+
+    def read_values(self, desc: BufferDesc, spec: TensorSpec, chip: int = 0):
+        """The values a tensor of `spec` at `desc` holds on `chip` now."""
+        return decode(self.read_pages(desc, chip), spec)
+
+    def write_values(self, desc: BufferDesc, spec: TensorSpec, values, chip: int = 0) -> None:
+        """Store `values` into the buffer at `desc` on `chip`."""
+        place = desc.placement
+        page = desc.aligned_page_size if place is None or place.row_split == 1 else spec.page_size()
+        self.write_pages(desc, encode(values, spec, page), chip)
 
 
 def _check_chip_free(chip_ids: Iterable[int]) -> None:

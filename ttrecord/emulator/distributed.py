@@ -1,51 +1,183 @@
-"""Mesh mappers/composers and `manage_device`.
+"""Mesh mappers and composers, device tensors of a mesh tensor, and `manage_device`.
 
-The emulator keeps one memory per mesh (every tensor is replicated on all chips),
-so `ReplicateTensorToMesh` is the only mapper; a composer concatenates the
-replicas as real ttnn does when reading a replicated tensor back.
+Each chip of an emulated mesh has its own memory; a mesh tensor has one shape (the
+per-chip shape, as in ttnn) and each chip's values at the same address. A mapper splits
+a torch tensor into one value per chip (chip index = row × columns + column); a composer
+joins every chip's values back into one torch tensor.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional, Sequence
 
 import torch
 
 
-class ReplicateTensorToMesh:
-    """Put the same tensor on every device of the mesh (the emulator's only layout)."""
 
-    def __init__(self, mesh_device: Any) -> None:
+def _grid(mesh_device: Any, mesh_shape: Optional[Sequence[int]] = None) -> tuple[int, int]:
+    shape = tuple(mesh_shape) if mesh_shape is not None else tuple(mesh_device.shape)
+    if len(shape) == 1:
+        return 1, shape[0]
+    return int(shape[0]), int(shape[1])
+
+
+class TensorToMesh:
+    """Splits a torch tensor into per-chip values: `placements[axis]` is None (replicate)
+    or the tensor dim that mesh axis shards."""
+
+    def __init__(self, mesh_device: Any, placements: Sequence[Optional[int]], mesh_shape: Any = None) -> None:
         self.mesh_device = mesh_device
+        self.rows, self.cols = _grid(mesh_device, mesh_shape)
+        self.placements = tuple(placements)
+
+    def map(self, values: torch.Tensor) -> list[torch.Tensor]:
+        row_dim, col_dim = self.placements
+        rows = list(torch.chunk(values, self.rows, dim=row_dim)) if row_dim is not None else [values] * self.rows
+        out = []
+        for row in rows:
+            cols = list(torch.chunk(row, self.cols, dim=col_dim)) if col_dim is not None else [row] * self.cols
+            out += [c.contiguous() for c in cols]
+        return out
 
 
-class ShardTensorToMesh:
-    """Splitting a tensor across chips needs per-chip memory, which the emulator does not model."""
+class MeshToTensor:
+    """Joins per-chip values: concatenated along `dims[0]` over rows and `dims[1]` over columns."""
 
-    def __init__(self, mesh_device: Any, dim: int) -> None:
-        raise NotImplementedError(
-            "ttnn emulator: ShardTensorToMesh is not emulated (one replicated memory per mesh)"
-        )
-
-
-class ConcatMeshToTensor:
-    """Read a mesh tensor back as the concatenation of every device's copy along `dim`."""
-
-    def __init__(self, mesh_device: Any, dim: int) -> None:
+    def __init__(self, mesh_device: Any, dims: Sequence[Optional[int]], mesh_shape: Any = None) -> None:
         self.mesh_device = mesh_device
-        self.dim = dim
+        self.rows, self.cols = _grid(mesh_device, mesh_shape)
+        self.dims = tuple(dims)
 
-    def compose(self, values: torch.Tensor) -> torch.Tensor:
-        return torch.cat([values] * self.mesh_device.get_num_devices(), dim=self.dim)
+    def compose(self, values: list[torch.Tensor]) -> torch.Tensor:
+        row_dim, col_dim = self.dims
+        if len(values) == 1:
+            return values[0]
+        rows = []
+        for r in range(self.rows):
+            chunk = values[r * self.cols : (r + 1) * self.cols]
+            rows.append(torch.cat(chunk, dim=col_dim) if col_dim is not None else chunk[0])
+        return torch.cat(rows, dim=row_dim) if row_dim is not None else rows[0]
 
 
-def replicate_tensor_to_mesh_mapper(mesh_device: Any) -> ReplicateTensorToMesh:
+def ReplicateTensorToMesh(mesh_device: Any) -> TensorToMesh:  # noqa: N802 - ttnn's name
+    """The same tensor on every chip."""
+    return TensorToMesh(mesh_device, (None, None))
+
+
+def ShardTensorToMesh(mesh_device: Any, dim: int) -> TensorToMesh:  # noqa: N802
+    """Chunk `dim` over every chip of the mesh, in row-major chip order."""
+    mapper = TensorToMesh(mesh_device, (None, dim))
+    mapper.cols, mapper.rows = mapper.rows * mapper.cols, 1
+    return mapper
+
+
+def ShardTensor2dMesh(mesh_device: Any, mesh_shape: Sequence[int], dims: Sequence[Optional[int]]) -> TensorToMesh:  # noqa: N802
+    """Shard dims[0] over mesh rows and dims[1] over columns (None: replicate on that axis)."""
+    return TensorToMesh(mesh_device, dims, mesh_shape)
+
+
+def ConcatMeshToTensor(mesh_device: Any, dim: int) -> MeshToTensor:  # noqa: N802
+    """Every chip's values concatenated along `dim`, in chip order."""
+    composer = MeshToTensor(mesh_device, (None, dim))
+    composer.cols, composer.rows = composer.rows * composer.cols, 1
+    return composer
+
+
+def ConcatMesh2dToTensor(mesh_device: Any, mesh_shape: Sequence[int], dims: Sequence[int]) -> MeshToTensor:  # noqa: N802
+    return MeshToTensor(mesh_device, dims, mesh_shape)
+
+
+def replicate_tensor_to_mesh_mapper(mesh_device: Any) -> TensorToMesh:
     return ReplicateTensorToMesh(mesh_device)
 
 
-def concat_mesh_to_tensor_composer(mesh_device: Any, dim: int) -> ConcatMeshToTensor:
+def shard_tensor_to_mesh_mapper(mesh_device: Any, dim: int) -> TensorToMesh:
+    return ShardTensorToMesh(mesh_device, dim)
+
+
+def concat_mesh_to_tensor_composer(mesh_device: Any, dim: int) -> MeshToTensor:
     return ConcatMeshToTensor(mesh_device, dim)
+
+
+class PlacementReplicate:
+    def __repr__(self) -> str:
+        return "PlacementReplicate()"
+
+
+class PlacementShard:
+    def __init__(self, dim: int) -> None:
+        self.dim = int(dim)
+
+    def __repr__(self) -> str:
+        return f"PlacementShard({self.dim})"
+
+
+class MeshMapperConfig:
+    def __init__(self, placements: Sequence[Any], mesh_shape_override: Any = None, mesh_offset_override: Any = None) -> None:
+        self.placements = list(placements)
+        self.mesh_shape_override = mesh_shape_override
+
+
+class MeshComposerConfig:
+    def __init__(self, *dims: Any, mesh_shape_override: Any = None, mesh_offset_override: Any = None) -> None:
+        if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+            dims = tuple(dims[0])
+        self.dims = [int(d) for d in dims]
+        self.mesh_shape_override = mesh_shape_override
+
+
+def create_mesh_mapper(mesh_device: Any, config: MeshMapperConfig) -> TensorToMesh:
+    """ND mapper: one placement per mesh axis (PlacementShard(dim) or PlacementReplicate())."""
+    dims = [p.dim if isinstance(p, PlacementShard) else None for p in config.placements]
+    shape = config.mesh_shape_override
+    if len(dims) == 1:
+        mapper = TensorToMesh(mesh_device, (None, dims[0]), shape)
+        mapper.cols, mapper.rows = mapper.rows * mapper.cols, 1
+        return mapper
+    return TensorToMesh(mesh_device, dims[:2], shape)
+
+
+def create_mesh_composer(mesh_device: Any, config: MeshComposerConfig) -> MeshToTensor:
+    dims = config.dims
+    if len(dims) == 1:
+        composer = MeshToTensor(mesh_device, (None, dims[0]), config.mesh_shape_override)
+        composer.cols, composer.rows = composer.rows * composer.cols, 1
+        return composer
+    return MeshToTensor(mesh_device, dims[:2], config.mesh_shape_override)
+
+
+def get_device_tensors(tensor: Any) -> list:
+    """One tensor per chip: views of the mesh tensor's buffer on that chip (same address),
+    or each chip's host values of a multi-device host tensor."""
+    from .tensor import Tensor
+
+    out = []
+    for chip in range(tensor.num_chips):
+        if tensor._buffer is None:
+            out.append(Tensor.on_host(tensor.spec, tensor._values(chip)))
+            continue
+        view = Tensor.on_device(tensor.spec, tensor._buffer)
+        view._chip = chip if tensor._chip is None else tensor._chip
+        out.append(view)
+    return out
+
+
+def combine_device_tensors(tensors: Sequence[Any]) -> Any:
+    """The inverse of get_device_tensors: per-chip views of one buffer become the mesh tensor;
+    host tensors become one multi-device host tensor."""
+    from .tensor import Tensor
+
+    first = tensors[0]
+    if first._buffer is None:
+        return Tensor.on_host(first.spec, [t._values() for t in tensors])
+    if all(t._buffer is first._buffer for t in tensors) and [t._chip for t in tensors] == list(range(len(tensors))):
+        return Tensor.on_device(first.spec, first._buffer)
+    raise RuntimeError(
+        "ttnn emulator: combining device tensors from different buffers is not emulated "
+        "(see docs/emulator.md); combine host tensors and move the result to the mesh"
+    )
+
 
 
 @contextlib.contextmanager

@@ -69,6 +69,18 @@ class BankedMemory:
         if rest:
             region[:rest, full_rows, :] = pages[full_rows * banks :]
 
+    def read_placed(self, address: int, banks: np.ndarray, slots: np.ndarray, page_size: int) -> np.ndarray:
+        """Pages of a sharded buffer: page i at bank banks[i], address + slots[i] × page_size."""
+        rows = int(slots.max()) + 1 if len(slots) else 1
+        region = self._region(address, rows * self.num_banks, page_size)
+        return region[banks, slots]
+
+    def write_placed(self, address: int, banks: np.ndarray, slots: np.ndarray, pages: np.ndarray) -> None:
+        page_size = pages.shape[1]
+        rows = int(slots.max()) + 1 if len(slots) else 1
+        region = self._region(address, rows * self.num_banks, page_size)
+        region[banks, slots] = pages
+
     def bank_bytes(self, bank: int, address: int, size: int) -> np.ndarray:
         """Raw bytes of one bank, for tests and debugging."""
         self._ensure(address + size)

@@ -19,7 +19,7 @@ import torch
 
 from . import errors
 from .buffer import DeviceBuffer
-from .codec import TensorSpec, decode, encode, to_storage
+from .codec import TensorSpec, to_storage
 from .types import (
     DRAM_MEMORY_CONFIG,
     DataType,
@@ -50,7 +50,9 @@ def check_write(device: Any) -> None:
 class Tensor:
     """A ttnn tensor on the host or on an emulated device."""
 
-    __slots__ = ("_spec", "_host", "_buffer", "tensor_id")
+    # _host: torch values, or one per chip (a multi-device host tensor); _chip: the one chip
+    # of a mesh this tensor stands for (get_device_tensors), None for all of them.
+    __slots__ = ("_spec", "_host", "_buffer", "_chip", "tensor_id")
 
     def __init__(
         self,
@@ -89,9 +91,10 @@ class Tensor:
             self._init_host(spec, host)
             return
         check_write(device)
-        spec = spec._replace(memory_config=memory_config or DRAM_MEMORY_CONFIG)
+        spec = resolve_memory_config(device, spec._replace(memory_config=memory_config))
         buffer = allocate_for(device, spec)
-        device.write_pages(buffer.desc, encode(host, spec, buffer.desc.aligned_page_size))
+        for chip in range(device.num_chips):
+            device.write_values(buffer.desc, spec, host, chip)
         self._init_device(spec, buffer)
 
     # --- construction without __init__ (used by ops and transfers) -----------------
@@ -99,12 +102,14 @@ class Tensor:
         self._spec = spec._replace(memory_config=None)
         self._host = values
         self._buffer = None
+        self._chip = None
         self.tensor_id = next(_tensor_ids)
 
     def _init_device(self, spec: TensorSpec, buffer: DeviceBuffer) -> None:
         self._spec = spec
         self._host = None
         self._buffer = buffer
+        self._chip = None
         self.tensor_id = next(_tensor_ids)
 
     @classmethod
@@ -167,7 +172,16 @@ class Tensor:
         return self._buffer.is_allocated
 
     def is_sharded(self) -> bool:
-        return False
+        return self.memory_config().is_sharded()
+
+    @property
+    def num_chips(self) -> int:
+        """Chips this tensor has values on (1 for a chip view or a plain host tensor)."""
+        if self._chip is not None:
+            return 1
+        if self._buffer is None:
+            return len(self._host) if isinstance(self._host, list) else 1
+        return self._buffer.device.num_chips if self._buffer.device is not None else 1
 
     def _desc(self):
         if self._buffer is None:
@@ -202,34 +216,48 @@ class Tensor:
         return self._spec.shape.volume()
 
     # --- values ------------------------------------------------------------------------
-    def _values(self) -> torch.Tensor:
-        """Current values without any capture check (ops reading their inputs)."""
+    def _values(self, chip: int = 0) -> torch.Tensor:
+        """Current values on `chip` without any capture check (ops reading their inputs)."""
         if self._buffer is None:
             if self._host is None:
                 raise RuntimeError("ttnn emulator: tensor was deallocated")
+            if isinstance(self._host, list):
+                return self._host[chip]
             return self._host
         buffer = self._buffer
         if not buffer.is_allocated:
             raise RuntimeError(
                 "TT_FATAL @ ttnn/core/tensor/tensor.cpp:0: is_allocated()\ninfo:\nBuffer is not allocated"
             )
-        return decode(buffer.device.read_pages(buffer.desc), self._spec)
+        return buffer.device.read_values(buffer.desc, self._spec, chip if self._chip is None else self._chip)
 
-    def _read(self) -> torch.Tensor:
+    def _chip_values(self) -> list[torch.Tensor]:
+        """Values on every chip this tensor spans."""
+        return [self._values(chip) for chip in range(self.num_chips)]
+
+    def _read(self, chip: int = 0) -> torch.Tensor:
         """Values for a device→host transfer: forbidden during capture."""
         if self._buffer is not None:
             device = self._buffer.device
             if device is not None:
                 check_read(device)
-        return self._values()
+        return self._values(chip)
+
+    def _read_all(self) -> list[torch.Tensor]:
+        """Every chip's values, for a device→host transfer of a mesh tensor."""
+        first = self._read(0)
+        return [first] + [self._values(chip) for chip in range(1, self.num_chips)]
 
     def cpu(self, blocking: bool = True, cq_id: Optional[int] = None) -> "Tensor":
         """Copy to a host tensor (a device read)."""
         if self._buffer is None:
             return self
-        return Tensor.on_host(self._spec, self._read().clone())
+        values = [v.clone() for v in self._read_all()]
+        return Tensor.on_host(self._spec, values if len(values) > 1 else values[0])
 
     def to_torch(self, mesh_composer: Any = None) -> torch.Tensor:
+        if mesh_composer is not None:
+            return mesh_composer.compose([v.clone() for v in self._read_all()])
         return self._read().clone()
 
     def to_numpy(self) -> np.ndarray:
@@ -336,23 +364,53 @@ class Tensor:
         )
 
 
+def resolve_memory_config(device: Any, spec: TensorSpec) -> TensorSpec:
+    """`spec` with a concrete memory config: DRAM interleaved by default; a sharded config
+    given without a shard spec gets one (sharding.default_shard_spec)."""
+    memory_config = spec.memory_config
+    if memory_config is None:
+        return spec._replace(memory_config=DRAM_MEMORY_CONFIG)
+    if memory_config.is_sharded() and memory_config.shard_spec is None:
+        from .sharding import default_shard_spec
+
+        shard = default_shard_spec(spec.shape, spec.layout, memory_config.memory_layout, device.config)
+        return spec._replace(memory_config=memory_config.with_shard_spec(shard))
+    return spec
+
+
 def allocate_for(device: Any, spec: TensorSpec) -> DeviceBuffer:
-    """Allocate the device buffer a tensor of `spec` needs."""
+    """Allocate the device buffer a tensor of `spec` (resolved) needs: interleaved or sharded."""
     memory_config = spec.memory_config or DRAM_MEMORY_CONFIG
+    if memory_config.is_sharded():
+        from .sharding import placement
+
+        place, page_size, num_pages = placement(
+            spec.shape, spec.dtype, spec.layout, memory_config.memory_layout,
+            memory_config.buffer_type, memory_config.shard_spec, device.config,
+        )
+        return device.allocate_buffer(memory_config.buffer_type, num_pages, page_size, place)
     return device.allocate_buffer(memory_config.buffer_type, spec.num_pages(), spec.page_size())
 
 
 def new_device_tensor(device: Any, spec: TensorSpec) -> Tensor:
     """An allocated, unwritten device tensor (contents: whatever the memory holds)."""
-    if spec.memory_config is None:
-        spec = spec._replace(memory_config=DRAM_MEMORY_CONFIG)
+    spec = resolve_memory_config(device, spec)
     return Tensor.on_device(spec, allocate_for(device, spec))
 
 
-def write_values(tensor: Tensor, values: torch.Tensor) -> None:
-    """Store `values` into a device tensor's pages (no capture check: callers decide)."""
-    desc = tensor._buffer.desc
-    tensor._buffer.device.write_pages(desc, encode(values, tensor._spec, desc.aligned_page_size))
+def write_values(tensor: Tensor, values: torch.Tensor, chip: Optional[int] = None) -> None:
+    """Store `values` into a device tensor's pages on `chip` (None: every chip it spans;
+    no capture check: callers decide)."""
+    buffer = tensor._buffer
+    device = buffer.device
+    if tensor._chip is not None:
+        chips: Any = (tensor._chip,)
+    elif chip is not None:
+        chips = (chip,)
+    else:
+        chips = range(device.num_chips)
+    for c in chips:
+        device.write_values(buffer.desc, tensor._spec, values, c)
 
 
 def shapes_of(tensors: Sequence[Tensor]) -> list[Shape]:

@@ -27,7 +27,7 @@ from typing import Any, Callable, NamedTuple, Optional
 from . import errors, faults
 from .allocator import round_up
 from .buffer import BufferDesc, DeviceBuffer
-from .codec import TensorSpec, decode, encode
+from .codec import TensorSpec
 from .types import BufferType
 
 _trace_ids = itertools.count()
@@ -49,6 +49,8 @@ class OpRecord(NamedTuple):
     fn: Callable[..., Any]
     inputs: tuple[tuple[BufferDesc, TensorSpec], ...]
     outputs: tuple[tuple[BufferDesc, TensorSpec], ...]
+    chips: Optional[tuple[int, ...]] = None  # None: every chip of the mesh
+    collective: bool = False  # fn takes every chip's inputs and returns every chip's outputs
 
 
 class Trace:
@@ -70,12 +72,22 @@ class Trace:
 
 def run_record(device: Any, record: OpRecord) -> None:
     """Execute one captured op against the device memory as it is now."""
-    values = [decode(device.read_pages(desc), spec) for desc, spec in record.inputs]
-    results = record.fn(*values)
+    chips = record.chips if record.chips is not None else range(device.num_chips)
+    if record.collective:
+        per_chip = [[device.read_values(desc, spec, chip) for desc, spec in record.inputs] for chip in chips]
+        for chip, results in zip(chips, record.fn(per_chip)):
+            _store(device, record, results, chip)
+        return
+    for chip in chips:
+        values = [device.read_values(desc, spec, chip) for desc, spec in record.inputs]
+        _store(device, record, record.fn(*values), chip)
+
+
+def _store(device: Any, record: OpRecord, results: Any, chip: int) -> None:
     if not isinstance(results, tuple):
         results = (results,)
     for (desc, spec), result in zip(record.outputs, results):
-        device.write_pages(desc, encode(result, spec, desc.aligned_page_size))
+        device.write_values(desc, spec, result, chip)
 
 
 def interleaved_page_size(buf_size: int, num_banks: int, min_size: int, max_size: int) -> int:
@@ -167,7 +179,15 @@ def is_trace_capture_active(mesh_device: Any) -> bool:
     return bool(mesh_device.capturing)
 
 
-def record_op(device: Any, name: str, fn: Callable[..., Any], inputs: list, outputs: list) -> None:
+def record_op(
+    device: Any,
+    name: str,
+    fn: Callable[..., Any],
+    inputs: list,
+    outputs: list,
+    chips: Optional[tuple[int, ...]] = None,
+    collective: bool = False,
+) -> None:
     """Append an op to the capture in progress on `device`, if there is one."""
     trace = device.active_capture()
     if trace is not None:
@@ -177,5 +197,7 @@ def record_op(device: Any, name: str, fn: Callable[..., Any], inputs: list, outp
                 fn,
                 tuple((t._buffer.desc, t._spec) for t in inputs),
                 tuple((t._buffer.desc, t._spec) for t in outputs),
+                chips,
+                collective,
             )
         )

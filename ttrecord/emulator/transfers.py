@@ -28,8 +28,23 @@ def _host_to_device(tensor: Tensor, device: Any, memory_config: Optional[MemoryC
     check_write(device)
     spec = tensor.spec._replace(memory_config=memory_config or DRAM_MEMORY_CONFIG)
     out = new_device_tensor(device, spec)
-    write_values(out, tensor._values())
+    _write_host(out, tensor)
     return out
+
+
+def _write_host(device_tensor: Tensor, host_tensor: Tensor) -> None:
+    """Write a host tensor to a device tensor: per chip when it holds one value per chip."""
+    if isinstance(host_tensor._host, list):
+        chips = device_tensor.num_chips
+        if len(host_tensor._host) != chips:
+            raise RuntimeError(
+                f"TT_FATAL @ ttnn/core/tensor/tensor.cpp:0: num_shards == num_devices\ninfo:\n"
+                f"host tensor has {len(host_tensor._host)} shards, the mesh has {chips} devices"
+            )
+        for chip, values in enumerate(host_tensor._host):
+            write_values(device_tensor, values, chip)
+        return
+    write_values(device_tensor, host_tensor._values())
 
 
 @operation("ttnn.from_torch")
@@ -51,10 +66,35 @@ def from_torch(
         check_write(device)
     dtype = dtype if dtype is not None else dtype_from_torch(tensor.dtype)
     host_spec = TensorSpec(Shape(tensor.shape), DataType(dtype), Layout(layout or Layout.ROW_MAJOR), None)
-    host = Tensor.on_host(host_spec, to_storage(tensor.detach(), host_spec.dtype).contiguous())
+    values = to_storage(tensor.detach(), host_spec.dtype).contiguous()
+    if mesh_mapper is not None:
+        per_chip = mesh_mapper.map(values)
+        host_spec = host_spec._replace(shape=Shape(per_chip[0].shape))
+        host = Tensor.on_host(host_spec, per_chip if len(per_chip) > 1 else per_chip[0])
+    else:
+        host = Tensor.on_host(host_spec, values)
     if device is None:
         return host
     return _host_to_device(host, device, memory_config)
+
+
+@operation("ttnn.as_tensor")
+def as_tensor(
+    tensor: torch.Tensor,
+    dtype: Optional[DataType] = None,
+    *,
+    layout: Optional[Layout] = Layout.ROW_MAJOR,
+    device: Any = None,
+    memory_config: Optional[MemoryConfig] = None,
+    cache_file_name: Any = None,
+    preprocess: Any = None,
+    mesh_mapper: Any = None,
+    **_: Any,
+) -> Tensor:
+    """from_torch with ttnn's weight-cache arguments (the emulator keeps no cache files)."""
+    if preprocess is not None:
+        tensor = preprocess(tensor)
+    return from_torch(tensor, dtype, layout=layout, device=device, memory_config=memory_config, mesh_mapper=mesh_mapper)
 
 
 @operation("ttnn.to_torch")
@@ -68,9 +108,10 @@ def to_torch(
     cq_id: Optional[int] = None,
 ) -> torch.Tensor:
     """Values as a torch tensor (a device read when the tensor is on a device)."""
-    values = tensor._read().clone()
     if mesh_composer is not None:
-        values = mesh_composer.compose(values)
+        values = mesh_composer.compose([v.clone() for v in tensor._read_all()])
+    else:
+        values = tensor._read().clone()
     if dtype is not None:
         values = values.to(dtype)
     return values
@@ -81,7 +122,8 @@ def from_device(tensor: Tensor, blocking: bool = True, *, cq_id: Optional[int] =
     """Copy a device tensor to the host (a device read)."""
     if tensor.device() is None:
         return tensor
-    return Tensor.on_host(tensor.spec, tensor._read().clone())
+    values = [v.clone() for v in tensor._read_all()]
+    return Tensor.on_host(tensor.spec, values if len(values) > 1 else values[0])
 
 
 @operation("ttnn.to_device")
@@ -123,7 +165,7 @@ def copy_host_to_device_tensor(
             f"device_tensor.logical_shape()\ninfo:\nShape mismatch: {list(host_tensor.shape)} vs "
             f"{list(device_tensor.shape)}"
         )
-    write_values(device_tensor, host_tensor._values())
+    _write_host(device_tensor, host_tensor)
 
 
 @operation("ttnn.copy_device_to_host_tensor")
@@ -131,7 +173,8 @@ def copy_device_to_host_tensor(
     device_tensor: Tensor, host_tensor: Tensor, blocking: bool = True, cq_id: Optional[int] = None
 ) -> None:
     """Read a device tensor into an existing host tensor (a device read)."""
-    host_tensor._host = device_tensor._read().clone()
+    values = [v.clone() for v in device_tensor._read_all()]
+    host_tensor._host = values if len(values) > 1 else values[0]
 
 
 @operation("ttnn.deallocate")

@@ -115,39 +115,50 @@ def dtype_from_torch(dtype: torch.dtype) -> DataType:
 
 
 class MemoryConfig:
-    """Where a device tensor lives: buffer type and memory layout (interleaved only)."""
+    """Where a device tensor lives: buffer type, memory layout and, when sharded, the shard spec."""
 
-    __slots__ = ("memory_layout", "buffer_type", "shard_spec")
+    __slots__ = ("memory_layout", "buffer_type", "shard_spec", "nd_shard_spec")
 
     def __init__(
         self,
         memory_layout: TensorMemoryLayout = TensorMemoryLayout.INTERLEAVED,
         buffer_type: BufferType = BufferType.DRAM,
         shard_spec: Optional[object] = None,
+        nd_shard_spec: Optional[object] = None,
     ) -> None:
-        if memory_layout != TensorMemoryLayout.INTERLEAVED:
-            raise RuntimeError("ttnn emulator: only INTERLEAVED memory layouts are emulated")
-        self.memory_layout = memory_layout
-        self.buffer_type = buffer_type
+        self.memory_layout = TensorMemoryLayout(memory_layout)
+        self.buffer_type = BufferType(buffer_type)
         self.shard_spec = shard_spec
+        self.nd_shard_spec = nd_shard_spec
 
     def is_sharded(self) -> bool:
-        return False
+        return self.memory_layout != TensorMemoryLayout.INTERLEAVED
+
+    def is_l1(self) -> bool:
+        return self.buffer_type == BufferType.L1
+
+    def is_dram(self) -> bool:
+        return self.buffer_type == BufferType.DRAM
+
+    def with_shard_spec(self, shard_spec: Optional[object]) -> "MemoryConfig":
+        return MemoryConfig(self.memory_layout, self.buffer_type, shard_spec)
 
     def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, MemoryConfig)
             and self.memory_layout == other.memory_layout
             and self.buffer_type == other.buffer_type
+            and self.shard_spec == other.shard_spec
         )
 
     def __hash__(self) -> int:
-        return hash((self.memory_layout, self.buffer_type))
+        return hash((self.memory_layout, self.buffer_type, self.shard_spec))
 
     def __repr__(self) -> str:
+        shard = "std::nullopt" if self.shard_spec is None else repr(self.shard_spec)
         return (
             f"MemoryConfig(memory_layout=TensorMemoryLayout::{self.memory_layout.name},"
-            f"buffer_type=BufferType::{self.buffer_type.name},shard_spec=std::nullopt,"
+            f"buffer_type=BufferType::{self.buffer_type.name},shard_spec={shard},"
             "nd_shard_spec=std::nullopt,created_with_nd_shard_spec=0,per_core_allocation=0,"
             "range_lockstep_allocation=0)"
         )
@@ -155,6 +166,11 @@ class MemoryConfig:
 
 DRAM_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.INTERLEAVED, BufferType.DRAM)
 L1_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.INTERLEAVED, BufferType.L1)
+# Sharded L1 configs without a shard spec: the op (or, in the emulator,
+# sharding.default_shard_spec) decides the grid and shard shape.
+L1_HEIGHT_SHARDED_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.HEIGHT_SHARDED, BufferType.L1)
+L1_WIDTH_SHARDED_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.WIDTH_SHARDED, BufferType.L1)
+L1_BLOCK_SHARDED_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.BLOCK_SHARDED, BufferType.L1)
 
 
 class Shape(tuple):

@@ -2,9 +2,8 @@
 
 Nothing here reads device memory or synchronizes: a device tensor is described by
 `buffer_address()`, `memory_config()`, `shape`, `dtype`, `layout`, `storage_type()` and its
-device's id, and its bank-local size comes from the recorder's ledger of live buffers (or, for
-a buffer it does not know yet, `ceil(pages / banks) * aligned_page_size`, one shard's pages for
-a sharded one). Descriptions are cached per `tensor_id` and
+device's id, and its bank-local size comes from the allocator's own snapshot (falling back to
+`ceil(pages / banks) * aligned_page_size`). Descriptions are cached per `tensor_id` and
 revalidated with one `buffer_address()` call, since most tensors are read many times.
 
 A description is a plain tuple so it can be marshalled into the log as is:
@@ -120,10 +119,12 @@ class TensorDescriber:
         if size is None:
             num_pages = t.buffer_num_pages()
             page_size = t.buffer_aligned_page_size()
-            per_bank = _shard_pages(mc, layout) if mem_layout != "INTERLEAVED" else None
-            if per_bank is None:  # interleaved: pages round-robin over the banks
-                per_bank = -(-num_pages // self._num_banks(device, btype))
-            size = per_bank * page_size
+            per_shard = _pages_per_shard(mc, layout) if mem_layout != "INTERLEAVED" else None
+            if per_shard is not None:  # a sharded buffer reserves one shard per bank
+                size = per_shard * page_size
+            else:
+                banks = self._num_banks(device, btype)
+                size = -(-num_pages // banks) * page_size
         buffer = (device, btype, address, size, page_size, num_pages)
         return (tid, "device", shape, dtype, layout, memory_config, buffer)
 
@@ -131,15 +132,16 @@ class TensorDescriber:
 _configs: dict[tuple[str, str], str] = {}
 
 
-def _shard_pages(mc: Any, layout: str) -> int | None:
-    """Pages per core of a sharded buffer: one shard (tiles of 32x32, or rows). Measured on
-    real ttnn 0.81.1: a [32, 64] tile shard takes 2 x 2048 bytes per bank, a [32, 64] row-major
-    shard 32 x 128."""
+def _pages_per_shard(mc: Any, layout: str) -> int | None:
+    """Pages one shard holds (tiles of the shard shape, or its rows in ROW_MAJOR), which is
+    what a sharded buffer reserves in each bank; None when the config has no shard spec."""
     try:
-        h, w = (int(v) for v in mc.shard_spec.shape)
+        height, width = (int(d) for d in mc.shard_spec.shape)
     except Exception:
         return None
-    return -(-h // 32) * -(-w // 32) if layout == "TILE" else h
+    if layout == "TILE":
+        return -(-height // 32) * -(-width // 32)
+    return height
 
 
 def describe_torch(t: Any) -> tuple:

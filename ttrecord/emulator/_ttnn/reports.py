@@ -93,7 +93,8 @@ def get_buffers(devices: Union[Any, Iterable[Any], None] = None) -> list[BufferI
             for i in range(infos.index(None), len(infos)):
                 if infos[i] is None:
                     d = descs[i]
-                    infos[i] = BufferInfo(mesh_id, d.address, d.size_per_bank, d.buffer_type)
+                    layout = TensorMemoryLayout.INTERLEAVED if d.placement is None else d.placement.memory_layout
+                    infos[i] = BufferInfo(mesh_id, d.address, d.size_per_bank, d.buffer_type, layout)
         answer = infos[::-1]
         mesh.__dict__["_get_buffers_cache"] = (ids, answer, dict(zip(ids, infos)))
         out += answer
@@ -101,7 +102,9 @@ def get_buffers(devices: Union[Any, Iterable[Any], None] = None) -> list[BufferI
 
 
 def get_buffer_pages(devices: Union[Any, Iterable[Any], None] = None) -> list[BufferPageInfo]:
-    """Placement of every page of every live DRAM/L1 buffer (bank i % banks, row i // banks)."""
+    """Placement of every page of every live DRAM/L1 buffer: interleaved page i in bank
+    i % banks, row i // banks (an L1 bank is a core: DeviceConfig.l1_bank_cores); a sharded
+    page on its shard's core at address + slot × page."""
     out: list[BufferPageInfo] = []
     for mesh in _devices(devices):
         config = mesh.config
@@ -114,14 +117,24 @@ def get_buffer_pages(devices: Union[Any, Iterable[Any], None] = None) -> list[Bu
                 banks, grid_x = config.num_dram_banks, config.num_dram_banks
             else:
                 continue
+            place = desc.placement
+            if place is not None:
+                for i, ((x, y), bank, slot) in enumerate(zip(place.cores, place.banks.tolist(), place.slots.tolist())):
+                    out.append(BufferPageInfo(
+                        mesh.mesh_id, desc.address, y, x, bank, i,
+                        desc.address + slot * desc.aligned_page_size, desc.page_size, desc.buffer_type,
+                    ))
+                continue
+            l1_cores = config.l1_bank_cores if desc.buffer_type == BufferType.L1 else None
             for i in range(desc.num_pages):
                 bank = i % banks
+                x, y = l1_cores[bank] if l1_cores else (bank % grid_x, bank // grid_x)
                 out.append(
                     BufferPageInfo(
                         mesh.mesh_id,
                         desc.address,
-                        bank // grid_x,
-                        bank % grid_x,
+                        y,
+                        x,
                         bank,
                         i,
                         desc.address + (i // banks) * desc.aligned_page_size,

@@ -15,7 +15,7 @@ import torch
 from .. import trace as _trace
 from ..codec import TensorSpec, to_storage
 from ..tensor import Tensor, new_device_tensor, write_values
-from ..types import DataType, Layout, MemoryConfig, Shape
+from ..types import DataType, Layout, MemoryConfig, Shape, TensorMemoryLayout
 
 
 def _fatal(message: str) -> RuntimeError:
@@ -34,6 +34,7 @@ def run(
     temporary: bool = False,
     after_output: Optional[Callable[[Any], None]] = None,
     host_ok: bool = False,
+    collective: bool = False,
 ) -> Tensor:
     """Run op `name` = fn(*values of inputs); the output spec defaults to input 0's.
 
@@ -42,7 +43,10 @@ def run(
     a trace then writes that freed address on every replay. `after_output` runs
     right after the output is allocated (for op-owned buffers that outlive the call).
     `host_ok`: the op also runs on host tensors (layout conversion, reshape), as in
-    ttnn; other ops need device tensors.
+    ttnn; other ops need device tensors. The op runs on every chip of the mesh (each
+    chip's values in, that chip's result out) or, for a chip view from
+    get_device_tensors, on that chip only; `collective` ops (CCLs) get every chip's
+    inputs at once and return every chip's result.
     """
     for t in inputs:
         if not isinstance(t, Tensor):
@@ -57,16 +61,22 @@ def run(
             raise _fatal(f"{name}: input tensors must be on device (got a host tensor)")
         if any(t.device() is not None for t in inputs):
             raise _fatal(f"{name}: operands must all be on device or all on host")
-        result = fn(*[t._values() for t in inputs])
-        spec = TensorSpec(Shape.of(result.shape), out_dtype, out_layout, None)
-        return Tensor.on_host(spec, to_storage(result, out_dtype).contiguous())
+        n = max(t.num_chips for t in inputs)
+        results = [to_storage(fn(*[t._values(c) for t in inputs]), out_dtype).contiguous() for c in range(n)]
+        spec = TensorSpec(Shape.of(results[0].shape), out_dtype, out_layout, None)
+        return Tensor.on_host(spec, results if n > 1 else results[0])
     for t in inputs[1:]:
         if t.device() is not device:
             raise _fatal(f"{name}: operands need to be on the same device")
+    views = {t._chip for t in inputs if t._chip is not None}
+    if len(views) > 1:
+        raise _fatal(f"{name}: operands are on different devices of the mesh")
+    chips = tuple(views) if views else tuple(range(device.num_chips))
     with device.lock:
-        values = [t._values() for t in inputs]
+        per_chip = [[t._values(c) for t in inputs] for c in chips]
         scratch = new_device_tensor(device, first.spec) if temporary else None
-        result = fn(*values)
+        results = fn(per_chip) if collective else [fn(*values) for values in per_chip]
+        result = results[0]
         if output_tensor is not None:
             out = output_tensor
             if tuple(out.shape) != tuple(result.shape):
@@ -75,20 +85,28 @@ def run(
                     f"{list(result.shape)}"
                 )
         else:
-            spec = TensorSpec(
-                Shape.of(result.shape), out_dtype, out_layout, memory_config or first.spec.memory_config
-            )
+            out_memory = memory_config or first.spec.memory_config
+            if memory_config is None and out_memory is not None and out_memory.is_sharded() and (
+                tuple(result.shape) != tuple(first.shape) or out_layout != first.layout
+            ):  # the input's shard spec does not fit another shape: interleaved in the same memory
+                out_memory = MemoryConfig(TensorMemoryLayout.INTERLEAVED, out_memory.buffer_type)
+            spec = TensorSpec(Shape.of(result.shape), out_dtype, out_layout, out_memory)
             out = new_device_tensor(device, spec)
+            if views:
+                out._chip = chips[0]
         if after_output is not None:
             after_output(device)
-        write_values(out, result)
+        for c, r in zip(chips, results):
+            write_values(out, r, c)
+        recorded_chips = chips if views else None
         if scratch is None:
             if device.capturing:
-                _trace.record_op(device, name, fn, list(inputs), [out])
+                _trace.record_op(device, name, fn, list(inputs), [out], recorded_chips, collective)
             return out
-        write_values(scratch, values[0])
+        for c, values in zip(chips, per_chip):
+            write_values(scratch, values[0], c)
         if device.capturing:
-            _trace.record_op(device, name, _with_scratch(fn), list(inputs), [scratch, out])
+            _trace.record_op(device, name, _with_scratch(fn), list(inputs), [scratch, out], recorded_chips)
         scratch._release()
     return out
 
@@ -107,3 +125,33 @@ def as_float(values: torch.Tensor) -> torch.Tensor:
     if values.dtype in (torch.bfloat16, torch.float16):
         return values.float()
     return values
+
+
+def run_multi(
+    name: str,
+    inputs: Sequence[Tensor],
+    fn: Callable[..., tuple],
+    *,
+    memory_config: Optional[MemoryConfig] = None,
+    dtype: Optional[DataType] = None,
+) -> list[Tensor]:
+    """Run an op with several outputs (fn returns a tuple): one buffer per output, allocated
+    in order, in `memory_config` (or input 0's buffer type, interleaved)."""
+    first = inputs[0]
+    device = first.device()
+    if device is None:
+        raise _fatal(f"{name}: input tensors must be on device (got a host tensor)")
+    chips = tuple(range(device.num_chips))
+    out_memory = memory_config or MemoryConfig(TensorMemoryLayout.INTERLEAVED, first.memory_config().buffer_type)
+    with device.lock:
+        results = [fn(*[t._values(c) for t in inputs]) for c in chips]
+        outs = [
+            new_device_tensor(device, TensorSpec(Shape.of(r.shape), dtype or first.dtype, first.layout, out_memory))
+            for r in results[0]
+        ]
+        for c, per_chip in zip(chips, results):
+            for out, r in zip(outs, per_chip):
+                write_values(out, r, c)
+        if device.capturing:
+            _trace.record_op(device, name, fn, list(inputs), outs)
+    return outs

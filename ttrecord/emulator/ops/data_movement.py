@@ -114,20 +114,6 @@ def to_layout(
     )
 
 
-@operation("ttnn.to_memory_config")
-def to_memory_config(
-    tensor: Tensor, memory_config: MemoryConfig, dtype: Optional[DataType] = None, **_: Any
-) -> Tensor:
-    """Move between DRAM and L1; returns the input itself when already there."""
-    if memory_config == tensor.memory_config() and (dtype is None or dtype == tensor.dtype):
-        return tensor
-
-    def fn(a: torch.Tensor) -> torch.Tensor:
-        return a
-
-    return run("ttnn.to_memory_config", [tensor], fn, dtype=dtype, memory_config=memory_config)
-
-
 @operation("ttnn.embedding")
 def embedding(
     input_tensor: Tensor,

@@ -18,6 +18,38 @@ from ..types import DataType, MemoryConfig
 from ._dispatch import as_float, run
 
 
+_UNARY = {"RELU": torch.relu, "GELU": F.gelu, "SILU": F.silu, "SIGMOID": torch.sigmoid, "TANH": torch.tanh,
+          "IDENTITY": lambda x: x}
+
+
+class _Chain:
+    """Activations applied in order (ttnn.UnaryOpType members, UnaryWithParam, or names);
+    falsy when there are none."""
+
+    def __init__(self, steps: list) -> None:
+        self.steps = steps
+
+    def __bool__(self) -> bool:
+        return bool(self.steps)
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        for step in self.steps:
+            x = step(x.float() if not x.is_floating_point() else x)
+        return x
+
+
+def _chain(activations: Any) -> _Chain:
+    steps = []
+    for act in activations or ():
+        act = getattr(act, "arg0", getattr(act, "op_type", act))  # UnaryWithParam(op, ...)
+        name = act.name if hasattr(act, "name") else str(act).split(".")[-1]
+        try:
+            steps.append(_UNARY[name.upper()])
+        except KeyError:
+            raise RuntimeError(f"ttnn emulator: activation {name} is not emulated (see docs/emulator.md)") from None
+    return _Chain(steps)
+
+
 def _binary(name: str, torch_fn: Callable[[torch.Tensor, Any], torch.Tensor]):
     def op(
         input_tensor_a: Tensor,
@@ -27,20 +59,23 @@ def _binary(name: str, torch_fn: Callable[[torch.Tensor, Any], torch.Tensor]):
         dtype: Optional[DataType] = None,
         output_tensor: Optional[Tensor] = None,
         activations: Any = None,
+        input_tensor_a_activations: Any = None,
+        input_tensor_b_activations: Any = None,
         **_: Any,
     ) -> Tensor:
+        pre_a, pre_b, post = _chain(input_tensor_a_activations), _chain(input_tensor_b_activations), _chain(activations)
         if isinstance(input_tensor_b, Tensor):
             def fn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-                if a.dtype != b.dtype:
+                if a.dtype != b.dtype or pre_a or pre_b or post:
                     a, b = as_float(a), as_float(b)
-                return torch_fn(a, b)
+                return post(torch_fn(pre_a(a), pre_b(b)))
 
             inputs = [input_tensor_a, input_tensor_b]
         else:
             scalar = float(input_tensor_b)  # baked into the op (and into a trace)
 
             def fn(a: torch.Tensor) -> torch.Tensor:
-                return torch_fn(a if a.is_floating_point() else a.float(), scalar)
+                return post(torch_fn(pre_a(a if a.is_floating_point() else a.float()), scalar))
 
             inputs = [input_tensor_a]
         return run(
@@ -102,6 +137,39 @@ neg = _unary("neg", torch.neg)
 sigmoid = _unary("sigmoid", torch.sigmoid)
 tanh = _unary("tanh", torch.tanh)
 abs = _unary("abs", torch.abs)  # noqa: A001 - ttnn's name
+cos = _unary("cos", torch.cos)
+sin = _unary("sin", torch.sin)
+log = _unary("log", torch.log)
+square = _unary("square", torch.square)
+reciprocal = _unary("reciprocal", torch.reciprocal)
+pow = _binary("pow", torch.pow)  # noqa: A001
+
+
+@operation("ttnn.clamp")
+def clamp(input_tensor: Tensor, min: Optional[float] = None, max: Optional[float] = None, *,  # noqa: A002
+          memory_config: Optional[MemoryConfig] = None, **_: Any) -> Tensor:
+    low, high = min, max
+
+    def fn(a: torch.Tensor) -> torch.Tensor:
+        return torch.clamp(a if a.is_floating_point() else a.float(), low, high)
+
+    return run("ttnn.clamp", [input_tensor], fn, memory_config=memory_config)
+
+
+@operation("ttnn.where")
+def where(condition: Tensor, true_value: Any, false_value: Any, *, memory_config: Optional[MemoryConfig] = None, **_: Any) -> Tensor:
+    """true_value where condition is non-zero, else false_value (tensors or numbers)."""
+    inputs = [condition] + [v for v in (true_value, false_value) if isinstance(v, Tensor)]
+    t_const = None if isinstance(true_value, Tensor) else float(true_value)
+    f_const = None if isinstance(false_value, Tensor) else float(false_value)
+
+    def fn(c: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
+        it = iter(rest)
+        t = as_float(next(it)) if t_const is None else torch.tensor(t_const)
+        f = as_float(next(it)) if f_const is None else torch.tensor(f_const)
+        return torch.where(c != 0, t, f)
+
+    return run("ttnn.where", inputs, fn, memory_config=memory_config)
 
 
 @operation("ttnn.typecast")

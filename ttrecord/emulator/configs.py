@@ -1,0 +1,118 @@
+"""Kernel and program configs, op enums, and global semaphores.
+
+They steer how hardware runs an op (fidelity, core grids, block sizes), not what it
+computes, so the emulator keeps their arguments (a trace and a report can show them) and
+computes the same values whatever they say.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from typing import Any
+
+
+class _Config:
+    """A config object: keyword arguments kept as attributes, printed like ttnn's."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args:
+            kwargs = {**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs}
+        self.__dict__.update(kwargs)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and vars(other) == vars(self)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        fields = ",".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"{type(self).__name__}({fields})"
+
+
+def _config(name: str) -> type:
+    return type(name, (_Config,), {"__doc__": f"ttnn.{name}: kept, not interpreted by the emulator."})
+
+
+CONFIG_NAMES = (
+    "WormholeComputeKernelConfig",
+    "BlackholeComputeKernelConfig",
+    "GrayskullComputeKernelConfig",
+    "MatmulMultiCoreReuseProgramConfig",
+    "MatmulMultiCoreReuseMultiCastProgramConfig",
+    "MatmulMultiCoreReuseMultiCast1DProgramConfig",
+    "MatmulMultiCoreReuseMultiCastDRAMShardedProgramConfig",
+    "SDPAProgramConfig",
+    "LayerNormDefaultProgramConfig",
+    "LayerNormShardedMultiCoreProgramConfig",
+    "SoftmaxDefaultProgramConfig",
+    "SoftmaxShardedMultiCoreProgramConfig",
+    "Conv2dConfig",
+    "Tile",
+    "UnaryWithParam",
+)
+for _name in CONFIG_NAMES:
+    globals()[_name] = _config(_name)
+
+
+class MathFidelity(enum.Enum):
+    LoFi = 0
+    HiFi2 = 2
+    HiFi3 = 3
+    HiFi4 = 4
+
+
+class UnaryOpType(enum.Enum):
+    """Activations ops accept as `input_tensor_a_activations` / fused activations."""
+
+    RELU = 0
+    GELU = 1
+    SILU = 2
+    SIGMOID = 3
+    TANH = 4
+    IDENTITY = 5
+
+
+class Topology(enum.Enum):
+    Ring = 0
+    Linear = 1
+    Mesh = 2
+    Torus = 3
+
+
+class ReduceType(enum.Enum):
+    Sum = 0
+    Max = 1
+    Min = 2
+
+
+def init_device_compute_kernel_config(arch: Any = None, **kwargs: Any) -> Any:
+    return globals()["WormholeComputeKernelConfig"](**kwargs)
+
+
+class GlobalSemaphore:
+    """A semaphore on a set of cores, used by the async CCLs to synchronise chips; emulated
+    CCLs complete inside the call, so it only has to exist and hold its value."""
+
+    _ids = itertools.count()
+
+    def __init__(self, mesh_device: Any, cores: Any, initial_value: int) -> None:
+        self.mesh_device = mesh_device
+        self.cores = cores
+        self.value = int(initial_value)
+        self.id = next(GlobalSemaphore._ids)
+
+    def __repr__(self) -> str:
+        return f"GlobalSemaphore(id={self.id})"
+
+
+def create_global_semaphore(mesh_device: Any, cores: Any, initial_value: int, buffer_type: Any = None) -> GlobalSemaphore:
+    return GlobalSemaphore(mesh_device, cores, initial_value)
+
+
+def reset_global_semaphore_value(semaphore: GlobalSemaphore, reset_value: int, *_: Any) -> None:
+    semaphore.value = int(reset_value)
+
+
+def get_global_semaphore_address(semaphore: GlobalSemaphore) -> int:
+    return 0

@@ -1,0 +1,162 @@
+"""Layout and shape ops tt-metal's models call: tilize/untilize (with padding), pad,
+unsqueeze_to_4D, (un)squeeze, repeat, repeat_interleave, plus_one (in place)."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Optional, Sequence
+
+import torch
+import torch.nn.functional as F
+
+from ..decorators import operation
+from ..tensor import Tensor
+from ..types import DataType, Layout, MemoryConfig
+from ._dispatch import run
+
+
+def _same(a: torch.Tensor) -> torch.Tensor:
+    return a
+
+
+@operation("ttnn.tilize")
+def tilize(input_tensor: Tensor, *, memory_config: Optional[MemoryConfig] = None, dtype: Optional[DataType] = None, **_: Any) -> Tensor:
+    """ROW_MAJOR → TILE on device (same values)."""
+    return run("ttnn.tilize", [input_tensor], _same, dtype=dtype, layout=Layout.TILE, memory_config=memory_config)
+
+
+@operation("ttnn.untilize")
+def untilize(input_tensor: Tensor, *, memory_config: Optional[MemoryConfig] = None, **_: Any) -> Tensor:
+    """TILE → ROW_MAJOR on device (same values)."""
+    return run("ttnn.untilize", [input_tensor], _same, layout=Layout.ROW_MAJOR, memory_config=memory_config)
+
+
+@operation("ttnn.tilize_with_val_padding")
+def tilize_with_val_padding(
+    input_tensor: Tensor,
+    output_tensor_shape: Sequence[int],
+    pad_value: float,
+    *,
+    memory_config: Optional[MemoryConfig] = None,
+    dtype: Optional[DataType] = None,
+    **_: Any,
+) -> Tensor:
+    """ROW_MAJOR → TILE, padded at the end of each dim to `output_tensor_shape` with `pad_value`."""
+    target = [int(d) for d in output_tensor_shape]
+    value = float(pad_value)
+
+    def fn(a: torch.Tensor) -> torch.Tensor:
+        pads: list[int] = []
+        for have, want in zip(reversed(a.shape), reversed(target)):
+            pads += [0, want - have]
+        return F.pad(a.float(), pads, value=value).to(a.dtype)
+
+    return run("ttnn.tilize_with_val_padding", [input_tensor], fn, dtype=dtype, layout=Layout.TILE, memory_config=memory_config)
+
+
+@operation("ttnn.untilize_with_unpadding")
+def untilize_with_unpadding(
+    input_tensor: Tensor, output_tensor_end: Sequence[int], *, memory_config: Optional[MemoryConfig] = None, **_: Any
+) -> Tensor:
+    """TILE → ROW_MAJOR keeping [0, end] (inclusive) of each dim."""
+    index = tuple(builtins.slice(0, int(e) + 1) for e in output_tensor_end)
+
+    def fn(a: torch.Tensor) -> torch.Tensor:
+        return a[index].contiguous()
+
+    return run("ttnn.untilize_with_unpadding", [input_tensor], fn, layout=Layout.ROW_MAJOR, memory_config=memory_config)
+
+
+@operation("ttnn.pad")
+def pad(
+    input_tensor: Tensor,
+    padding: Any = None,
+    value: float = 0.0,
+    *,
+    output_tensor_shape: Optional[Sequence[int]] = None,
+    input_tensor_start: Optional[Sequence[int]] = None,
+    memory_config: Optional[MemoryConfig] = None,
+    **_: Any,
+) -> Tensor:
+    """Pad with `value`: `padding` is [(before, after)] per dim (from the first), or
+    `output_tensor_shape` + `input_tensor_start`."""
+    fill = float(value)
+    if padding is None:
+        start = list(input_tensor_start or [0] * len(output_tensor_shape))
+        padding = [(s, int(o) - s - int(d)) for s, o, d in zip(start, output_tensor_shape, input_tensor.shape)]
+    pairs = [tuple(int(v) for v in p) for p in padding]
+
+    def fn(a: torch.Tensor) -> torch.Tensor:
+        flat: list[int] = []
+        full = [(0, 0)] * (a.dim() - len(pairs)) + pairs
+        for before, after in reversed(full):
+            flat += [before, after]
+        src = a if a.is_floating_point() else a.float()
+        return F.pad(src.float(), flat, value=fill).to(a.dtype)
+
+    return run("ttnn.pad", [input_tensor], fn, memory_config=memory_config, host_ok=True)
+
+
+@operation("ttnn.unsqueeze_to_4D")
+def unsqueeze_to_4D(tensor: Tensor) -> Tensor:  # noqa: N802 - ttnn's name
+    """Leading dims of 1 up to rank 4."""
+    rank = len(tensor.shape)
+    if rank > 4:
+        raise RuntimeError("TT_FATAL: unsqueeze_to_4D: tensor rank is greater than 4")
+    target = (1,) * (4 - rank) + tuple(tensor.shape)
+
+    def fn(a: torch.Tensor) -> torch.Tensor:
+        return a.reshape(target)
+
+    return run("ttnn.unsqueeze_to_4D", [tensor], fn, host_ok=True)
+
+
+@operation("ttnn.unsqueeze")
+def unsqueeze(input_tensor: Tensor, dim: int, **_: Any) -> Tensor:
+    def fn(a: torch.Tensor) -> torch.Tensor:
+        return a.unsqueeze(dim)
+
+    return run("ttnn.unsqueeze", [input_tensor], fn, host_ok=True)
+
+
+@operation("ttnn.squeeze")
+def squeeze(input_tensor: Tensor, dim: Any = None, **_: Any) -> Tensor:
+    def fn(a: torch.Tensor) -> torch.Tensor:
+        if dim is None:
+            return a.squeeze()
+        return a.squeeze(tuple(dim) if isinstance(dim, (list, tuple)) else dim)
+
+    return run("ttnn.squeeze", [input_tensor], fn, host_ok=True)
+
+
+@operation("ttnn.repeat")
+def repeat(input_tensor: Tensor, repetition_vector: Sequence[int], *, memory_config: Optional[MemoryConfig] = None, **_: Any) -> Tensor:
+    reps = tuple(int(r) for r in repetition_vector)
+
+    def fn(a: torch.Tensor) -> torch.Tensor:
+        return a.repeat(reps)
+
+    return run("ttnn.repeat", [input_tensor], fn, memory_config=memory_config)
+
+
+@operation("ttnn.repeat_interleave")
+def repeat_interleave(input_tensor: Tensor, repeats: int, dim: int, *, memory_config: Optional[MemoryConfig] = None, **_: Any) -> Tensor:
+    def fn(a: torch.Tensor) -> torch.Tensor:
+        return a.repeat_interleave(int(repeats), dim=dim)
+
+    return run("ttnn.repeat_interleave", [input_tensor], fn, memory_config=memory_config)
+
+
+@operation("ttnn.plus_one")
+def plus_one(input_tensor: Tensor, *, sub_core_grids: Any = None, skip_negative_entries: bool = False, **_: Any) -> Tensor:
+    """Adds 1 to every element *in place* (decode position counters); with
+    `skip_negative_entries`, negatives and INT32_MAX stay as they are."""
+    skip = skip_negative_entries
+
+    def fn(a: torch.Tensor) -> torch.Tensor:
+        if not skip:
+            return a + 1
+        keep = (a < 0) | (a == torch.iinfo(torch.int32).max)
+        return torch.where(keep, a, a + 1)
+
+    return run("ttnn.plus_one", [input_tensor], fn, output_tensor=input_tensor)
