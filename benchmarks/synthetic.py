@@ -95,11 +95,16 @@ def write_session(path: str | os.PathLike[str], n_events: int, batch: int = 5000
     return written
 
 
+def bench_folder() -> Path:
+    """Where benchmark sessions are cached: $TTRECORD_BENCH_DIR, else a temp subfolder."""
+    folder = Path(os.environ.get("TTRECORD_BENCH_DIR") or Path(tempfile.gettempdir()) / "ttrecord-bench")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def cached_session(n_events: int) -> Path:
     """A session of n_events built once per machine and reused by every benchmark."""
-    folder = Path(tempfile.gettempdir()) / "ttrecord-bench"
-    folder.mkdir(exist_ok=True)
-    path = folder / f"decode-{n_events}.db"
+    path = bench_folder() / f"decode-{n_events}.db"
     if not path.exists():
         tmp = path.with_suffix(".tmp")
         tmp.unlink(missing_ok=True)

@@ -442,6 +442,15 @@ class Session:
         which would otherwise mean materialising every event."""
         return self._query(sql, params)
 
+    def query_iter(self, sql: str, params: tuple | list | dict = ()) -> Iterator[tuple]:
+        """`query`, row by row: for reading a whole session in constant memory (exports)."""
+        try:
+            cursor = self._conn.execute(sql, params)
+            while rows := cursor.fetchmany(1000):
+                yield from rows
+        except sqlite3.DatabaseError as exc:
+            raise SessionError(f"{self.path}: damaged or truncated session ({exc})") from None
+
     def events_at(self, seqs: Iterable[int], with_tensors: bool = True) -> list[Event]:
         """The events with these seqs (any number, any spread), in seq order, with tensors.
 
