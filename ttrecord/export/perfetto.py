@@ -21,6 +21,7 @@ session's size; the bytes are those a whole-document `json.dump` would write.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import json
 import os
@@ -410,6 +411,23 @@ def export(session: Session, out: str | os.PathLike[str], progress: Progress | N
     path = Path(out)
     layout = _Layout(session)
     phases: Counter[str] = Counter()
+    # Millions of short-lived acyclic dicts: cyclic-GC passes over them cost an eighth of the
+    # time and free nothing (reference counting frees each chunk).
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        _write(session, layout, path, phases, progress)
+    finally:
+        if was_enabled:
+            gc.enable()
+    return ExportSummary(
+        str(path),
+        {"slices": phases["X"], "instants": phases["i"], "counter samples": phases["C"]},
+    )
+
+
+def _write(session: Session, layout: _Layout, path: Path, phases: Counter[str],
+           progress: Progress | None) -> None:  # fmt: skip
     with path.open("w") as fh:
         fh.write('{"traceEvents":')
         writer = ArrayWriter(fh, separators=(",", ":"), default=str)
@@ -422,7 +440,3 @@ def export(session: Session, out: str | os.PathLike[str], progress: Progress | N
         writer.close()
         other = json.dumps(_other_data(session, layout), separators=(",", ":"), default=str)
         fh.write(f',"displayTimeUnit":"ns","otherData":{other}}}')
-    return ExportSummary(
-        str(path),
-        {"slices": phases["X"], "instants": phases["i"], "counter samples": phases["C"]},
-    )
