@@ -74,6 +74,12 @@ class Progress:
             if self._bar is not None:
                 self._bar.update(self._task, completed=self._completed, description=description)
 
+    def set_total(self, total: float | None) -> None:
+        with self._lock:
+            self._total = total
+            if self._bar is not None:
+                self._bar.update(self._task, total=total)
+
     def advance(self, amount: float = 1) -> None:
         with self._lock:
             self._completed += amount

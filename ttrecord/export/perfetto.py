@@ -34,7 +34,7 @@ from typing import Any
 
 from ttrecord.events import CALL_KINDS, Kind
 from ttrecord.export import ExportSummary
-from ttrecord.export.jsonstream import CHUNK, ArrayWriter
+from ttrecord.jsonstream import CHUNK, ArrayWriter
 from ttrecord.store.reader import Session
 
 DESCRIPTION = "Chrome trace-event JSON for ui.perfetto.dev: a track per device and command queue"
