@@ -47,9 +47,13 @@ class Progress:
 
     def __enter__(self) -> Progress:
         if self.enabled:
-            self._timer = threading.Timer(_delay(), self._show)
-            self._timer.daemon = True
-            self._timer.start()
+            delay = _delay()
+            if delay <= 0:
+                self._show()
+            else:
+                self._timer = threading.Timer(delay, self._show)
+                self._timer.daemon = True
+                self._timer.start()
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -15,11 +15,10 @@ from pathlib import Path
 @lru_cache(maxsize=1)
 def analysis_version() -> str:
     import ttrecord
-    import ttrecord.analysis
 
     digest = hashlib.sha256(ttrecord.__version__.encode())
     root = Path(ttrecord.__file__).parent
-    files = sorted(Path(ttrecord.analysis.__file__).parent.rglob("*.py"))
+    files = sorted((root / "analysis").rglob("*.py"))  # without importing the detectors
     files += [root / "events.py", root / "findings.py"]
     for path in files:
         digest.update(path.relative_to(root).as_posix().encode())

@@ -195,8 +195,8 @@ def _opt(value: int | None, prefix: str = "") -> str:
 
 def _counts(counts: dict[tuple[str, str], int]) -> Table:
     phases = [p for p in ("eager", "prep", "capture", "replay") if any(k[0] == p for k in counts)]
-    kinds = sorted(
-        {k for _, k in counts}, key=lambda k: -sum(n for (p, kk), n in counts.items() if kk == k)
+    kinds = sorted(  # most frequent first; ties by name, so every run prints the same table
+        {k for _, k in counts}, key=lambda k: (-sum(n for (p, kk), n in counts.items() if kk == k), k)
     )
     table = Table(title=f"Events ({sum(counts.values()):,})", title_justify="left")
     table.add_column("kind")
