@@ -58,19 +58,12 @@ def run(argv: list[str], code: str | None, stdout: str = os.devnull) -> dict:
 
 
 def sessions(sizes: list[int], diff_ops: int) -> dict[str, Path]:
-    from benchmarks import check_speed, diff_speed
+    from benchmarks import diff_speed
 
     found: dict[str, Path] = {}
-    folder = synthetic.bench_folder()
     for n in sizes:
         found[f"decode-{n}"] = synthetic.cached_session(n)
-        path = folder / f"cycles-{n}.db"
-        if not path.exists():
-            tmp = path.with_suffix(".tmp")
-            tmp.unlink(missing_ok=True)
-            check_speed.build(n).write(tmp, script="/models/decoder.py")
-            tmp.rename(path)
-        found[f"cycles-{n}"] = path
+        found[f"cycles-{n}"] = synthetic.cached_cycles(n)
     a, b = diff_speed.sessions(diff_ops)
     found["diff-a"], found["diff-b"] = a, b
     return found
