@@ -138,6 +138,7 @@ def _related(session, facts: SessionFacts, traces: list[TraceInfo],
     seqs: set[int] = set()
     # A buffer at an input's address matters to TR005 even when freed before any replay.
     input_keys = {buffer_key(acc.buffer) for t in traces for acc in t.inputs()}
+    facts.prefetch(input_keys)  # one query, not one per trace input below
     rows = _post_capture_buffers(session, traces, until, executes, input_keys)
     starts = [r[0] for r in rows]
     over: set[int] = set()
