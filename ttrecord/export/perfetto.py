@@ -51,6 +51,7 @@ from ttrecord.export.perfetto_rows import (
     Encoder,
     fields,
     instant_text,
+    number,
     slice_text,
     value,
 )
@@ -215,9 +216,10 @@ def _instants(layout: _Layout) -> Iterator[tuple[tuple, str]]:
         t_ns, pid, tid, btype, address, size, has_buffer = row[:7]
         args = enc.args(row, 7)
         if has_buffer:
-            args.append(f'"buffer_type":{value(btype)},"address":{value(address)},'
-                        f'"size_per_bank":{value(size)}')  # fmt: skip
-            name = json.dumps(f"{row[8]} {btype} {size}B @ {address:#x}")
+            kind_of = string(btype) if isinstance(btype, str) else value(btype)
+            args.append(f'"buffer_type":{kind_of},"address":{number(address)},'
+                        f'"size_per_bank":{number(size)}')  # fmt: skip
+            name = string(f"{row[8]} {btype} {size}B @ {address:#x}")  # loops reuse addresses
         else:
             name = string(row[9])
         n += 1

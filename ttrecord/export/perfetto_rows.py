@@ -80,6 +80,11 @@ def value(v: Any) -> str:
     return json.dumps(v, separators=_SEP, default=str)
 
 
+def number(v: Any) -> str:
+    """An integer column (an address, a size) as JSON: `str` for ints, no encoder call."""
+    return str(v) if type(v) is int else value(v)
+
+
 def fields(args: dict[str, Any]) -> list[str]:
     """A dict's members as `"key":value` texts (the args of the few enclosing slices)."""
     return [f"{json.dumps(k)}:{value(v)}" for k, v in args.items()]
