@@ -16,10 +16,10 @@ from __future__ import annotations
 import gc
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.synthetic import bench_folder
 from ttrecord.analysis.drift import align, diff_captures, load_capture
 from ttrecord.store.reader import Session
 from ttrecord.events import BufferRef
@@ -74,8 +74,7 @@ def build(path: Path, n_ops: int, variant: bool) -> str:
 
 
 def sessions(n_ops: int) -> tuple[Path, Path]:
-    folder = Path(tempfile.gettempdir()) / "ttrecord-bench"
-    folder.mkdir(exist_ok=True)
+    folder = bench_folder()
     paths = []
     for variant in (False, True):
         path = folder / f"diff_v{_VERSION}_{n_ops}_{'b' if variant else 'a'}.db"

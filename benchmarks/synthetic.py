@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, SessionStatus, TensorRef
 from ttrecord.store.writer import SessionWriter
+from ttrecord.testing import SessionBuilder
 
 _FILE = "/models/decoder.py"
 _OPS = ("ttnn.matmul", "ttnn.add", "ttnn.rms_norm", "ttnn.softmax", "ttnn.matmul", "ttnn.silu")
@@ -95,14 +96,93 @@ def write_session(path: str | os.PathLike[str], n_events: int, batch: int = 5000
     return written
 
 
+def bench_folder() -> Path:
+    """Where benchmark sessions are cached: $TTRECORD_BENCH_DIR, else a temp subfolder."""
+    folder = Path(os.environ.get("TTRECORD_BENCH_DIR") or Path(tempfile.gettempdir()) / "ttrecord-bench")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def cached_session(n_events: int) -> Path:
     """A session of n_events built once per machine and reused by every benchmark."""
-    folder = Path(tempfile.gettempdir()) / "ttrecord-bench"
-    folder.mkdir(exist_ok=True)
-    path = folder / f"decode-{n_events}.db"
+    path = bench_folder() / f"decode-{n_events}.db"
     if not path.exists():
         tmp = path.with_suffix(".tmp")
         tmp.unlink(missing_ok=True)
         write_session(tmp, n_events)
+        tmp.rename(path)
+    return path
+
+
+def model_run(n_events: int, captures: int = 1_000, replays: int = 100_000,
+              live_buffers: int = 5_000) -> SessionBuilder:  # fmt: skip
+    """A real model's run as the analysis sees it: `live_buffers` weights allocated up front and
+    live throughout, then `captures` rounds of a long eager loop (steps over rotating weights,
+    intermediates allocated and freed), a prep run, a capture and `replays // captures`
+    replays (copy the input in, execute, read the output), release. About n_events events;
+    nothing in it is a hazard, so every rule scans without reporting."""
+    b = SessionBuilder(file="/models/model.py")
+    b.open_device(line=5)
+    base = 0x100000
+    weights = [b.alloc(base + i * 0x800) for i in range(live_buffers)]
+    x = b.alloc(base + live_buffers * 0x800)
+    scratch = base + (live_buffers + 1) * 0x800
+    per_round = max(1, replays // captures)
+    per_cycle = max(1, (n_events - len(b.events)) // captures)
+    k = 0
+
+    def step() -> BufferRef:
+        nonlocal k
+        prev, temps = x, []
+        for i, name in enumerate(_OPS):
+            out = b.alloc(scratch + 0x800 * i)
+            k += 1
+            ins = [prev, weights[(k * 7919) % live_buffers]] if "matmul" in name else [prev]
+            b.op(name, ins, [out], line=10 + i, args={"dim": -1} if name == "ttnn.softmax" else None)
+            temps.append(out)
+            prev = out
+        for buf in temps[:-1]:
+            b.free(buf)
+        return prev
+
+    for _ in range(captures):
+        start = len(b.events)
+        while len(b.events) - start < per_cycle - 3 * per_round - 45:  # the eager loop
+            b.h2d(x, line=30)
+            b.d2h(step(), line=20)
+            b.free(b.events[-1].inputs[0].buffer)
+        b.free(step())  # prep run
+        trace = b.begin_trace(line=40)
+        out = step()
+        b.end_trace(trace, line=42)
+        for _ in range(per_round):
+            b.h2d(x, line=46)
+            b.execute(trace, line=44)
+            b.d2h(out, line=48)
+        b.release(trace, line=60)
+        b.free(out)
+    return b
+
+
+def cached_model_run(n_events: int) -> Path:
+    """`model_run(n_events)` written once per machine under `bench_folder()`."""
+    path = bench_folder() / f"model-{n_events}.db"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp")
+        tmp.unlink(missing_ok=True)
+        model_run(n_events).write(tmp, script="/models/model.py")
+        tmp.rename(path)
+    return path
+
+
+def cached_cycles(n_events: int) -> Path:
+    """`check_speed.build(n_events)` (20 capture cycles with long replay loops), cached."""
+    from benchmarks import check_speed
+
+    path = bench_folder() / f"cycles-{n_events}.db"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp")
+        tmp.unlink(missing_ok=True)
+        check_speed.build(n_events).write(tmp, script="/models/decoder.py")
         tmp.rename(path)
     return path

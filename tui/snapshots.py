@@ -79,9 +79,23 @@ def sort_findings(findings: list[Finding]) -> tuple[Finding, ...]:
     )
 
 
-def can_analyse(session: Session, stored: list[Finding], events: int) -> bool:
-    """Findings are computed on open only for a finished session `ttrecord check` never saw."""
-    if stored or events > ANALYSE_ON_OPEN_MAX_EVENTS:
+def stored_are_current(session: Session) -> bool | None:
+    """Whether the stored findings were computed by this analysis on this very content (their
+    stamp matches); None when they carry no stamp (stored by hand or by an older ttrecord)."""
+    stamp = session.findings_stamp()
+    if stamp is None:
+        return None
+    from ttrecord.analysis.version import analysis_version
+
+    return stamp == (analysis_version(), session.fingerprint())
+
+
+def can_analyse(session: Session, stored: list[Finding], events: int,
+                current: bool | None = None) -> bool:  # fmt: skip
+    """Findings are computed on open only for a finished session whose stored findings are not
+    current: never checked (no findings, no stamp) or checked by another analysis version or
+    before the session changed (stamp differs). Current findings are reused, even none."""
+    if current or (current is None and stored) or events > ANALYSE_ON_OPEN_MAX_EVENTS:
         return False
     if session.info().status == str(SessionStatus.RUNNING):
         return False
@@ -148,7 +162,7 @@ def overview(session: Session) -> OverviewData:
         traces=tuple(session.traces()),
         findings=sort_findings(stored),
         notices=tuple(notices),
-        needs_analysis=can_analyse(session, stored, total),
+        needs_analysis=can_analyse(session, stored, total, stored_are_current(session)),
         unchecked=not stored and total > ANALYSE_ON_OPEN_MAX_EVENTS,
     )
 

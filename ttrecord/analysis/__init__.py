@@ -35,25 +35,41 @@ DETECTORS: list[Detector] = [
 ]
 
 
-def run_detectors(events: Sequence[Event], ctx: Context | None = None) -> list[Finding]:
-    """Every detector over one event list, findings ordered by source position then rule."""
+def run_detectors(events: Sequence[Event], ctx: Context | None = None,
+                  on_step: Callable[[str], None] | None = None) -> list[Finding]:  # fmt: skip
+    """Every detector over one event list, findings ordered by source position then rule.
+    `on_step(name)` is called before each detector (progress bars)."""
     ctx = ctx or Context(events)
-    findings = [f for detect in DETECTORS for f in detect(events, ctx)]
+    findings = []
+    for detect in DETECTORS:
+        if on_step is not None:
+            on_step(f"checking {detect.__module__.rsplit('.', 1)[-1].replace('_', ' ')}")
+        findings += detect(events, ctx)
     findings.sort(key=lambda f: (-f.severity.rank, f.file or "", f.line or 0, f.rule, f.events[:1]))
     return findings
 
 
-def analyze_session(session) -> tuple[list[Finding], Context]:
-    """Findings of a stored session and the context they were derived from (for reports)."""
+STEPS = 1 + len(DETECTORS)  # for progress bars: loading, then each detector
+
+
+def load_context(session) -> Context:
+    """The events the detectors scan and the facts about the rest, as one Context."""
     from ttrecord.analysis.loading import load
 
     info = session.info()
     events, facts, traces = load(session)
-    ctx = Context(events, status=info.status, cwd=info.cwd, backend=info.backend, facts=facts,
-                  traces=traces)  # fmt: skip
-    return run_detectors(events, ctx), ctx
+    return Context(events, status=info.status, cwd=info.cwd, backend=info.backend, facts=facts,
+                   traces=traces)  # fmt: skip
 
 
-def analyze(session) -> list[Finding]:
+def analyze_session(session, on_step: Callable[[str], None] | None = None) -> tuple[list[Finding], Context]:
+    """Findings of a stored session and the context they were derived from (for reports)."""
+    if on_step is not None:
+        on_step("reading the session")
+    ctx = load_context(session)
+    return run_detectors(ctx.events, ctx, on_step), ctx
+
+
+def analyze(session, on_step: Callable[[str], None] | None = None) -> list[Finding]:
     """All findings of a stored session (a `ttrecord.store.reader.Session`)."""
-    return analyze_session(session)[0]
+    return analyze_session(session, on_step)[0]

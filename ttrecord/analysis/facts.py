@@ -137,13 +137,21 @@ class SessionFacts:
         wanted = sorted(set(keys) - self._lives.keys())
         if not wanted:
             return
+        by_type: dict[tuple[int, str], list[int]] = {}
         for key in wanted:
             self._lives[key] = []
-        rows = self._session.query(
-            "SELECT device, buffer_type, address, alloc_seq, free_seq, id FROM buffers"
-            " WHERE address IN (SELECT value FROM json_each(?)) ORDER BY alloc_seq",
-            (json.dumps(sorted({k[2] for k in wanted})),),
-        )
+            by_type.setdefault((key[0], key[1]), []).append(key[2])
+        rows = []
+        for (device, btype), addresses in by_type.items():
+            # By device and type too, so the (device, buffer_type, address) index answers it:
+            # by address alone each call scanned every buffer of the session.
+            rows += self._session.query(
+                "SELECT device, buffer_type, address, alloc_seq, free_seq, id FROM buffers"
+                " WHERE device IS ? AND buffer_type IS ? AND address IN"
+                " (SELECT value FROM json_each(?))",
+                (device, btype, json.dumps(addresses)),
+            )
+        rows.sort(key=lambda r: r[3])  # allocation order (stable, as ORDER BY alloc_seq was)
         for device, btype, address, alloc, free, buffer_id in rows:
             lives = self._lives.get((device, btype, address))
             if lives is not None:

@@ -40,13 +40,8 @@ def load(session) -> tuple[list[Event], SessionFacts, list[TraceInfo]]:
 
     Every capture-phase event and trace call is in the first batch, so the traces derived from
     it are those of the whole run."""
-    facts = SessionFacts(session)
-    core = [seq for (seq,) in session.query(_CORE)]
-    events = session.events_at(core)
-    facts.prefetch(
-        buffer_key(r.buffer) for e in events if e.phase is Phase.CAPTURE
-        for r in e.outputs if r.buffer is not None
-    )  # fmt: skip
+    events, facts = load_core(session)
+    core = [e.seq for e in events]
     all_traces = Context(events, facts=facts).traces
     traces = [t for t in all_traces if t.end is not None]
     have = set(core)
@@ -62,6 +57,19 @@ def load(session) -> tuple[list[Event], SessionFacts, list[TraceInfo]]:
         events = sorted(events + session.events_at(parents), key=lambda e: e.seq)
         have |= parents
     return events, facts, all_traces
+
+
+def load_core(session) -> tuple[list[Event], SessionFacts]:
+    """Trace calls, everything inside a capture or audit region and every other call that is
+    not an op or transfer, with the facts for the rest: what the traces are derived from (and
+    all a report needs besides the findings)."""
+    facts = SessionFacts(session)
+    events = session.events_at([seq for (seq,) in session.query(_CORE)])
+    facts.prefetch(
+        buffer_key(r.buffer) for e in events if e.phase is Phase.CAPTURE
+        for r in e.outputs if r.buffer is not None
+    )  # fmt: skip
+    return events, facts
 
 
 def _executes(events: list[Event]) -> dict[tuple[int | None, int], list[int]]:
@@ -130,6 +138,7 @@ def _related(session, facts: SessionFacts, traces: list[TraceInfo],
     seqs: set[int] = set()
     # A buffer at an input's address matters to TR005 even when freed before any replay.
     input_keys = {buffer_key(acc.buffer) for t in traces for acc in t.inputs()}
+    facts.prefetch(input_keys)  # one query, not one per trace input below
     rows = _post_capture_buffers(session, traces, until, executes, input_keys)
     starts = [r[0] for r in rows]
     over: set[int] = set()

@@ -31,15 +31,17 @@ class Check:
         )  # fmt: skip
         parser.add_argument("-o", "--output", metavar="FILE",
                             help="write the report to FILE instead of standard output")  # fmt: skip
+        parser.add_argument("-q", "--quiet", action="store_true",
+                            help="no progress bar on the terminal")  # fmt: skip
 
     def run(self, args: argparse.Namespace) -> int:
         from ttrecord.report import run_check
 
         if args.output is None:
-            return run_check(args.session, args.format, args.fail_on, sys.stdout)
+            return run_check(args.session, args.format, args.fail_on, sys.stdout, args.quiet)
         try:
             out = open(args.output, "w", encoding="utf-8")
         except OSError as exc:
             raise TtrecordError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
         with out:
-            return run_check(args.session, args.format, args.fail_on, out)
+            return run_check(args.session, args.format, args.fail_on, out, args.quiet)

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-INDENT_MAX_ROWS = 2000
-
-
 class Diff:
     """Compare the buffers two trace captures bake in, op by op, and find where they diverge.
 
@@ -43,29 +40,32 @@ class Diff:
                             help="rows per table in text output (default: 50)")  # fmt: skip
         parser.add_argument("--all-ops", action="store_true",
                             help="JSON: list every aligned op, not only the differing ones")  # fmt: skip
+        parser.add_argument("-q", "--quiet", action="store_true",
+                            help="no progress bar on the terminal")  # fmt: skip
 
     def run(self, args: argparse.Namespace) -> int:
-        import json
         import sys
 
         from rich.console import Console
 
-        from ttrecord.analysis.drift import bulk, diff_targets, resolve_targets
-        from ttrecord.analysis.drift.jsonfmt import to_json
+        from ttrecord.analysis.drift import DIFF_STEPS, bulk, diff_targets, resolve_targets
+        from ttrecord.analysis.drift.jsonfmt import write_json
         from ttrecord.analysis.drift.render import to_renderables
         from ttrecord.errors import TtrecordError
+        from ttrecord.progress import Progress
 
         if args.limit < 1:
             raise TtrecordError("--limit must be at least 1")
         a, b = resolve_targets(args.targets, args.capture, args.prep)
         with bulk():  # millions of acyclic objects: no cyclic-GC passes over them
-            report = diff_targets(a, b)
-            if args.format == "json":
-                document = to_json(report, all_ops=args.all_ops)
-                # Indented output goes through json's pure-Python encoder: only for small
-                # reports; dumps (one shot, in C) is several times faster than dump (chunked).
-                indent = 2 if len(document["ops"]) <= INDENT_MAX_ROWS else None
-                sys.stdout.write(json.dumps(document, indent=indent) + "\n")
-            else:
-                Console(highlight=False).print(to_renderables(report, limit=args.limit))
+            with Progress("diff", total=DIFF_STEPS + 1, quiet=args.quiet) as bar:
+                report = diff_targets(a, b, on_step=bar.step)
+                if args.format == "json":
+                    bar.step("writing JSON")
+                    write_json(report, sys.stdout, all_ops=args.all_ops)
+                else:
+                    bar.step("laying out the report")
+                    renderables = to_renderables(report, limit=args.limit)
+            if args.format != "json":
+                Console(highlight=False).print(renderables)
         return 1 if report.drift else 0

@@ -35,22 +35,41 @@ class Export:
         parser.add_argument(
             "-f", "--force", action="store_true", help="replace an existing output"
         )
+        parser.add_argument("-q", "--quiet", action="store_true",
+                            help="no progress bar on the terminal")  # fmt: skip
 
     def run(self, args: argparse.Namespace) -> int:
+        import inspect
+
         from ttrecord.export import exporter
+        from ttrecord.progress import Progress
         from ttrecord.store.reader import Session
 
         module = exporter(args.format)
         session_path = Path(args.session)
         out = Path(args.output) if args.output else _default_output(session_path, module)
         _check_output(out, module.OUTPUT, args.force)
-        with Session.open(session_path) as session:
+        with Session.open(session_path) as session, Progress(
+            f"exporting {args.format}", quiet=args.quiet
+        ) as bar:
+            kwargs = {}
+            if "progress" in inspect.signature(module.export).parameters:  # rows written
+                kwargs["progress"] = bar.advance
+                if bar.enabled:
+                    bar.set_total(_rows_estimate(session))
             try:
-                summary = module.export(session, out)
+                summary = module.export(session, out, **kwargs)
             except OSError as exc:
                 raise TtrecordError(f"{out}: cannot write ({exc.strerror or exc})") from None
         print(summary.line())
         return 0
+
+
+def _rows_estimate(session) -> int:
+    """About how many rows an export writes: one per event and per allocation or free."""
+    return session.query(
+        "SELECT (SELECT count(*) FROM events) + (SELECT count(*) + count(free_seq) FROM buffers)"
+    )[0][0]
 
 
 def _default_output(session: Path, module) -> Path:

@@ -19,6 +19,8 @@ class Report:
     @staticmethod
     def prepare_parser(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("session", metavar="SESSION.db", help="a recorded session")
+        parser.add_argument("-q", "--quiet", action="store_true",
+                            help="no progress bar on the terminal")  # fmt: skip
 
     def run(self, args: argparse.Namespace) -> int:
         import os
@@ -27,7 +29,7 @@ class Report:
         from ttrecord.report.summary import render_report
 
         try:
-            render_report(args.session, sys.stdout)
+            render_report(args.session, sys.stdout, quiet=args.quiet)
             sys.stdout.flush()
         except BrokenPipeError:  # `ttrecord report … | head`
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -126,7 +126,8 @@ class Run:
             from ttrecord.cli.check import Check
 
             check_code = Check().run(
-                argparse.Namespace(session=str(output), format="text", fail_on="error", output=None)
+                argparse.Namespace(session=str(output), format="text", fail_on="error", output=None,
+                                   quiet=False)
             )
             code = code if code != 0 else check_code
         if args.tui:

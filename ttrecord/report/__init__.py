@@ -67,14 +67,18 @@ def fails(findings: list[Finding], fail_on: str) -> bool:
     return any(f.severity.rank >= level for f in findings)
 
 
-def check_session(path: str, store: bool = True) -> CheckResult:
-    """Analyze a session file and (by default) store its findings for viewers."""
+def check_session(path: str, store: bool = True, on_step: Callable[[str], None] | None = None) -> CheckResult:
+    """Analyze a session file and (by default) store its findings for viewers, stamped with
+    the analysis version and the session's fingerprint (`ttrecord report` and the UI reuse
+    them while both still match)."""
     from ttrecord.analysis import analyze
+    from ttrecord.analysis.version import analysis_version
     from ttrecord.store.reader import Session
 
     with Session.open(path) as session:
         info = session.info()
-        findings = analyze(session)
+        stamp = (analysis_version(), session.fingerprint())
+        findings = analyze(session, on_step)
         events = session.event_count()
         texts: dict[str, str | None] = {}
 
@@ -87,7 +91,7 @@ def check_session(path: str, store: bool = True) -> CheckResult:
             if f.file:
                 source(f.file)
     if store:
-        _store(path, findings)
+        store_findings(path, findings, stamp)
     return CheckResult(
         path=str(path), session_id=info.id, script=info.script, backend=info.backend,
         status=info.status, cwd=info.cwd, events=events, findings=findings,
@@ -95,22 +99,29 @@ def check_session(path: str, store: bool = True) -> CheckResult:
     )  # fmt: skip
 
 
-def _store(path: str, findings: list[Finding]) -> None:
+def store_findings(path: str, findings: list[Finding], stamp: tuple[str, str] | None = None,
+                   command: str = "check") -> None:  # fmt: skip
     import sqlite3
 
     from ttrecord.store.writer import replace_findings
 
     try:
-        replace_findings(path, findings)
+        replace_findings(path, findings, stamp)
     except sqlite3.Error as exc:  # read-only copy, locked file: the report still stands
-        print(f"ttrecord check: findings not stored in {path} ({exc})", file=sys.stderr)
+        print(f"ttrecord {command}: findings not stored in {path} ({exc})", file=sys.stderr)
 
 
 def run_check(
-    path: str, fmt: str = "text", fail_on: str = "error", out: TextIO | None = None
+    path: str, fmt: str = "text", fail_on: str = "error", out: TextIO | None = None,
+    quiet: bool = False,
 ) -> int:
-    """`ttrecord check`: 1 when a finding reaches `fail_on`, else 0 (SessionError propagates)."""
-    result = check_session(path)
+    """`ttrecord check`: 1 when a finding reaches `fail_on`, else 0 (SessionError propagates).
+    A progress bar shows on a terminal's stderr while a long analysis runs (not with quiet)."""
+    from ttrecord.analysis import STEPS
+    from ttrecord.progress import Progress
+
+    with Progress("checking", total=STEPS, quiet=quiet) as bar:
+        result = check_session(path, on_step=bar.step)
     code = 1 if fails(result.findings, fail_on) else 0
     out = out or sys.stdout
     try:

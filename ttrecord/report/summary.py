@@ -3,8 +3,10 @@
 Order follows the questions people ask: did it finish (and if not, which call died, on which
 line), what ran it (real ttnn or the emulator, said plainly), on which devices, what it did
 (events per phase and kind), which traces it captured and replayed, and what is wrong
-(findings by severity, each with its line of code). Findings are computed fresh, the same way
-`ttrecord check` computes them, so the report never shows a stale analysis.
+(findings by severity, each with its line of code). Findings stored by `ttrecord check` (or an
+earlier report) are reused when their stamp says this analysis computed them on this very
+session content; otherwise they are computed fresh, the same way `check` computes them, and
+stored. So the report never shows a stale analysis.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import bisect
 import json
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TextIO
 
 from rich.console import Console
@@ -20,11 +23,16 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from ttrecord.analysis import analyze_session
+from ttrecord.analysis import STEPS, analyze_session
 from ttrecord.analysis.context import Context, TraceInfo, buffer_key
+from ttrecord.analysis.facts import SessionFacts
+from ttrecord.analysis.loading import _CORE
+from ttrecord.analysis.version import analysis_version
 from ttrecord.analysis.rules import where
-from ttrecord.events import Kind
+from ttrecord.events import Kind, Phase
 from ttrecord.findings import Finding, Severity
+from ttrecord.progress import Progress
+from ttrecord.report import store_findings
 from ttrecord.report.text import STYLE
 from ttrecord.store.reader import DeviceRow, Session, SessionInfo
 
@@ -32,14 +40,17 @@ _STATUS_STYLE = {"ok": "bold green", "running": "bold yellow", "interrupted": "b
                  "error": "bold red", "crashed": "bold red", "hung": "bold red"}  # fmt: skip
 
 
-def render_report(path: str, out: TextIO) -> None:
+def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
     # Piped or redirected output has no terminal width; rich would assume 80 columns, too
     # narrow for the tables, so files get 120.
     tty = hasattr(out, "isatty") and out.isatty()
     console = Console(file=out, highlight=False, width=None if tty else 120)
     with Session.open(path) as session:
         info = session.info()
-        findings, ctx = analyze_session(session)
+        with Progress("reading the session", total=STEPS, quiet=quiet) as bar:
+            findings, ctx, stamp = _findings_and_context(session, bar.step)
+        if stamp is not None:  # computed now: stored for the next report and the UI
+            store_findings(path, findings, stamp, command="report")
         devices = session.devices()
         for part in (_header(info), _status(info, session), _backend(info)):
             console.print(part, soft_wrap=True)  # paths and lines stay whole (and clickable)
@@ -49,6 +60,65 @@ def render_report(path: str, out: TextIO) -> None:
         if ctx.traces:
             console.print(_traces(ctx, ctx.traces, devices, _written_bytes(session, ctx)))
         _findings(console, findings, session)
+
+
+def current_findings(session: Session) -> list[Finding] | None:
+    """The stored findings when the current analysis computed them on this very content
+    (their stamp matches), else None: stale, never checked, or stored without a stamp."""
+    stamp = session.findings_stamp()
+    if stamp is None or stamp != (analysis_version(), session.fingerprint()):
+        return None
+    return session.findings()
+
+
+def _findings_and_context(session: Session, on_step) -> tuple[list[Finding], Context, tuple | None]:
+    """Stored findings when current (and the part of the session the traces table needs),
+    else a fresh analysis and the stamp to store it with."""
+    stored = current_findings(session)
+    if stored is not None:
+        return stored, _traces_context(session), None
+    stamp = (analysis_version(), session.fingerprint())
+    findings, ctx = analyze_session(session, on_step)
+    return findings, ctx, stamp
+
+
+@dataclass(frozen=True, slots=True)
+class _Replay:
+    """An execute_trace call as the traces table counts it (a replay loop has 100,000s)."""
+
+    seq: int
+
+
+def _traces_context(session: Session) -> Context:
+    """The traces as the analysis derives them, read without their execute_trace calls (the
+    bulk of a replay loop), which are then counted in from narrow rows: an execute belongs to
+    the latest trace of its device and id begun before it and not released by then."""
+    events = session.events_at(
+        seq for (seq,) in session.query(
+            f"SELECT seq FROM ({_CORE}) WHERE seq NOT IN (SELECT seq FROM events"
+            " WHERE kind = 'trace_execute' AND phase != 'capture')"
+        )
+    )  # fmt: skip
+    facts = SessionFacts(session)
+    facts.prefetch(
+        buffer_key(r.buffer) for e in events if e.phase is Phase.CAPTURE
+        for r in e.outputs if r.buffer is not None
+    )  # fmt: skip
+    info = session.info()
+    ctx = Context(events, status=info.status, cwd=info.cwd, backend=info.backend, facts=facts)
+    by_key: dict[tuple, list[TraceInfo]] = {}
+    for t in ctx.traces:
+        by_key.setdefault(t.key, []).append(t)
+    for seq, device, trace in session.query(
+        "SELECT seq, device, trace FROM events WHERE kind = 'trace_execute' AND phase != 'capture'"
+        " ORDER BY seq"
+    ):
+        for t in reversed(by_key.get((device, trace), ())):
+            if t.begin.seq < seq:
+                if t.release is None or t.release.seq > seq:
+                    t.executes.append(_Replay(seq))  # type: ignore[arg-type]
+                break
+    return ctx
 
 
 def _header(info: SessionInfo) -> Text:
@@ -125,8 +195,8 @@ def _opt(value: int | None, prefix: str = "") -> str:
 
 def _counts(counts: dict[tuple[str, str], int]) -> Table:
     phases = [p for p in ("eager", "prep", "capture", "replay") if any(k[0] == p for k in counts)]
-    kinds = sorted(
-        {k for _, k in counts}, key=lambda k: -sum(n for (p, kk), n in counts.items() if kk == k)
+    kinds = sorted(  # most frequent first; ties by name, so every run prints the same table
+        {k for _, k in counts}, key=lambda k: (-sum(n for (p, kk), n in counts.items() if kk == k), k)
     )
     table = Table(title=f"Events ({sum(counts.values()):,})", title_justify="left")
     table.add_column("kind")

@@ -367,6 +367,34 @@ class Session:
             for r in rows
         ]
 
+    def fingerprint(self) -> str:
+        """A digest of what the analysis reads (the session row, event, tensor and buffer
+        counts and ends, every trace and device row): findings stored with it are current while
+        it stays the same. A few indexed aggregates: milliseconds on a million events."""
+        import hashlib
+
+        parts = [
+            self._query(
+                "SELECT id, status, ended_at, exit_code, signal, last_call FROM session"
+            ),
+            self._query("SELECT count(*), max(seq), max(t_ns) FROM events"),
+            self._query("SELECT count(*), max(rowid) FROM tensors"),
+            self._query("SELECT count(*), max(id), count(free_seq), total(free_seq) FROM buffers"),
+            self._query("SELECT * FROM traces ORDER BY id"),
+            self._query("SELECT * FROM devices ORDER BY id"),
+        ]
+        return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+
+    def findings_stamp(self) -> tuple[str, str] | None:
+        """(analysis version, session fingerprint) stored with the findings, if any."""
+        try:
+            rows = self._conn.execute(
+                "SELECT analysis_version, fingerprint FROM findings_stamp"
+            ).fetchall()
+        except sqlite3.DatabaseError:  # written before stamps existed, or never checked
+            return None
+        return (rows[0][0], rows[0][1]) if rows else None
+
     def source(self, file: str) -> str | None:
         """The file's text: from disk if it is still there, else the copy kept at record time."""
         try:
@@ -441,6 +469,15 @@ class Session:
         the analysis asks (which allocations overlap a range, which calls share a call site),
         which would otherwise mean materialising every event."""
         return self._query(sql, params)
+
+    def query_iter(self, sql: str, params: tuple | list | dict = ()) -> Iterator[tuple]:
+        """`query`, row by row: for reading a whole session in constant memory (exports)."""
+        try:
+            cursor = self._conn.execute(sql, params)
+            while rows := cursor.fetchmany(1000):
+                yield from rows
+        except sqlite3.DatabaseError as exc:
+            raise SessionError(f"{self.path}: damaged or truncated session ({exc})") from None
 
     def events_at(self, seqs: Iterable[int], with_tensors: bool = True) -> list[Event]:
         """The events with these seqs (any number, any spread), in seq order, with tensors.

@@ -393,8 +393,11 @@ class SessionWriter:
             )
 
 
-def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding]) -> int:
-    """Store the analysis' findings, replacing earlier ones, so viewers need not recompute."""
+def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding],
+                     stamp: tuple[str, str] | None = None) -> int:  # fmt: skip
+    """Store the analysis' findings, replacing earlier ones, so viewers need not recompute.
+    `stamp`: (analysis version, session fingerprint) they were computed with; readers reuse
+    the findings only while both still match (`Session.findings_stamp`)."""
     db = sqlite_utils.Database(path)
     try:
         rows = [
@@ -419,6 +422,13 @@ def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding]) 
             db.execute("DELETE FROM findings")
             if rows:
                 db["findings"].insert_all(rows)
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS findings_stamp"
+                " (analysis_version TEXT, fingerprint TEXT, stored_at REAL)"
+            )
+            db.execute("DELETE FROM findings_stamp")
+            if stamp is not None:
+                db.execute("INSERT INTO findings_stamp VALUES (?, ?, ?)", (*stamp, time.time()))
         return len(rows)
     finally:
         db.close()

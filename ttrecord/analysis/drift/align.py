@@ -14,7 +14,8 @@ between the anchors: O(n log n), exact for occurrence-preserving changes.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -46,21 +47,25 @@ def align(
     if matches is None:
         matches = _anchored(mid_a, mid_b)
         method = "anchored"
-    head = [(i, i) for i in range(prefix)]
-    tail = [(n - suffix + t, m - suffix + t) for t in range(suffix)]
-    shifted = [(i + prefix, j + prefix) for i, j in matches]
-    return _with_gaps(head + shifted + tail, n, m), method
+    # Generators, not lists: on 300,000 ops each copy of the matches holds 30 MB.
+    head = ((i, i) for i in range(prefix))
+    tail = ((n - suffix + t, m - suffix + t) for t in range(suffix))
+    shifted = ((i + prefix, j + prefix) for i, j in matches)
+    return _with_gaps(chain(head, shifted, tail), n, m), method
 
 
-def _with_gaps(matches: list[tuple[int, int]], n: int, m: int) -> list[Pair]:
+def _with_gaps(matches: Iterable[tuple[int, int]], n: int, m: int) -> list[Pair]:
     """Interleave the unmatched ops: A's first, then B's, between consecutive matches."""
     out: list[Pair] = []
     i = j = 0
-    for mi, mj in [*matches, (n, m)]:
-        out.extend((x, None) for x in range(i, mi))
-        out.extend((None, y) for y in range(j, mj))
+    for pair in chain(matches, [(n, m)]):
+        mi, mj = pair
+        if mi > i:
+            out.extend((x, None) for x in range(i, mi))
+        if mj > j:
+            out.extend((None, y) for y in range(j, mj))
         if mi < n and mj < m:
-            out.append((mi, mj))
+            out.append(pair)
         i, j = mi + 1, mj + 1
     return out
 

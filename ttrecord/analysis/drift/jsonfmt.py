@@ -6,7 +6,11 @@ the version, changes bump it.
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+from ttrecord.jsonstream import ArrayWriter
 
 from .model import (
     CapturedOp,
@@ -21,6 +25,7 @@ from .model import (
 )
 
 JSON_VERSION = 1
+INDENT_MAX_ROWS = 2000  # larger documents are written on one line, streamed
 
 
 def _capture_json(ref: CaptureRef, ops: int) -> dict[str, Any]:
@@ -112,8 +117,37 @@ def _overlap_json(o: Overlap) -> dict[str, Any]:
     }
 
 
+def _rows(report: DriftReport, all_ops: bool) -> Iterator[dict[str, Any]]:
+    for k, p in enumerate(report.pairs):
+        if all_ops or p.status is not PairStatus.SAME:
+            yield _pair_json(k, p)
+
+
 def to_json(report: DriftReport, all_ops: bool = False) -> dict[str, Any]:
     """The documented JSON structure; `ops` lists only differing rows unless all_ops."""
+    return {**_head(report), "ops": list(_rows(report, all_ops))}
+
+
+def write_json(report: DriftReport, out: TextIO, all_ops: bool = False) -> None:
+    """`to_json` written to `out` (and a newline): indented when it lists at most
+    INDENT_MAX_ROWS ops, else on one line, its ops encoded a few thousand at a time so a
+    300,000-row document is never held in memory (the bytes are those of `json.dumps`)."""
+    rows = sum(1 for p in report.pairs if all_ops or p.status is not PairStatus.SAME)
+    if rows <= INDENT_MAX_ROWS:
+        # Indented output goes through json's pure-Python encoder: only for small reports.
+        out.write(json.dumps(to_json(report, all_ops), indent=2) + "\n")
+        return
+    head = json.dumps(_head(report))
+    out.write(head[:-1] + ', "ops": ')
+    writer = ArrayWriter(out, separators=(", ", ": "))
+    for row in _rows(report, all_ops):
+        writer.add(row)
+    writer.close()
+    out.write("}\n")
+
+
+def _head(report: DriftReport) -> dict[str, Any]:
+    """Every key of the document but `ops` (which comes last)."""
     n_a = sum(1 for p in report.pairs if p.a is not None)
     n_b = sum(1 for p in report.pairs if p.b is not None)
     first = report.first_divergence
@@ -148,9 +182,4 @@ def to_json(report: DriftReport, all_ops: bool = False) -> dict[str, Any]:
             "b_over_a": report.overlaps.b_over_a,
             "examples": [_overlap_json(o) for o in report.overlaps.examples],
         },
-        "ops": [
-            _pair_json(k, p)
-            for k, p in enumerate(report.pairs)
-            if all_ops or p.status is not PairStatus.SAME
-        ],
     }
