@@ -193,8 +193,11 @@ function main() {
   for (const m of D.maps) {
     const plot = el("div", { class: "plot", "data-device": m.device, "data-type": m.type });
     plot.innerHTML = "<canvas></canvas><svg class=\"overlay\"></svg>"; // fixed markup, no session text
-    mapsBox.append(el("div", { class: "map" }, el("h3", {}, `device ${m.device} · ${m.type} `, el("small", {}, `${num(m.n)} buffers, [${hex(m.lo)}, ${hex(m.hi)}) per bank`)), plot));
+    const toggle = el("button", { class: "scale", title: "compact gives small buffers room next to big ones; linear keeps addresses to scale" });
+    mapsBox.append(el("div", { class: "map" }, el("h3", {}, `device ${m.device} · ${m.type} `, el("small", {}, `${num(m.n)} buffers, [${hex(m.lo)}, ${hex(m.hi)}) per bank `), toggle), plot));
     const map = new MemoryMap(m, plot, D.hazards.filter((h) => h.m === m.index));
+    map.toggle = toggle; map.label();
+    toggle.addEventListener("click", () => { map.setScale(!map.scale.compact); map.draw(); });
     MAPS.push(map); PLOTS.push(map);
   }
   if (!D.maps.length) mapsBox.append(el("p", {}, "No device buffers were recorded."));
