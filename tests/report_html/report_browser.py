@@ -90,16 +90,18 @@ class Browser:
                                  session=False)["sessionId"]  # fmt: skip
         self.send("Emulation.setDeviceMetricsOverride",
                   {"width": self.width, "height": self.height, "deviceScaleFactor": 1, "mobile": False})  # fmt: skip
+        started = time.monotonic()
         self.send("Page.navigate", {"url": Path(path).resolve().as_uri()})
-        deadline = time.monotonic() + timeout
+        deadline = started + timeout
         while self.eval("document.documentElement?.dataset.ready === '1'") is not True:
             if time.monotonic() > deadline:
                 errors = self.eval("String(window.__errors || '')")
                 raise TimeoutError(f"the report did not finish drawing ({errors})")
-            time.sleep(0.05)
+            time.sleep(0.02)
+        self.opened_s = time.monotonic() - started  # navigation to drawn, polled every 20 ms
 
     def eval(self, expression: str) -> Any:
-        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
         if "exceptionDetails" in result:
             raise RuntimeError(result["exceptionDetails"].get("exception", {}).get("description"))
         return result["result"].get("value")
