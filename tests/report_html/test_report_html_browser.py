@@ -137,3 +137,20 @@ def test_session_text_renders_as_text_not_markup(browser, tmp_path):
     assert "<img src=x onerror=alert(1)><script>.py" in browser.eval("document.title")
     where = browser.eval("document.querySelector('.finding .where').textContent")
     assert where.startswith("<img src=x onerror=alert(1)><script>.py:35")
+
+
+def test_a_finding_about_a_call_is_a_line_at_the_call_that_clicks_to_it(browser, sample_reports):
+    """TR001 is about a readback, not a buffer: a marked line at its seq on the device's map."""
+    page = sample_reports["readback_in_capture"]
+    browser.open(page)
+    markers = browser.eval(BOXES % "#maps path.marker")
+    assert [m["data"]["finding"] for m in markers] == ["0"]
+    seq = browser.eval("D.findings[0].seq")
+    # The line is drawn at the finding's seq on the map's time axis.
+    x = browser.eval("MAPS[0].s.px(D.findings[0].seq + 0.5)")
+    plot_left = browser.eval("document.querySelector('#maps .plot').getBoundingClientRect().left")
+    assert abs((markers[0]["left"] + markers[0]["right"]) / 2 - (plot_left + x)) < 1.5
+    assert browser.eval(f"D.phaseChanges.filter(([s]) => s <= {seq}).pop()[1]") == 2  # in capture
+    browser.click((markers[0]["left"] + markers[0]["right"]) / 2, markers[0]["top"] + 3)
+    text = browser.eval("document.getElementById('selection').textContent")
+    assert "TR001" in text and "readback_in_capture.py:22" in text

@@ -9,8 +9,9 @@
 // call each. Buffers wider and taller than a pixel are drawn as rectangles.
 
 class MemoryMap {
-  constructor(m, box, hazards) {
+  constructor(m, box, hazards, lines) {
     this.m = m; this.s = new Surface(box); this.hazards = hazards;
+    this.lines = lines; // [finding index] of findings about a call, not a buffer: a line at it
     const n = m.n;
     this.a = new Float64Array(n); this.f = new Float64Array(n);
     let seq = 0;
@@ -134,6 +135,16 @@ class MemoryMap {
   drawHazards() {
     const s = this.s, svg = s.svg, m = this.m;
     svg.replaceChildren();
+    for (const fi of this.lines) {
+      const f = D.findings[fi], x = s.px(f.seq + 0.5);
+      if (x < LEFT || x > LEFT + s.pw) continue;
+      svg.append(svgEl("line", { class: "finding-line " + f.severity, x1: x, x2: x, y1: TOP, y2: TOP + this.ph }));
+      const p = svgEl("path", { class: "marker " + f.severity, d: `M${x - 6} ${TOP} h12 l-6 10 z`, "data-finding": fi });
+      p.addEventListener("click", () => selectFinding(fi));
+      p.addEventListener("mousemove", (e) => showTooltip(`${f.rule} ${f.title}\n${where(f.file, f.line)} (#${f.seq})`, e));
+      p.addEventListener("mouseleave", hideTooltip);
+      svg.append(p);
+    }
     for (const h of this.hazards) {
       const x0 = s.px(this.a[h.i]), x1 = s.px(this.f[h.i]);
       const y0 = this.py(this.hi[h.i]), y1 = this.py(this.lo[h.i]);

@@ -190,12 +190,17 @@ function main() {
   legend();
   const mapsBox = document.getElementById("maps");
   D.hazards.forEach((h, k) => { h.index = k; });
+  const onBuffers = new Set(D.hazards.map((h) => h.f)), lined = new Set();
   for (const m of D.maps) {
     const plot = el("div", { class: "plot", "data-device": m.device, "data-type": m.type });
     plot.innerHTML = "<canvas></canvas><svg class=\"overlay\"></svg>"; // fixed markup, no session text
     const toggle = el("button", { class: "scale", title: "compact gives small buffers room next to big ones; linear keeps addresses to scale" });
     mapsBox.append(el("div", { class: "map" }, el("h3", {}, `device ${m.device} · ${m.type} `, el("small", {}, `${num(m.n)} buffers, [${hex(m.lo)}, ${hex(m.hi)}) per bank `), toggle), plot));
-    const map = new MemoryMap(m, plot, D.hazards.filter((h) => h.m === m.index));
+    // Findings about a call rather than a buffer: a line at the call, on the device's first map.
+    const lines = lined.has(m.device) ? [] : D.findings.flatMap((f, fi) =>
+      !onBuffers.has(fi) && f.seq !== null && (f.device === m.device || f.device === null) ? [fi] : []).slice(0, 500);
+    lined.add(m.device);
+    const map = new MemoryMap(m, plot, D.hazards.filter((h) => h.m === m.index), lines);
     map.toggle = toggle; map.label();
     toggle.addEventListener("click", () => { map.setScale(!map.scale.compact); map.draw(); });
     MAPS.push(map); PLOTS.push(map);
