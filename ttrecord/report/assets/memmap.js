@@ -135,10 +135,15 @@ class MemoryMap {
   drawHazards() {
     const s = this.s, svg = s.svg, m = this.m;
     svg.replaceChildren();
+    // One marker per 8 px; the lines too only while few enough to read the map through.
+    const shown = new Map();
     for (const fi of this.lines) {
-      const f = D.findings[fi], x = s.px(f.seq + 0.5);
-      if (x < LEFT || x > LEFT + s.pw) continue;
-      svg.append(svgEl("line", { class: "finding-line " + f.severity, x1: x, x2: x, y1: TOP, y2: TOP + this.ph }));
+      const x = s.px(D.findings[fi].seq + 0.5), key = Math.round(x / 8);
+      if (x >= LEFT && x <= LEFT + s.pw && !shown.has(key)) shown.set(key, [fi, x]);
+    }
+    for (const [fi, x] of shown.values()) {
+      const f = D.findings[fi];
+      if (shown.size <= 40) svg.append(svgEl("line", { class: "finding-line " + f.severity, x1: x, x2: x, y1: TOP, y2: TOP + this.ph }));
       const p = svgEl("path", { class: "marker " + f.severity, d: `M${x - 6} ${TOP} h12 l-6 10 z`, "data-finding": fi });
       p.addEventListener("click", () => selectFinding(fi));
       p.addEventListener("mousemove", (e) => showTooltip(`${f.rule} ${f.title}\n${where(f.file, f.line)} (#${f.seq})`, e));

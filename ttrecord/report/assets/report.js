@@ -198,7 +198,7 @@ function main() {
     mapsBox.append(el("div", { class: "map" }, el("h3", {}, `device ${m.device} · ${m.type} `, el("small", {}, `${num(m.n)} buffers, [${hex(m.lo)}, ${hex(m.hi)}) per bank `), toggle), plot));
     // Findings about a call rather than a buffer: a line at the call, on the device's first map.
     const lines = lined.has(m.device) ? [] : D.findings.flatMap((f, fi) =>
-      !onBuffers.has(fi) && f.seq !== null && (f.device === m.device || f.device === null) ? [fi] : []).slice(0, 500);
+      !onBuffers.has(fi) && f.seq !== null && (f.device === m.device || f.device === null) ? [fi] : []).slice(0, 20000);
     lined.add(m.device);
     const map = new MemoryMap(m, plot, D.hazards.filter((h) => h.m === m.index), lines);
     map.toggle = toggle; map.label();
