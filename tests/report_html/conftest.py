@@ -7,38 +7,12 @@ runs it). Without it these tests skip, except under CI=true, where a missing bro
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from report_browser import Browser, find_chromium
-
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ROOT / "samples"
-
-
-def record(script: Path, folder: Path, name: str | None = None) -> Path:
-    """Run a script under the emulator and return its session file."""
-    db = folder / f"{name or script.stem}.db"
-    subprocess.run(
-        [sys.executable, "-m", "ttrecord.cli.main", "run", "--backend", "emulator", "-o", str(db),
-         str(script)],
-        cwd=folder, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
-    assert db.exists(), f"no session recorded for {script}"
-    return db
-
-
-def html_report(db: Path) -> Path:
-    out = db.with_suffix(".html")
-    proc = subprocess.run(
-        [sys.executable, "-m", "ttrecord.cli.main", "report", str(db), "--html", "-o", str(out)],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    return out
+from report_samples import SAMPLES, html_report, record
 
 
 @pytest.fixture(scope="session")

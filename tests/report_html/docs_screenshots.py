@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path[:0] = [str(HERE), str(ROOT)]
 
-from conftest import SAMPLES, html_report, record  # noqa: E402
+from report_samples import SAMPLES, html_report, record  # noqa: E402
 from report_browser import Browser, find_chromium  # noqa: E402
 
 from benchmarks.synthetic import cached_session  # noqa: E402

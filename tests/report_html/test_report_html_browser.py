@@ -125,7 +125,7 @@ def test_crash_report_names_the_call_that_died(browser, sample_reports):
 
 def test_session_text_renders_as_text_not_markup(browser, tmp_path):
     """A script named like markup is shown literally and never becomes an element."""
-    from conftest import SAMPLES, html_report, record
+    from report_samples import SAMPLES, html_report, record
 
     script = tmp_path / "<img src=x onerror=alert(1)><script>.py"
     script.write_text((SAMPLES / "alloc_after_capture.py").read_text())

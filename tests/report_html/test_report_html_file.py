@@ -45,7 +45,7 @@ def test_page_with_markup_in_every_field_has_only_its_own_elements():
 
 
 def test_report_of_a_recorded_sample_is_one_offline_file(tmp_path):
-    from conftest import SAMPLES, record
+    from report_samples import SAMPLES, record
 
     db = record(SAMPLES / "alloc_after_capture.py", tmp_path)
     out = tmp_path / "out.html"
@@ -68,7 +68,7 @@ def test_report_of_a_recorded_sample_is_one_offline_file(tmp_path):
 
 
 def test_default_output_is_next_to_the_session(tmp_path):
-    from conftest import SAMPLES, record
+    from report_samples import SAMPLES, record
 
     db = record(SAMPLES / "clean_decode.py", tmp_path)
     proc = _cli("report", str(db), "--html")
@@ -85,7 +85,7 @@ def test_bad_input_is_one_line_and_nonzero(tmp_path):
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
     assert not (tmp_path / "r.html").exists()
 
-    from conftest import SAMPLES, record
+    from report_samples import SAMPLES, record
 
     db = record(SAMPLES / "clean_decode.py", tmp_path)
     proc = _cli("report", str(db), "--html", "-o", str(tmp_path / "missing" / "r.html"))
