@@ -154,3 +154,36 @@ def test_a_finding_about_a_call_is_a_line_at_the_call_that_clicks_to_it(browser,
     browser.click((markers[0]["left"] + markers[0]["right"]) / 2, markers[0]["top"] + 3)
     text = browser.eval("document.getElementById('selection').textContent")
     assert "TR001" in text and "readback_in_capture.py:22" in text
+
+
+def test_a_long_run_is_drawn_whole_then_zoomed_with_the_wheel(browser, tmp_path):
+    """Every buffer of a 20,000-event decode loop is drawn with the whole run in view (most
+    thinner than a pixel, aggregated); the wheel zooms time around the cursor, a double-click
+    shows everything again."""
+    import sqlite3
+
+    from report_samples import html_report
+
+    from benchmarks.synthetic import write_session
+
+    db = tmp_path / "decode.db"
+    write_session(db, 20_000)
+    with sqlite3.connect(db) as conn:
+        buffers = conn.execute("SELECT count(*) FROM buffers").fetchone()[0]
+    browser.open(html_report(db))
+    assert browser.eval("window.__errors") == []
+    drawn = lambda: int(browser.eval("document.querySelector('#maps .plot').dataset.drawn"))  # noqa: E731
+    assert drawn() == buffers > 5000
+    span = lambda: browser.eval("VIEW.x1 - VIEW.x0")  # noqa: E731
+    full = span()
+    box = browser.eval(BOXES % "#maps .plot canvas")[0]
+    x, y = (box["left"] + box["right"]) / 2, (box["top"] + box["bottom"]) / 2
+    for _ in range(6):
+        browser.send("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": x, "y": y, "deltaX": 0, "deltaY": -400})
+    browser.eval("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    assert span() < full / 20
+    assert 0 < drawn() < buffers / 10
+    browser.send("Input.dispatchMouseEvent", {"type": "mousePressed", "x": x, "y": y, "button": "left", "clickCount": 2})
+    browser.send("Input.dispatchMouseEvent", {"type": "mouseReleased", "x": x, "y": y, "button": "left", "clickCount": 2})
+    browser.eval("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    assert span() == full and drawn() == buffers
