@@ -17,7 +17,8 @@ function header() {
     el("div", { class: "facts" },
       el("span", {}, el("span", { class: "status " + i.status, id: "status" }, i.status), i.exitCode !== null ? ` exit code ${i.exitCode}` : "", i.signal ? `, signal ${i.signal}` : "", took),
       el("span", {}, "backend ", el("b", {}, backend), i.backendReason ? `; ${i.backendReason}` : ""),
-      el("span", {}, "devices ", el("b", {}, i.devices.map((d) => `${d.id}${d.arch ? " " + d.arch : ""}`).join(", ") || "none")),
+      el("span", {}, "devices ", el("b", {}, i.devices.map((d) => `${d.id}${d.arch ? " " + d.arch : ""}`).join(", ") || "none"),
+        i.devices.length ? ` (${i.devices.map((d) => [d.dramBanks && `${d.dramBanks} DRAM banks`, d.l1Banks && `${d.l1Banks} L1 banks`, d.traceRegion !== null && `trace region ${num(d.traceRegion)} B`].filter(Boolean).join(", ")).join("; ")})` : ""),
       el("span", {}, el("b", {}, num(i.events)), " events, ", el("b", {}, num(bufferCount)), " buffers, ", el("b", {}, num(D.traces.length)), D.traces.length === 1 ? " trace" : " traces"),
       el("span", {}, "session ", el("b", {}, i.path)),
       el("span", {}, `host ${i.host}, python ${i.python}`)));
