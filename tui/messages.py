@@ -27,6 +27,24 @@ class FindingsComputed(Message):
 
 
 @dataclass
+class LiveFindings(Message):
+    """The analysis of a session still being recorded, as far as it could decide."""
+
+    findings: tuple[Any, ...]
+    started_at: float
+    error: str | None = None
+
+
+@dataclass
+class Grown(Message):
+    """A running session's timeline has `total` rows now (for the filter generation shown)."""
+
+    generation: int
+    total: int
+    status: str
+
+
+@dataclass
 class PageLoaded(Message):
     """One page of timeline rows for the filter generation that asked for it."""
 

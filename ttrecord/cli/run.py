@@ -84,7 +84,8 @@ class Run:
         parser.add_argument("--check", action="store_true",
                             help="run `ttrecord check` on the session afterwards")  # fmt: skip
         parser.add_argument("--tui", action="store_true",
-                            help="open the session in `ttrecord tui` afterwards")  # fmt: skip
+                            help="follow the session in `ttrecord tui` while it records (the"
+                            " program's output goes to SESSION.db.out)")  # fmt: skip
         parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE",
                             help="run a library module as a script, like python -m; the rest"
                             " of the line goes to it")  # fmt: skip
@@ -119,7 +120,13 @@ class Run:
             graph_capture=not args.no_graph_capture,
             verify_replay=args.verify_replay,
         )
-        result = Supervisor(options).run()
+        if args.tui:
+            from ttrecord.cli.run_tui import ui_alongside
+
+            with ui_alongside(output):
+                result = Supervisor(options).run()
+        else:
+            result = Supervisor(options).run()
         self._summary(result)
         code = result.exit_code
         if args.check:
@@ -130,10 +137,6 @@ class Run:
                                    quiet=False)
             )
             code = code if code != 0 else check_code
-        if args.tui:
-            from ttrecord.cli.tui import Tui
-
-            Tui().run(argparse.Namespace(sessions=[str(output)], light=False))
         return code
 
     @staticmethod

@@ -17,7 +17,8 @@ from textual.widgets import DataTable, Footer, Header, Static
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import Session
 from ttrecord.tui.format import SEVERITY_STYLE, STATUS_STYLE, site, size_text, when
-from ttrecord.tui.messages import FindingsComputed, Loaded
+from ttrecord.tui.live import POLL_SECONDS, RUNNING, AnalysisPacer
+from ttrecord.tui.messages import FindingsComputed, LiveFindings, Loaded
 from ttrecord.tui.snapshots import OverviewData, analyse, overview
 from ttrecord.tui.widgets.tables import fill_table
 
@@ -46,6 +47,9 @@ class OverviewScreen(Screen):
         self.handle = None
         self.data: OverviewData | None = None
         self.settled = False  # everything it shows is in (tests and benchmarks wait on it)
+        self._poll = None  # the timer re-reading a session that is still being recorded
+        self._pacer = AnalysisPacer()
+        self._live_findings: tuple | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -67,12 +71,16 @@ class OverviewScreen(Screen):
 
     @work(thread=True, exclusive=True)
     def _load(self) -> None:
+        if self._poll is not None:
+            self.handle.close()  # a running session: drop the reader's caches (call sites)
         try:
             self.post_message(Loaded(self.handle.run(overview)))
         except SessionError as exc:
             self.post_message(Loaded(None, str(exc)))
 
     def on_loaded(self, message: Loaded) -> None:
+        if message.error and self._poll is not None:
+            return  # a read racing the recorder's write: the next poll reads it again
         if message.error:
             self.settled = True
             self.query_one("#summary", Static).update(
@@ -96,8 +104,17 @@ class OverviewScreen(Screen):
                 f" {dev.num_l1_banks or '?'} L1 banks, trace region {size_text(dev.trace_region_size)}"
             )
         self.query_one("#summary", Static).update(text)
-        self.query_one("#notices", Static).update("\n".join(data.notices))
-        self._show_findings(data.findings, analysing=data.needs_analysis, unchecked=data.unchecked)
+        live = self._follow(info.status, data.events)
+        notices = list(data.notices)
+        if live:
+            notices.append(f"Following the recording live (every {POLL_SECONDS:g} s).")
+        self.query_one("#notices", Static).update("\n".join(notices))
+        if live and not data.findings:
+            if self._live_findings:
+                self.data = replace(data, findings=self._live_findings)
+            self._show_findings(self._live_findings or (), analysing=self._live_findings is None)
+        else:
+            self._show_findings(data.findings, analysing=data.needs_analysis, unchecked=data.unchecked)
         rows = [
             [t.device, t.trace_id, t.ops, t.executions,
              f"{t.begin_seq}–{t.end_seq if t.end_seq is not None else '?'}",
@@ -116,6 +133,37 @@ class OverviewScreen(Screen):
             self._analyse()
         else:
             self.settled = True
+
+    def _follow(self, status: str, events: int) -> bool:
+        """Poll while the session is being recorded; analyse again as events arrive."""
+        if status != RUNNING:
+            if self._poll is not None:
+                self._poll.stop()
+                self._poll = None
+            return False
+        if self._poll is None:
+            self._poll = self.set_interval(POLL_SECONDS, self._load)
+        if self._pacer.due(events):
+            self._analyse_live(self._pacer.started(events))
+        return True
+
+    @work(thread=True, exclusive=True, group="live-analysis")
+    def _analyse_live(self, started_at: float) -> None:
+        try:
+            with Session.open(self.path) as session:
+                self.post_message(LiveFindings(analyse(session), started_at))
+        except Exception as exc:  # a half-written session: try again at the next poll
+            self.post_message(LiveFindings((), started_at, f"The analysis failed: {exc}"))
+
+    def on_live_findings(self, message: LiveFindings) -> None:
+        self._pacer.finished(message.started_at)
+        if self._poll is None:
+            return  # the run ended meanwhile: the final analysis is the one to show
+        if message.error is None:
+            self._live_findings = message.findings
+            if self.data is not None:
+                self.data = replace(self.data, findings=message.findings)
+            self._show_findings(message.findings)
 
     @work(thread=True, exclusive=True, group="analysis")
     def _analyse(self) -> None:

@@ -10,9 +10,13 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
+from textual import work
+
+from ttrecord.errors import SessionError
 from ttrecord.store.reader import EventFilter
 from ttrecord.tui.filters import FILTER_HELP, FilterError, parse_filter
-from ttrecord.tui.messages import EventChosen, RowCount
+from ttrecord.tui.live import POLL_SECONDS, RUNNING
+from ttrecord.tui.messages import EventChosen, Grown, RowCount
 from ttrecord.tui.widgets.event_table import EventTable, header_text
 
 
@@ -34,6 +38,8 @@ class TimelineScreen(Screen):
         self.path = Path(path)
         self.jump_seq = jump_seq
         self.initial_filter = filt
+        self._poll = None  # re-counts the rows while the session is being recorded
+        self._live = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -54,6 +60,27 @@ class TimelineScreen(Screen):
         table = self.query_one(EventTable)
         table.focus()
         table.load(self._filter(self.initial_filter) or EventFilter(), self.jump_seq)
+        self._poll = self.set_interval(POLL_SECONDS, self._grow)
+
+    @work(thread=True, exclusive=True, group="grow")
+    def _grow(self) -> None:
+        table = self.query_one(EventTable)
+        generation, filt = table.generation, table.filter
+        try:
+            status, total = table.handle.run(lambda s: (s.info().status, s.event_count(filt)))
+        except SessionError:
+            return  # a read racing the recorder's write: the next poll reads it again
+        self.post_message(Grown(generation, total, status))
+
+    def on_grown(self, message: Grown) -> None:
+        table = self.query_one(EventTable)
+        self._live = message.status == RUNNING
+        if not self._live and self._poll is not None:
+            self._poll.stop()  # the run is over (or was never running): nothing more to follow
+            self._poll = None
+        if message.generation == table.generation:
+            table.grow(message.total)
+            self._status(table.total)
 
     def _filter(self, line: str) -> EventFilter | None:
         try:
@@ -74,10 +101,14 @@ class TimelineScreen(Screen):
         if message.error:
             self.query_one("#status", Static).update(f"[red]{escape(message.error)}[/]")
             return
+        self._status(message.total)
+
+    def _status(self, total: int) -> None:
         table = self.query_one(EventTable)
         shown = "events" if table.filter == EventFilter() else "matching events"
+        live = "  ·  recording: following it live" if self._live else ""
         self.query_one("#status", Static).update(
-            f"{message.total:,} {shown}  ·  enter: op detail  ·  /: filter  ·  ?: keys and filter words"
+            f"{total:,} {shown}{live}  ·  enter: op detail  ·  /: filter  ·  ?: keys and filter words"
         )
 
     def on_event_chosen(self, message: EventChosen) -> None:

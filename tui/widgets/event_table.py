@@ -129,6 +129,21 @@ class EventTable(ScrollView, can_focus=True):
         self._prefetch(self.cursor)
         self.refresh()
 
+    def grow(self, total: int) -> None:
+        """More rows arrived at the end (a running session): keep the cached pages, refetch
+        the last, partial one, and follow the end if the cursor was on the last row."""
+        if total <= self.total or self._counted != self.generation:
+            return
+        following = self.cursor >= self.total - 1
+        self._pages.pop(max(0, self.total - 1) // PAGE, None)
+        self.total = total
+        self.virtual_size = Size(self.size.width, total)
+        if following:
+            self.cursor = total - 1
+            self.call_after_refresh(self._reveal_cursor)
+        self._prefetch(self.cursor)
+        self.refresh()
+
     def _reveal_cursor(self, attempts: int = 10) -> None:
         if not self.allow_vertical_scroll and self.total > self.size.height and attempts:
             self.call_after_refresh(self._reveal_cursor, attempts - 1)  # layout not applied yet
