@@ -2,9 +2,9 @@
 
 import json
 import subprocess
+import sys
 
 import pytest
-import sys
 
 from ttrecord.cli.main import main
 
