@@ -22,11 +22,11 @@ class ArrayWriter:
     parent); the writer writes `[`, the items separated as `json.dumps` separates them, `]`."""
 
     def __init__(self, out: TextIO, separators: tuple[str, str] = (",", ":"), default: Any = None,
-                 chunk: int = CHUNK) -> None:  # fmt: skip
+                 chunk: int | None = None) -> None:  # fmt: skip
         self._out = out
         self._separators = separators
         self._default = default
-        self._chunk = chunk
+        self._chunk = chunk or CHUNK
         self._pending: list[Any] = []
         self._first = True
         self.count = 0

@@ -6,6 +6,7 @@ import sqlite3
 import pytest
 
 from ttrecord.cli.main import main
+from ttrecord.events import SessionStatus
 from ttrecord.report import summary
 from ttrecord.store.reader import Session
 from ttrecord.store.writer import replace_findings
@@ -119,3 +120,19 @@ def test_the_ui_reuses_current_findings_and_reanalyses_stale_ones(tmp_path):
     with Session.open(path) as s:
         # THEN the overview analyses it again
         assert overview(s).needs_analysis is True
+
+
+def test_a_session_still_being_recorded_gets_no_stored_findings(tmp_path, capsys):
+    # GIVEN a session whose recording has not finished
+    src = tmp_path / "model.py"
+    src.write_text("step()\n" * 40)
+    b = SessionBuilder(file=str(src))
+    tid, x, w, y = captured_step(b)
+    b.execute(tid, line=31)
+    path = b.write(tmp_path / "s.db", status=SessionStatus.RUNNING)
+    # WHEN reported
+    assert main(["report", path]) == 0
+    # THEN the report is shown but nothing is stored (the session keeps changing)
+    assert "RUNNING" in capsys.readouterr().out
+    with Session.open(path) as s:
+        assert s.findings_stamp() is None

@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from ttrecord.cli.main import main
 
 
@@ -54,3 +56,29 @@ def test_bad_input_is_one_line_and_non_zero(tmp_path):
         assert proc.returncode != 0, argv
         assert message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
         assert len(proc.stderr.strip().splitlines()) <= 3
+
+
+def test_a_session_that_breaks_while_exported_leaves_no_half_written_trace(tmp_path, monkeypatch):
+    # GIVEN a session whose events cannot be read past the first rows (damaged on disk)
+    from ttrecord.errors import SessionError
+    from ttrecord.export import perfetto
+    from ttrecord.store.reader import Session
+    from ttrecord.testing import SessionBuilder
+
+    b = SessionBuilder()
+    b.open_device()
+    x = b.alloc(1048704)
+    for line in range(5):
+        b.op("ttnn.add", [x], [x], line=line + 1)
+    path = b.write(tmp_path / "s.db")
+
+    def broken(self, sql, params=()):
+        yield from Session.query(self, sql, params)[:1]
+        raise SessionError(f"{self.path}: damaged or truncated session (database disk image is malformed)")
+
+    monkeypatch.setattr(Session, "query_iter", broken)
+    out = tmp_path / "t.json"
+    # WHEN exported THEN the error propagates and no partial file is left behind
+    with Session.open(path) as s, pytest.raises(SessionError, match="malformed"):
+        perfetto.export(s, out)
+    assert not out.exists()

@@ -70,3 +70,29 @@ def test_overlapping_threads_and_unfinished_calls_still_nest(tmp_path):
     assert matmul["ts"] + matmul["dur"] == linear["ts"] + linear["dur"]
     assert by_name["ttnn.softmax"]["args"]["unfinished"] is True
     assert by_name["ttnn.softmax"]["args"]["status"] == "died"
+
+
+def test_the_streamed_file_has_the_bytes_of_the_whole_document(tmp_path):
+    # GIVEN a session with text that needs escaping (quotes, newlines, non-ASCII), calls that
+    # nest, overlap and never return, buffers, a capture and a replay
+    b = SessionBuilder(file='/models/dé"cœur\n.py')
+    b.open_device()
+    x = b.alloc(1048704)
+    parent = b.op("ttnn.linear", [x], [x], line=3, args={"note": "ünïcode \"q\"", "v": 0.1})
+    child = b.op("ttnn.matmul", [x], [x], line=3, parent=parent.seq)
+    child.t_ns, child.dur_ns = parent.t_ns + 100, parent.dur_ns + 5_000
+    tid = b.begin_trace(line=4)
+    b.op("ttnn.add", [x], [x], line=5)
+    b.end_trace(tid, line=6)
+    b.execute(tid, line=7)
+    died = b.op("ttnn.softmax", [x], [x], line=8)
+    died.dur_ns, died.status = None, Status.DIED
+    path = b.write(tmp_path / "s.db")
+    # WHEN exported to a file
+    with Session.open(path) as s:
+        perfetto.export(s, tmp_path / "t.json")
+        whole = perfetto.build(s)
+    # THEN the file is what json.dump of the whole document writes
+    text = (tmp_path / "t.json").read_text()
+    assert text == json.dumps(whole, separators=(",", ":"), default=str)
+    assert "\\u00e9" in text and "clipped_from_ns" in text and '"unfinished":true' in text

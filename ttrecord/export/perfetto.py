@@ -348,6 +348,9 @@ def export(session: Session, out: str | os.PathLike[str], progress: Progress | N
                     progress(len(chunk))
             other = value(_other_data(session, layout))
             fh.write(f'],"displayTimeUnit":"ns","otherData":{other}}}')
+    except BaseException:  # a damaged session read half-way, Ctrl-C: no half-written trace
+        path.unlink(missing_ok=True)
+        raise
     finally:
         if was_enabled:
             gc.enable()

@@ -100,15 +100,20 @@ def check_session(path: str, store: bool = True, on_step: Callable[[str], None] 
 
 
 def store_findings(path: str, findings: list[Finding], stamp: tuple[str, str] | None = None,
-                   command: str = "check") -> None:  # fmt: skip
+                   say_why: bool = True) -> bool:  # fmt: skip
+    """Store findings for viewers; False (and, with say_why, one line on stderr) when the file
+    cannot be written: a read-only copy or a locked file, where the report still stands."""
     import sqlite3
 
     from ttrecord.store.writer import replace_findings
 
     try:
         replace_findings(path, findings, stamp)
-    except sqlite3.Error as exc:  # read-only copy, locked file: the report still stands
-        print(f"ttrecord {command}: findings not stored in {path} ({exc})", file=sys.stderr)
+    except sqlite3.Error as exc:
+        if say_why:
+            print(f"ttrecord check: findings not stored in {path} ({exc})", file=sys.stderr)
+        return False
+    return True
 
 
 def run_check(

@@ -49,8 +49,10 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
         info = session.info()
         with Progress("reading the session", total=STEPS, quiet=quiet) as bar:
             findings, ctx, stamp = _findings_and_context(session, bar.step)
-        if stamp is not None:  # computed now: stored for the next report and the UI
-            store_findings(path, findings, stamp, command="report")
+        if stamp is not None and info.status != "running":
+            # Computed now: stored for the next report and the UI (quietly skipped when the
+            # file is read-only or busy; a session still being recorded changes anyway).
+            store_findings(path, findings, stamp, say_why=False)
         devices = session.devices()
         for part in (_header(info), _status(info, session), _backend(info)):
             console.print(part, soft_wrap=True)  # paths and lines stay whole (and clickable)
