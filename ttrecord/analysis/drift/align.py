@@ -14,7 +14,7 @@ between the anchors: O(n log n), exact for occurrence-preserving changes.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 
@@ -202,3 +202,68 @@ def _longest_increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
         idx = back[idx]
     out.reverse()
     return out
+
+
+Score = Callable[[int, int], int]
+MAX_SLIDE = 64  # steps an unmatched run may move to where the call sites agree best
+
+
+def slide(matches: list[tuple[int, int]], a: Sequence[Hashable], b: Sequence[Hashable],
+          score: Score, n: int, m: int) -> list[tuple[int, int]]:  # fmt: skip
+    """Break ties between equally long alignments by the call sites (a weight, not a key).
+
+    Where equal keys repeat (three projections with the same shapes), an op inserted among
+    them can be left unmatched at several places with the same number of matches; Myers picks
+    one arbitrarily. Each one-sided unmatched run is moved along the diagonal around it (at
+    most MAX_SLIDE steps either way) to where `score(i, j)` of the pairs it changes is
+    highest; ties keep it where it is. O(gaps × MAX_SLIDE).
+    """
+    out = [(-1, -1), *matches, (n, m)]
+    for k in range(len(out) - 1):
+        (i0, j0), (i1, j1) = out[k], out[k + 1]
+        gap_a, gap_b = i1 - i0 - 1, j1 - j0 - 1
+        if (gap_a > 0) == (gap_b > 0):
+            continue  # no gap, or ops unmatched on both sides: nothing equivalent to slide
+        if gap_b:
+            _slide_run(out, k, a, b, score, swap=False)
+        else:
+            _slide_run(out, k, b, a, lambda j, i: score(i, j), swap=True)
+    return out[1:-1]
+
+
+def _slide_run(out: list[tuple[int, int]], k: int, a: Sequence[Hashable], b: Sequence[Hashable],
+               score: Score, swap: bool) -> None:  # fmt: skip
+    """Slide the run of b-only items between out[k] and out[k + 1] (coordinates (i, j); with
+    `swap`, the entries of `out` are (j, i))."""
+
+    def get(pos: int) -> tuple[int, int]:
+        x, y = out[pos]
+        return (y, x) if swap else (x, y)
+
+    def put(pos: int, i: int, j: int) -> None:
+        out[pos] = (j, i) if swap else (i, j)
+
+    (i0, j0), (i1, j1) = get(k), get(k + 1)
+    best, best_gain, gain = 0, 0, 0
+    for t in range(MAX_SLIDE):  # down: b[j0+1+t] takes a[i1+t] from b[j1+t]
+        pos = k + 1 + t
+        if pos >= len(out) - 1 or get(pos) != (i1 + t, j1 + t) or b[j0 + 1 + t] != a[i1 + t]:
+            break
+        gain += score(i1 + t, j0 + 1 + t) - score(i1 + t, j1 + t)
+        if gain > best_gain:
+            best, best_gain = t + 1, gain
+    gain = 0
+    for t in range(MAX_SLIDE):  # up: b[j1-1-t] takes a[i0-t] from b[j0-t]
+        pos = k - t
+        if pos <= 0 or get(pos) != (i0 - t, j0 - t) or b[j1 - 1 - t] != a[i0 - t]:
+            break
+        gain += score(i0 - t, j1 - 1 - t) - score(i0 - t, j0 - t)
+        if gain > best_gain:
+            best, best_gain = -(t + 1), gain
+    for t in range(best):
+        put(k + 1 + t, i1 + t, j0 + 1 + t)
+    for t in range(-best):
+        put(k - t, i0 - t, j1 - 1 - t)
+
+
+with_gaps = _with_gaps

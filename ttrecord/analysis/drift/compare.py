@@ -59,18 +59,25 @@ def compare_ops(a: CapturedOp, b: CapturedOp) -> tuple[FieldChange, ...]:
     return tuple(changes)
 
 
+_ADDRESS_ONLY = frozenset(("address", "size"))
+
+
 def pair_op_lists(a: list[CapturedOp], b: list[CapturedOp],
-                  indices: list[tuple[int | None, int | None]]) -> list[OpPair]:  # fmt: skip
-    """OpPairs for an alignment's index pairs, each aligned pair compared."""
+                  rows: list[tuple[int | None, int | None, str]]) -> list[OpPair]:  # fmt: skip
+    """OpPairs for an alignment's rows (i, j, match kind), each aligned pair compared. An
+    "exact" pair whose tensors differ in more than where they live matched by call site."""
     pairs = []
     append = pairs.append
-    for i, j in indices:
+    for i, j, kind in rows:
         if i is None:
-            append(_new(OpPair, (None, b[j], ())))  # type: ignore[index]
+            append(_new(OpPair, (None, b[j], (), "")))  # type: ignore[index]
         elif j is None:
-            append(_new(OpPair, (a[i], None, ())))
+            append(_new(OpPair, (a[i], None, (), "")))
         else:
-            append(_new(OpPair, (a[i], b[j], compare_ops(a[i], b[j]))))
+            changes = compare_ops(a[i], b[j])
+            if changes and kind == "exact" and any(c[1] not in _ADDRESS_ONLY for c in changes):
+                kind = "call_site"
+            append(_new(OpPair, (a[i], b[j], changes, kind)))
     return pairs
 
 
@@ -81,7 +88,7 @@ def changed_inputs(pairs: list[OpPair]) -> list[int]:
     written_a: set = set()
     written_b: set = set()
     rows = []
-    for k, (a, b, changes) in enumerate(pairs):
+    for k, (a, b, changes, _) in enumerate(pairs):
         if changes and _outside_input_changed(a, b, changes, written_a, written_b):
             rows.append(k)
         if a is not None:
