@@ -57,6 +57,12 @@ def cause_sentence(report: DriftReport) -> str | None:
     cause = report.cause
     if cause is None:
         return None
+    if cause.difference is None and cause.reordered is not None:
+        a, b = cause.reordered.a, cause.reordered.b
+        assert a is not None and b is not None
+        return (f"the ops run in another order: {a.name} ({short_site(a.file, a.line)}) is op"
+                f" {a.index + 1} of A and op {b.index + 1} of B ({short_site(b.file, b.line)}),"
+                " so the allocator hands out their outputs in another order")  # fmt: skip
     diff = cause.difference
     b = diff.live.buffer
     has, lacks = ("B", "A") if diff.run == "b" else ("A", "B")
@@ -103,10 +109,26 @@ def summary_line(report: DriftReport) -> Text:
     text.append(
         f"{'' if report.mode == 'prep' else ':'} {counts[PairStatus.CHANGED]:,} of {aligned:,}"
         f" aligned ops changed, {counts[PairStatus.ONLY_A]:,} only in A,"
-        f" {counts[PairStatus.ONLY_B]:,} only in B (aligned by op, call site and occurrence;"
-        f" {report.method})."
+        f" {counts[PairStatus.ONLY_B]:,} only in B."
     )
     return text
+
+
+def alignment_sentence(report: DriftReport) -> str:
+    """How the ops were paired and how sure that is: exactly, by signature, unmatched."""
+    m = report.matched()
+    if report.key == "call_site":
+        how = "the same ops at the same call sites in the same order"
+    else:
+        how = f"what ran (op, order, tensor signature; {report.method} search), call sites as a tie-break"
+    parts = [f"{m['exact']:,} exact (same op, call site and tensor signature)"]
+    for kind, words in (("signature", "by tensor signature at another call site"),
+                        ("call_site", "at the same call site with other tensors"),
+                        ("reordered", "reordered (same signature, another order)")):  # fmt: skip
+        if m[kind]:
+            parts.append(f"{m[kind]:,} {words}")
+    return (f"Aligned by {how}: {', '.join(parts)}; unmatched: {m['unmatched_a']:,} only in A,"
+            f" {m['unmatched_b']:,} only in B.")
 
 
 def _first(report: DriftReport) -> list[RenderableType]:
@@ -212,7 +234,9 @@ def to_renderables(report: DriftReport, limit: int = 50) -> RenderableType:
     for name, ref, ops, end in (("A", report.a, a_ops, "\n"), ("B", report.b, b_ops, "")):
         head.append(f"{name} ", style="bold")
         head.append(f"{ref.label} (device {ref.device}, trace {ref.trace_id}, {ops:,} ops){end}")
-    parts: list[RenderableType | None] = [head, summary_line(report), *_first(report)]
+    parts: list[RenderableType | None] = [head, summary_line(report),
+                                          Text(alignment_sentence(report), style="dim"),
+                                          *_first(report)]  # fmt: skip
     if report.drift:
         parts += [_groups_table(report), _live_table(report, limit), *_overlap_text(report),
                   _ops_table(report, limit)]  # fmt: skip
