@@ -31,6 +31,7 @@ from ttrecord.analysis.drift.render import (
     alignment_sentence,
     cause_sentence,
     fmt_change,
+    other_op_sentence,
     summary_line,
 )
 from ttrecord.errors import TtrecordError
@@ -193,7 +194,7 @@ def summary_text(report: DriftReport) -> Text:
     op = pair.a or pair.b
     assert op is not None
     text.append(f"\nFirst divergence: row {report.first_divergence}, {op.name} at {op.site}")
-    sentence = cause_sentence(report)
+    sentence = cause_sentence(report) or other_op_sentence(report)
     if sentence:
         text.append("\nLikely cause: ", style="bold")
         text.append(sentence, style="red")

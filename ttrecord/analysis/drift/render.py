@@ -85,6 +85,23 @@ def cause_sentence(report: DriftReport) -> str | None:
     )
 
 
+def other_op_sentence(report: DriftReport) -> str | None:
+    """When the first divergence is an op one side runs where the other runs another one."""
+    k = report.first_divergence
+    if k is None or k + 1 >= len(report.pairs):
+        return None
+    this, after = report.pairs[k], report.pairs[k + 1]
+    if this.status is PairStatus.ONLY_A and after.status is PairStatus.ONLY_B:
+        a, b = this.a, after.b
+    elif this.status is PairStatus.ONLY_B and after.status is PairStatus.ONLY_A:
+        a, b = after.a, this.b
+    else:
+        return None
+    assert a is not None and b is not None
+    return (f"the runs call different ops here: A {a.name} at {short_site(a.file, a.line)},"
+            f" B {b.name} at {short_site(b.file, b.line)}")
+
+
 def summary_line(report: DriftReport) -> Text:
     """The verdict in one sentence: drift or not, and how many ops of each kind."""
     counts = {s: report.count(s) for s in PairStatus}
@@ -120,7 +137,8 @@ def alignment_sentence(report: DriftReport) -> str:
     if report.key == "call_site":
         how = "the same ops at the same call sites in the same order"
     else:
-        how = f"what ran (op, order, tensor signature; {report.method} search), call sites as a tie-break"
+        search = "" if report.method == "identical" else f"; {report.method} search"
+        how = f"what ran (op, order, tensor signature{search}), call sites as a tie-break"
     parts = [f"{m['exact']:,} exact (same op, call site and tensor signature)"]
     for kind, words in (("signature", "by tensor signature at another call site"),
                         ("call_site", "at the same call site with other tensors"),
@@ -143,7 +161,7 @@ def _first(report: DriftReport) -> list[RenderableType]:
     else:
         out.append(Text(f"  {_side(pair.a)}; B event {pair.b.seq}"))  # type: ignore[union-attr]
         out.extend(Text(f"    {fmt_change(c)}", style="yellow") for c in pair.changes[:8])
-    sentence = cause_sentence(report)
+    sentence = cause_sentence(report) or other_op_sentence(report)
     if sentence:
         out.append(Text("Likely cause", style="bold"))
         out.append(Text(f"  {sentence}", style="red"))
