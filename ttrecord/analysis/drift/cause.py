@@ -57,8 +57,9 @@ def pair_live(a: list[LiveBuffer], b: list[LiveBuffer], moves: dict[tuple, set[t
     kb = [_live_signature(b[j]) for j in rest_b]
     rows, _ = align(ka, kb)
     matches = [(x, y) for x, y in rows if x is not None and y is not None]
-    matches = slide(matches, ka, kb, lambda x, y: _live_site_score(a[rest_a[x]], b[rest_b[y]]),
-                    len(ka), len(kb))  # fmt: skip
+    matches, _ = slide(matches, ka, kb,
+                       lambda x, y: _live_site_score(a[rest_a[x]], b[rest_b[y]]),
+                       len(ka), len(kb))  # fmt: skip
     paired.update((rest_a[x], rest_b[y]) for x, y in matches)
     taken = set(paired.values())
     unpaired = [LiveDifference("a", a[i]) for i in range(len(a)) if i not in paired]

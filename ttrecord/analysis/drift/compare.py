@@ -8,6 +8,7 @@ are per-run names and never compared.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from operator import itemgetter
 
 from .model import COMPARED, TENSOR_FIELDS, CapturedOp, DriftGroup, FieldChange, OpPair
 
@@ -60,12 +61,14 @@ def compare_ops(a: CapturedOp, b: CapturedOp) -> tuple[FieldChange, ...]:
 
 
 _ADDRESS_ONLY = frozenset(("address", "size"))
+_field = itemgetter(1)
 
 
 def pair_op_lists(a: list[CapturedOp], b: list[CapturedOp],
                   rows: list[tuple[int | None, int | None, str]]) -> list[OpPair]:  # fmt: skip
-    """OpPairs for an alignment's rows (i, j, match kind), each aligned pair compared. An
-    "exact" pair whose tensors differ in more than where they live matched by call site."""
+    """OpPairs for an alignment's rows (i, j, match kind), each aligned pair compared. A
+    "site" pair (same call site) is "exact" unless its tensors differ in more than where they
+    live: then it matched by call site only."""
     pairs = []
     append = pairs.append
     for i, j, kind in rows:
@@ -75,8 +78,9 @@ def pair_op_lists(a: list[CapturedOp], b: list[CapturedOp],
             append(_new(OpPair, (a[i], None, (), "")))
         else:
             changes = compare_ops(a[i], b[j])
-            if changes and kind == "exact" and any(c[1] not in _ADDRESS_ONLY for c in changes):
-                kind = "call_site"
+            if kind == "site":
+                kind = ("exact" if not changes or _ADDRESS_ONLY.issuperset(map(_field, changes))
+                        else "call_site")  # fmt: skip
             append(_new(OpPair, (a[i], b[j], changes, kind)))
     return pairs
 
