@@ -185,12 +185,17 @@ def _nearest_unpaired(ba: BufferRef, bb: BufferRef,
 def _trace_ranges(capture: Capture) -> dict[tuple, int]:
     """(device, buffer type, address, size) of every buffer the ops use -> first op seq."""
     ranges: dict[tuple, int] = {}
+    seen: set[int] = set()  # tensor tuples are shared between ops: each is read once
     for op in capture.ops:
-        for t in (*op.inputs, *op.outputs):
-            if t.address is not None:
-                key = (t.device, t.buffer_type, t.address, t.size)
-                if key not in ranges:
-                    ranges[key] = op.seq
+        for tensors in (op[6], op[7]):
+            if id(tensors) in seen:
+                continue
+            seen.add(id(tensors))
+            for t in tensors:
+                if t[6] is not None:  # address
+                    key = (t[8], t[5], t[6], t[7])  # device, buffer type, address, size
+                    if key not in ranges:
+                        ranges[key] = op[0]
     return ranges
 
 
