@@ -186,3 +186,15 @@ def test_the_diff_screen_shows_the_alignment_and_cause(pairs, name):
             assert {t: tags.count(t) for t in "src"} == want
 
     asyncio.run(scenario())
+
+
+def test_a_deleted_line_names_the_allocation_in_the_run_that_still_has_it(pairs, run_diff_json):
+    """GIVEN the inserted-line pair the other way round (B is A with that line deleted)
+    WHEN diffed THEN every op still pairs by signature and the cause is the allocation B no
+    longer makes, given at its line in A."""
+    a, b = pairs["inserted_line"]
+    code, report = run_diff_json(b, a)
+    assert code == 1 and report["alignment"]["matched"]["signature"] == 7
+    cause = report["cause"]
+    assert cause["kind"] == "missing_allocation"
+    assert (cause["allocation"]["run"], cause["allocation"]["line"]) == ("a", INSERTED_LINE)
