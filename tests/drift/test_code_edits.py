@@ -19,8 +19,8 @@ import pytest
 
 EDITS = Path(__file__).parent / "edits"
 TTRECORD = [sys.executable, "-m", "ttrecord"]
-INSERTED_LINE = next(n for n, text in enumerate((EDITS / "inserted_line.py").read_text()
-                                                .splitlines(), 1) if "cache = " in text)  # fmt: skip
+_INSERTED = (EDITS / "inserted_line.py").read_text().splitlines()
+INSERTED_LINE = next(n for n, text in enumerate(_INSERTED, 1) if "cache = " in text)
 
 # pair -> (exit code, matched counts, only_a, only_b, cause kind or None)
 EXPECTED = {
@@ -94,7 +94,8 @@ def test_json_alignment_and_cause(pairs, run_diff_json, name):
         assert (allocation["run"], allocation["line"]) == ("b", INSERTED_LINE)
         assert allocation["call"].endswith("from_torch")
         assert allocation["address"] == report["cause"]["displaced_address"]
-        assert [(d["run"], d["line"]) for d in report["live_differences"]] == [("b", INSERTED_LINE)]
+        live = [(d["run"], d["line"]) for d in report["live_differences"]]
+        assert live == [("b", INSERTED_LINE)]
         assert report["drift_by_buffer_type"][0]["kind"] == "constant_offset"
     elif name in ("moved_helper", "renamed_file"):
         assert report["drift"] is False and report["first_divergence"] is None

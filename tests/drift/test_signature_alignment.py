@@ -108,7 +108,8 @@ def test_random_edits_give_a_valid_alignment_as_long_as_the_signature_lcs():
         assert sorted(i for i, _, _ in rows if i is not None) == list(range(len(a)))
         assert sorted(j for _, j, _ in rows if j is not None) == list(range(len(b)))
         ordered = [(i, j) for i, j, kind in rows if kind not in ("", "reordered")]
-        assert ordered == sorted(ordered) and [j for _, j in ordered] == sorted(j for _, j in ordered)
+        assert ordered == sorted(ordered)
+        assert [j for _, j in ordered] == sorted(j for _, j in ordered)
         sa, sb = signature_codes(a, b)
         by_signature = [(i, j) for i, j, kind in rows if kind in ("exact", "signature")]
         assert all(sa[i] == sb[j] for i, j in by_signature)

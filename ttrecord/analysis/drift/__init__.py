@@ -39,8 +39,8 @@ from .model import (
 __all__ = [
     "Capture", "CapturedOp", "CaptureRef", "CaptureSpec", "Cause", "DriftGroup", "DriftReport",
     "FieldChange", "LiveBuffer", "LiveDifference", "OpPair", "Overlap", "OverlapSummary",
-    "PairStatus", "Tensor", "align", "bulk", "diff_captures", "diff_targets", "load_capture",
-    "resolve_targets",
+    "PairStatus", "Tensor", "align", "align_ops", "bulk", "diff_captures", "diff_targets",
+    "load_capture", "resolve_targets",
 ]  # fmt: skip
 
 

@@ -31,8 +31,8 @@ from .model import (
 MAX_OVERLAP_EXAMPLES = 200
 
 
-def pair_live(a: list[LiveBuffer], b: list[LiveBuffer], moves: dict[tuple, set[tuple]] | None = None,
-              same_session: bool = False,
+def pair_live(a: list[LiveBuffer], b: list[LiveBuffer],
+              moves: dict[tuple, set[tuple]] | None = None, same_session: bool = False,
               ) -> tuple[list[LiveDifference], list[tuple[LiveBuffer, LiveBuffer]]]:  # fmt: skip
     """Pair the buffers live before each run's capture: the unpaired ones, and the pairs that
     sit at other addresses.

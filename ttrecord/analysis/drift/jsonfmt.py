@@ -88,9 +88,9 @@ def _cause_json(cause: Cause | None) -> dict[str, Any] | None:
     diff = cause.difference
     if diff is None:  # ops that ran in another order
         pair = cause.reordered
+        swapped = {"a": _op_json(pair.a), "b": _op_json(pair.b)} if pair else None
         return {"kind": "reordered_ops", "allocation": None, "displaced_address": None,
-                "counterpart": None,
-                "reordered": {"a": _op_json(pair.a), "b": _op_json(pair.b)} if pair else None}  # fmt: skip
+                "counterpart": None, "reordered": swapped}
     if cause.counterpart is not None:
         kind = "moved_allocation"
     else:

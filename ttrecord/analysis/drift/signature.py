@@ -47,7 +47,8 @@ class OpAlignment:
     key: str  # "call_site" (identical call sites) | "signature"
 
 
-def signature_codes(a: Sequence[CapturedOp], b: Sequence[CapturedOp]) -> tuple[list[int], list[int]]:
+def signature_codes(a: Sequence[CapturedOp], b: Sequence[CapturedOp]
+                    ) -> tuple[list[int], list[int]]:  # fmt: skip
     """One small int per op; equal ints mean equal signatures. Captures reuse a few tensor
     tuples thousands of times, so the signature is computed once per distinct (name, inputs,
     outputs) objects, found by identity (the zips and maps run in C)."""
@@ -98,8 +99,8 @@ class _Sites:
 
 
 def site_score(x: CapturedOp, y: CapturedOp, sx: _Sites, sy: _Sites) -> int:
-    """How much two ops' call sites agree: same file and line 4, same function 2 and the same
-    line within it 2 more, same file name 1."""
+    """How much two ops' call sites agree: same function 2, and the same line within it 2
+    more; same file (or file name) 1, and the same line 4 more."""
     score = 0
     if x.function == y.function:
         score += 2
