@@ -9,15 +9,20 @@ checked in the JSON, the text and the UI against the alignment and cause it shou
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 EDITS = Path(__file__).parent / "edits"
+SCHEMA = json.loads(
+    (Path(__file__).parents[2] / "ttrecord/analysis/drift/diff.schema.json").read_text()
+)
 TTRECORD = [sys.executable, "-m", "ttrecord"]
 _INSERTED = (EDITS / "inserted_line.py").read_text().splitlines()
 INSERTED_LINE = next(n for n, text in enumerate(_INSERTED, 1) if "cache = " in text)
@@ -74,9 +79,10 @@ def pairs(tmp_path_factory) -> dict[str, tuple[str, str]]:
 @pytest.mark.parametrize("name", list(EXPECTED))
 def test_json_alignment_and_cause(pairs, run_diff_json, name):
     """GIVEN the base and one edit of it WHEN diffed as JSON
-    THEN the ops align as expected (exact, by signature, reordered, unmatched), signature
-    search is said, and the cause is the expected one."""
+    THEN the report follows the schema, the ops align as expected (exact, by signature,
+    reordered, unmatched), signature search is said, and the cause is the expected one."""
     code, report = run_diff_json(*pairs[name], "--all-ops")
+    jsonschema.validate(report, SCHEMA)
     exit_code, matched, only_a, only_b, cause = EXPECTED[name]
     alignment = report["alignment"]
     assert (code, alignment["matched"], alignment["only_a"], alignment["only_b"]) == (
