@@ -9,6 +9,10 @@ time to read both captures through the reader, the diff itself (alignment, compa
 cause, drift summary, replay overlaps) and the alignment's share of it; wall and CPU time,
 since the CPU time is what a busy shared machine does not distort. Sessions are cached
 under the temp folder because building them takes longer than diffing them.
+
+`edited_*`: the alignment alone on 300,000 ops held in memory, where B is A after a code edit
+(one line inserted above the loop: every call site one line lower) plus 5 inserted and 5
+removed ops; the call-site keys no longer match, so this times the signature alignment.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from pathlib import Path
 
 from benchmarks.synthetic import bench_folder
 from ttrecord.analysis.drift import align, diff_captures, load_capture
+from ttrecord.analysis.drift.model import CapturedOp, Tensor
+from ttrecord.analysis.drift.signature import align_ops
 from ttrecord.store.reader import Session
 from ttrecord.events import BufferRef
 from ttrecord.testing import TILE_BYTES, SessionBuilder
@@ -98,8 +104,9 @@ def measure(n_ops: int = N_OPS) -> dict:
     report = diff_captures(a, b)
     diff_s, diff_cpu = time.perf_counter() - t0, time.process_time() - c0
     t0, c0 = time.perf_counter(), time.process_time()
-    _, method = align([op.key for op in a.ops], [op.key for op in b.ops])
+    method = align_ops(a.ops, b.ops).method
     align_s, align_cpu = time.perf_counter() - t0, time.process_time() - c0
+    edited = measure_edited(EDITED_OPS)
     gc.enable()
     counts = {str(s): report.count(s) for s in type(report.pairs[0].status)}
     return {
@@ -120,6 +127,48 @@ def measure(n_ops: int = N_OPS) -> dict:
         "only_b": counts["only_b"],
         "changed": counts["changed"],
         "cause_line": report.cause.difference.live.line if report.cause else None,
+        **edited,
+    }
+
+
+EDITED_OPS = 300_000
+
+
+def _edited_ops(n_ops: int, variant: bool) -> list[CapturedOp]:
+    """A captured loop in memory (no session): B's call sites are one line lower."""
+    shift = 1 if variant else 0
+    tensors = [(Tensor("device", "[1,32,1024]", "BFLOAT16", "TILE", "DRAM", "DRAM",
+                       (1 << 20) + k * TILE_BYTES, TILE_BYTES, 0),) for k in range(64)]  # fmt: skip
+    ops: list[CapturedOp] = []
+    for i in range(n_ops):
+        if variant and i in _REMOVE_AT:
+            continue
+        ops.append(CapturedOp(i, len(ops), _NAMES[i % 8], "/models/decoder.py",
+                              _LINES[i % 8] + shift, "forward", tensors[i % 64],
+                              tensors[(i + 1) % 64]))  # fmt: skip
+        if variant and i in _INSERT_AT:
+            ops.append(CapturedOp(i, len(ops), "ttnn.add", "/models/decoder.py", 40, "forward",
+                                  tensors[0], tensors[0]))  # fmt: skip
+    return ops
+
+
+def measure_edited(n_ops: int) -> dict:
+    a, b = _edited_ops(n_ops, False), _edited_ops(n_ops, True)
+    c0 = time.process_time()
+    alignment = align_ops(a, b)
+    cpu = time.process_time() - c0
+    kinds = [kind for _, _, kind in alignment.rows]
+    c0 = time.process_time()
+    keyed, _ = align([op.key for op in a], [op.key for op in b])
+    key_cpu = time.process_time() - c0
+    return {
+        "edited_ops": n_ops,
+        "edited_align_cpu_s": round(cpu, 3),
+        "edited_method": alignment.method,
+        "edited_by_signature": kinds.count("signature") + kinds.count("exact"),
+        "edited_unmatched": kinds.count(""),
+        "edited_call_site_only_align_cpu_s": round(key_cpu, 3),
+        "edited_call_site_only_unmatched": sum(1 for i, j in keyed if i is None or j is None),
     }
 
 

@@ -126,3 +126,39 @@ def test_a_and_b_step_through_the_captures_of_each_side(tmp_path):
             assert screen.report.b.number == 1 and not screen.report.drift
 
     asyncio.run(scenario())
+
+
+def test_the_overview_opens_a_diff_of_its_captures_and_of_its_prep_run(tmp_path):
+    """GIVEN the app on one session with two captures, the second after an extra allocation
+    WHEN `d` is pressed on its overview THEN capture 1 is diffed with capture 2 of the same
+    session, with the line-30 cause; WHEN, back on the overview, `p` is pressed THEN capture 1
+    is diffed with its own prep run."""
+    from drift_programs import two_captures
+    from ttrecord.tui.app import TtrecordApp
+    from ttrecord.tui.screens.overview import OverviewScreen
+
+    path = two_captures(tmp_path / "s.db", extra_before_second=True)
+
+    async def scenario() -> None:
+        app = TtrecordApp([path])
+        async with app.run_test(size=(150, 30)) as pilot:
+            await _settle(pilot)
+            assert isinstance(app.screen, OverviewScreen)
+            await pilot.press("d")
+            await _settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, DiffScreen) and screen.report is not None
+            report = screen.report
+            assert (report.a.path, report.b.path) == (path, path)
+            assert (report.a.number, report.b.number, report.mode) == (1, 2, "captures")
+            assert report.cause is not None and report.cause.difference.live.line == 30
+            await pilot.press("escape")
+            await _settle(pilot)
+            assert isinstance(app.screen, OverviewScreen)
+            await pilot.press("p")
+            await _settle(pilot)
+            report = app.screen.report
+            assert report is not None and report.mode == "prep" and report.a.prep
+            assert (report.a.number, report.b.number) == (1, 1) and not report.drift
+
+    asyncio.run(scenario())

@@ -11,7 +11,9 @@ def test_two_recordings_of_the_same_program_have_no_drift(run_diff_json, tmp_pat
     code, report = run_diff_json(a, b)
     assert code == 0 and report["drift"] is False
     assert report["alignment"] == {"method": "identical", "same": 3, "changed": 0,
-                                   "only_a": 0, "only_b": 0}  # fmt: skip
+                                   "only_a": 0, "only_b": 0, "key": "call_site",
+                                   "matched": {"exact": 3, "signature": 0, "call_site": 0,
+                                               "reordered": 0}}  # fmt: skip
     assert report["first_divergence"] is None and report["cause"] is None
     assert report["ops"] == [] and report["live_differences"] == []
     assert [g["kind"] for g in report["drift_by_buffer_type"]] == ["unchanged"]

@@ -10,13 +10,18 @@ class Diff:
     ttrecord diff A.db B.db                      first capture of each session
     ttrecord diff A.db:2 B.db:1                  capture 2 of A with capture 1 of B
     ttrecord diff A.db B.db --capture 2          capture 2 of both
-    ttrecord diff S.db --capture 1 --capture 2   two captures of one session
-    ttrecord diff S.db --prep [--capture N]      a capture against its own prep run
+    ttrecord diff S.db:1 S.db:2                  two captures of one session
+    ttrecord diff S.db --capture 1 --capture 2   the same
+    ttrecord diff S.db[:N] --prep                a capture against its own prep run
 
-    Ops are aligned by op name, call site and occurrence (inserted and removed ops stay
-    aligned); every aligned op's inputs and outputs are compared: address, size, buffer type,
-    shape, dtype, layout and memory config. The report names the first divergent op and the
-    allocation live before the capture that most likely shifted the layout, with its line.
+    Ops are aligned by what ran: op name, order and tensor signature (shapes, dtypes, layouts,
+    memory configs, input/output/in-place roles), with the call site only as a tie-break, so
+    inserted lines, moved helpers and renamed files still align and different ops do not;
+    identical call sites pair one to one. The output says how many ops matched exactly, by
+    signature, by call site alone, out of order, or not at all. Every aligned op's inputs and
+    outputs are compared: address, size, buffer type, shape, dtype, layout and memory config.
+    The report names the first divergent op and the allocation live before the capture that
+    most likely shifted the layout, with its line in the run that has it.
 
     With --prep, drift means the capture reads a different buffer than its prep run for an
     input the run did not write itself (weights, uploaded inputs, caches), or runs other ops;

@@ -27,7 +27,13 @@ from textual.widgets import Footer, Header, Static
 
 from ttrecord.analysis.drift import CaptureSpec, DriftReport, OpPair, PairStatus, diff_targets
 from ttrecord.analysis.drift.model import CapturedOp, Tensor
-from ttrecord.analysis.drift.render import cause_sentence, fmt_change, summary_line
+from ttrecord.analysis.drift.render import (
+    alignment_sentence,
+    cause_sentence,
+    fmt_change,
+    other_op_sentence,
+    summary_line,
+)
 from ttrecord.errors import TtrecordError
 from ttrecord.store.reader import Session
 
@@ -36,6 +42,14 @@ ONLY_A = Style(color="red")
 ONLY_B = Style(color="green")
 DIM = Style(dim=True)
 INDEX_WIDTH = 7
+# How a row was aligned, next to its status marker: exact pairs carry none.
+MATCH_TAG = {"signature": "s", "call_site": "c", "reordered": "r"}
+MATCH_WORDS = {
+    "exact": "same op, call site and tensor signature",
+    "signature": "same op and tensor signature at another call site",
+    "call_site": "same op and call site, other tensors",
+    "reordered": "same op and tensor signature, run in another order",
+}
 
 
 @dataclass
@@ -81,9 +95,10 @@ def row_strip(index: int, pair: OpPair, width: int, selected: bool) -> Strip:
     changed = {c.slot for c in pair.changes}
     marker = {PairStatus.SAME: " ", PairStatus.CHANGED: "≠", PairStatus.ONLY_A: "-",
               PairStatus.ONLY_B: "+"}[status]  # fmt: skip
+    tag = MATCH_TAG.get(pair.match, " ")
     side = max(10, (width - INDEX_WIDTH - 3) // 2)
     parts = [
-        Strip([Segment(f"{marker}{index:<{INDEX_WIDTH - 1}}", base)]),
+        Strip([Segment(f"{marker}{tag}{index:<{INDEX_WIDTH - 2}}", base)]),
         Strip(side_segments(pair.a, changed, base)).crop(0, side).extend_cell_length(side),
         Strip([Segment(" │ ", DIM)]),
         Strip(side_segments(pair.b, changed, base)).crop(0, side).extend_cell_length(side),
@@ -168,16 +183,18 @@ def summary_text(report: DriftReport) -> Text:
     text.append("B ", style="bold green")
     text.append(f"{report.b.label}\n")
     text.append_text(summary_line(report))
+    if report.drift:
+        for g in report.groups:
+            if g.moved:
+                text.append(f"   {g.buffer_type}: {g.kind.replace('_', ' ')}", style="yellow")
+    text.append(f"\n{alignment_sentence(report)}", style="dim")
     if not report.drift:
         return text
-    for g in report.groups:
-        if g.moved:
-            text.append(f"   {g.buffer_type}: {g.kind.replace('_', ' ')}", style="yellow")
     pair = report.pairs[report.first_divergence or 0]
     op = pair.a or pair.b
     assert op is not None
     text.append(f"\nFirst divergence: row {report.first_divergence}, {op.name} at {op.site}")
-    sentence = cause_sentence(report)
+    sentence = cause_sentence(report) or other_op_sentence(report)
     if sentence:
         text.append("\nLikely cause: ", style="bold")
         text.append(sentence, style="red")
@@ -188,13 +205,23 @@ def detail_text(pair: OpPair | None) -> Text:
     if pair is None:
         return Text("")
     if pair.status is PairStatus.SAME:
-        return Text("Same op, same buffers.", style="dim")
+        return Text(f"Same buffers; aligned as {MATCH_WORDS.get(pair.match, '?')}"
+                    f"{_sites(pair)}.", style="dim")  # fmt: skip
     if pair.status is not PairStatus.CHANGED:
         side = "A" if pair.status is PairStatus.ONLY_A else "B"
         op = pair.a or pair.b
         return Text(f"Only in {side}: {op.name} at {op.site}, event {op.seq}",  # type: ignore[union-attr]
                     style="red" if side == "A" else "green")  # fmt: skip
-    return Text("   ".join(fmt_change(c) for c in pair.changes), style="yellow")
+    text = Text("   ".join(fmt_change(c) for c in pair.changes), style="yellow")
+    text.append(f"\nAligned as {MATCH_WORDS.get(pair.match, '?')}{_sites(pair)}.", style="dim")
+    return text
+
+
+def _sites(pair: OpPair) -> str:
+    """Both call sites, when the pair matched across different ones."""
+    if pair.a is None or pair.b is None or pair.a.site == pair.b.site:
+        return ""
+    return f" (A {pair.a.site}, B {pair.b.site})"
 
 
 class DiffScreen(Screen):
@@ -202,9 +229,9 @@ class DiffScreen(Screen):
     `prep=True`, capture `capture_a` of `path_a` against its own prep run)."""
 
     DEFAULT_CSS = """
-    DiffScreen #diff-summary { padding: 0 1; height: auto; max-height: 6; }
+    DiffScreen #diff-summary { padding: 0 1; height: auto; max-height: 8; }
     DiffScreen #diff-columns { padding: 0 1; color: $text-muted; }
-    DiffScreen #diff-detail { padding: 0 1; height: 2; border-top: solid $primary-darken-2; }
+    DiffScreen #diff-detail { padding: 0 1; height: 3; border-top: solid $primary-darken-2; }
     """
     BINDINGS = [
         Binding("n", "next_divergence", "Next diff"),

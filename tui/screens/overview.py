@@ -38,6 +38,8 @@ class OverviewScreen(Screen):
         Binding("enter", "open_finding", "Open finding"),
         Binding("t", "timeline", "Timeline"),
         Binding("m", "memory", "Memory map"),
+        Binding("d", "diff_captures", "Diff captures"),
+        Binding("p", "diff_prep", "Diff prep run"),
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
@@ -221,6 +223,28 @@ class OverviewScreen(Screen):
         from ttrecord.tui.screens.timeline import TimelineScreen
 
         self.app.push_screen(TimelineScreen(self.path))
+
+    def action_diff_captures(self) -> None:
+        """Capture 1 against capture 2 of this session (`a`/`b` then step through the rest)."""
+        if self._captures() < 2:
+            self.notify("This session has fewer than two captures; p diffs a capture against"
+                        " its prep run.", severity="warning")  # fmt: skip
+            return
+        from ttrecord.tui.screens.diff import DiffScreen
+
+        self.app.push_screen(DiffScreen(self.path, self.path, capture_a=1, capture_b=2))
+
+    def action_diff_prep(self) -> None:
+        """Capture 1 against the prep run right before it (`a` steps to the next capture)."""
+        if self._captures() < 1:
+            self.notify("This session has no trace capture.", severity="warning")
+            return
+        from ttrecord.tui.screens.diff import DiffScreen
+
+        self.app.push_screen(DiffScreen(self.path, capture_a=1, prep=True))
+
+    def _captures(self) -> int:
+        return len(self.data.traces) if self.data is not None else 0
 
     def action_memory(self) -> None:
         from ttrecord.tui.screens.memory import MemoryScreen

@@ -10,13 +10,15 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from ttrecord.store.reader import Session
 
 from .align import align
 from .capture import CaptureSpec, load_capture, resolve_targets
-from .cause import likely_cause, pair_live, replay_overlaps
+from .cause import likely_cause, pair_live, reordered_cause, replay_overlaps
 from .compare import buffer_moves, changed_inputs, drift_groups, pair_op_lists
+from .signature import align_ops
 from .model import (
     Capture,
     CapturedOp,
@@ -37,34 +39,33 @@ from .model import (
 __all__ = [
     "Capture", "CapturedOp", "CaptureRef", "CaptureSpec", "Cause", "DriftGroup", "DriftReport",
     "FieldChange", "LiveBuffer", "LiveDifference", "OpPair", "Overlap", "OverlapSummary",
-    "PairStatus", "Tensor", "DIFF_STEPS", "align", "bulk", "diff_captures", "diff_targets", "load_capture",
-    "resolve_targets",
+    "PairStatus", "Tensor", "DIFF_STEPS", "align", "align_ops", "bulk", "diff_captures", "diff_targets",
+    "load_capture", "resolve_targets",
 ]  # fmt: skip
 
 
-def pair_ops(a: list[CapturedOp], b: list[CapturedOp]) -> tuple[list[OpPair], str]:
-    """Align two op lists and compare every aligned pair; returns the pairs and the method."""
-    # Small ints for the keys (name, file, line): 300,000 key tuples per side would be held
-    # through the whole alignment (40 MB); the codes align the same way.
-    codes: dict[tuple, int] = {}
-    key_a = [codes.setdefault(op[2:5], len(codes)) for op in a]
-    key_b = [codes.setdefault(op[2:5], len(codes)) for op in b]
-    indices, method = align(key_a, key_b)
-    return pair_op_lists(a, b, indices), method
+def pair_ops(a: list[CapturedOp], b: list[CapturedOp]) -> tuple[list[OpPair], str, str]:
+    """Align two op lists by what ran and compare every aligned pair; returns the pairs, the
+    search method and what it aligned on (see `signature.align_ops`)."""
+    alignment = align_ops(a, b)
+    return pair_op_lists(a, b, alignment.rows), alignment.method, alignment.key
 
 
 def diff_captures(a: Capture, b: Capture) -> DriftReport:
     """Everything that differs between two loaded captures, and the likely cause."""
-    pairs, method = pair_ops(a.ops, b.ops)
+    pairs, method, key = pair_ops(a.ops, b.ops)
     inputs = changed_inputs(pairs)
     if a.ref.prep:  # only inputs from outside the run must match between prep and capture
         unpaired = (k for k, p in enumerate(pairs) if p.a is None or p.b is None)
         first = min([*inputs, *unpaired], default=None)
     else:
         first = next((k for k, p in enumerate(pairs) if p.status is not PairStatus.SAME), None)
-    differences, moved_live = pair_live(a.live_at_start, b.live_at_start)
     moves = buffer_moves(pairs)
+    same_session = Path(a.ref.path).resolve() == Path(b.ref.path).resolve()
+    differences, moved_live = pair_live(a.live_at_start, b.live_at_start, moves, same_session)
     cause = likely_cause(pairs[first], differences, moved_live) if first is not None else None
+    if cause is None and first is not None:
+        cause = reordered_cause(pairs)
     return DriftReport(
         a=a.ref,
         b=b.ref,
@@ -77,6 +78,7 @@ def diff_captures(a: Capture, b: Capture) -> DriftReport:
         live_differences=differences,
         groups=drift_groups(moves),
         overlaps=replay_overlaps(a, b, moves),
+        key=key,
     )
 
 

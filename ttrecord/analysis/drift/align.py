@@ -14,7 +14,7 @@ between the anchors: O(n log n), exact for occurrence-preserving changes.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from itertools import chain
 
 import numpy as np
@@ -36,6 +36,13 @@ def align(
     codes: dict[Hashable, int] = {}
     ca = np.fromiter((codes.setdefault(k, len(codes)) for k in a), dtype=np.int64, count=len(a))
     cb = np.fromiter((codes.setdefault(k, len(codes)) for k in b), dtype=np.int64, count=len(b))
+    matches, method = align_codes(ca, cb, max_edits)
+    return _with_gaps(matches, len(ca), len(cb)), method
+
+
+def align_codes(ca: np.ndarray, cb: np.ndarray, max_edits: int = DEFAULT_MAX_EDITS
+                ) -> tuple[list[tuple[int, int]], str]:  # fmt: skip
+    """The matched (i, j) pairs of two int-coded sequences, in order, and the method."""
     n, m = len(ca), len(cb)
     if n == m and np.array_equal(ca, cb):
         return [(i, i) for i in range(n)], "identical"
@@ -47,11 +54,21 @@ def align(
     if matches is None:
         matches = _anchored(mid_a, mid_b)
         method = "anchored"
-    # Generators, not lists: on 300,000 ops each copy of the matches holds 30 MB.
-    head = ((i, i) for i in range(prefix))
-    tail = ((n - suffix + t, m - suffix + t) for t in range(suffix))
-    shifted = ((i + prefix, j + prefix) for i, j in matches)
-    return _with_gaps(chain(head, shifted, tail), n, m), method
+    head = [(i, i) for i in range(prefix)]
+    tail = [(n - suffix + t, m - suffix + t) for t in range(suffix)]
+    shifted = [(i + prefix, j + prefix) for i, j in matches]
+    return head + shifted + tail, method
+
+
+def gap_positions(matches: list[tuple[int, int]], n: int, m: int) -> list[int]:
+    """Positions k in [(-1, -1), *matches, (n, m)] where an unmatched op follows entry k."""
+    if not matches:
+        return [0] if n or m else []
+    arr = np.fromiter(chain.from_iterable(matches), dtype=np.int64,
+                      count=2 * len(matches)).reshape(-1, 2)  # fmt: skip
+    full = np.vstack(([[-1, -1]], arr, [[n, m]]))
+    step = np.diff(full, axis=0)
+    return np.flatnonzero((step[:, 0] != 1) | (step[:, 1] != 1)).tolist()
 
 
 def _with_gaps(matches: Iterable[tuple[int, int]], n: int, m: int) -> list[Pair]:
@@ -207,3 +224,78 @@ def _longest_increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
         idx = back[idx]
     out.reverse()
     return out
+
+
+Score = Callable[[int, int], int]
+MAX_SLIDE = 64  # steps an unmatched run may move to where the call sites agree best
+
+
+def slide(matches: list[tuple[int, int]], a: Sequence[Hashable], b: Sequence[Hashable],
+          score: Score, n: int, m: int, gaps: list[int] | None = None
+          ) -> tuple[list[tuple[int, int]], list[int]]:  # fmt: skip
+    """Break ties between equally long alignments by the call sites (a weight, not a key).
+
+    Where equal keys repeat (three projections with the same shapes), an op inserted among
+    them can be left unmatched at several places with the same number of matches; Myers picks
+    one arbitrarily. Each one-sided unmatched run is moved along the diagonal around it (at
+    most MAX_SLIDE steps either way) to where `score(i, j)` of the pairs it changes is
+    highest; ties keep it where it is. O(gaps × MAX_SLIDE). `gaps`: from `gap_positions`.
+    Returns the matches and their gap positions after sliding.
+    """
+    if gaps is None:
+        gaps = gap_positions(matches, n, m)
+    if not gaps:
+        return matches, gaps
+    out = [(-1, -1), *matches, (n, m)]
+    moved: list[int] = []
+    for k in gaps:
+        (i0, j0), (i1, j1) = out[k], out[k + 1]
+        gap_a, gap_b = i1 - i0 - 1, j1 - j0 - 1
+        shift = 0
+        if gap_a and gap_b or not (gap_a or gap_b):
+            pass  # ops unmatched on both sides (nothing equivalent to slide), or merged away
+        elif gap_b:
+            shift = _slide_run(out, k, a, b, score, swap=False)
+        else:
+            shift = _slide_run(out, k, b, a, lambda j, i: score(i, j), swap=True)
+        moved.append(k + shift)
+    return out[1:-1], sorted(set(moved))
+
+
+def _slide_run(out: list[tuple[int, int]], k: int, a: Sequence[Hashable], b: Sequence[Hashable],
+               score: Score, swap: bool) -> int:  # fmt: skip
+    """Slide the run of b-only items between out[k] and out[k + 1] (coordinates (i, j); with
+    `swap`, the entries of `out` are (j, i)); returns how far it moved (down positive)."""
+
+    def get(pos: int) -> tuple[int, int]:
+        x, y = out[pos]
+        return (y, x) if swap else (x, y)
+
+    def put(pos: int, i: int, j: int) -> None:
+        out[pos] = (j, i) if swap else (i, j)
+
+    (i0, j0), (i1, j1) = get(k), get(k + 1)
+    best, best_gain, gain = 0, 0, 0
+    for t in range(MAX_SLIDE):  # down: b[j0+1+t] takes a[i1+t] from b[j1+t]
+        pos = k + 1 + t
+        if (pos >= len(out) - 1 or get(pos) != (i1 + t, j1 + t) or b[j0 + 1 + t] != a[i1 + t]
+                or b[j1 + t] != a[i1 + t]):  # only pairs of equal keys move
+            break
+        gain += score(i1 + t, j0 + 1 + t) - score(i1 + t, j1 + t)
+        if gain > best_gain:
+            best, best_gain = t + 1, gain
+    gain = 0
+    for t in range(MAX_SLIDE):  # up: b[j1-1-t] takes a[i0-t] from b[j0-t]
+        pos = k - t
+        if (pos <= 0 or get(pos) != (i0 - t, j0 - t) or b[j1 - 1 - t] != a[i0 - t]
+                or b[j0 - t] != a[i0 - t]):
+            break
+        gain += score(i0 - t, j1 - 1 - t) - score(i0 - t, j0 - t)
+        if gain > best_gain:
+            best, best_gain = -(t + 1), gain
+    for t in range(best):
+        put(k + 1 + t, i1 + t, j0 + 1 + t)
+    for t in range(-best):
+        put(k - t, i0 - t, j1 - 1 - t)
+    return best
+

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ttrecord.events import BufferRef
 
-from .align import align
+from .align import align, slide
 from .model import (
     Capture,
     Cause,
@@ -31,23 +31,86 @@ from .model import (
 MAX_OVERLAP_EXAMPLES = 200
 
 
-def pair_live(a: list[LiveBuffer], b: list[LiveBuffer]
+def pair_live(a: list[LiveBuffer], b: list[LiveBuffer],
+              moves: dict[tuple, set[tuple]] | None = None, same_session: bool = False,
               ) -> tuple[list[LiveDifference], list[tuple[LiveBuffer, LiveBuffer]]]:  # fmt: skip
-    """Pair the buffers live before each run's capture (by buffer type, size and allocating
-    call, in allocation order): the unpaired ones, and the pairs that sit at other addresses."""
+    """Pair the buffers live before each run's capture: the unpaired ones, and the pairs that
+    sit at other addresses.
+
+    Within one session a buffer is itself (same allocation event). Across sessions, a buffer
+    that aligned ops use in the same slot is the same tensor in both runs (`moves`, from
+    `compare.buffer_moves`): that survives any edit of the code. The rest pair by buffer
+    type, size and allocating call, in allocation order, with the call site as a tie-break
+    only: an inserted line shifts every later line, and must not unpair what it shifted.
+    """
     a = sorted(a, key=lambda lb: lb.alloc_seq)
     b = sorted(b, key=lambda lb: lb.alloc_seq)
-    pairs, _ = align([lb.key for lb in a], [lb.key for lb in b])
-    unpaired: list[LiveDifference] = []
-    moved: list[tuple[LiveBuffer, LiveBuffer]] = []
-    for i, j in pairs:
-        if j is None:
-            unpaired.append(LiveDifference("a", a[i]))  # type: ignore[index]
-        elif i is None:
-            unpaired.append(LiveDifference("b", b[j]))
-        elif a[i].buffer.address != b[j].buffer.address:
-            moved.append((a[i], b[j]))
+    if same_session:
+        where = {lb.alloc_seq: j for j, lb in enumerate(b)}
+        paired = {i: where[lb.alloc_seq] for i, lb in enumerate(a) if lb.alloc_seq in where}
+    else:
+        paired = _paired_by_use(a, b, moves or {})
+    rest_a = [i for i in range(len(a)) if i not in paired]
+    taken = set(paired.values())
+    rest_b = [j for j in range(len(b)) if j not in taken]
+    ka = [_live_signature(a[i]) for i in rest_a]
+    kb = [_live_signature(b[j]) for j in rest_b]
+    rows, _ = align(ka, kb)
+    matches = [(x, y) for x, y in rows if x is not None and y is not None]
+    matches, _ = slide(matches, ka, kb,
+                       lambda x, y: _live_site_score(a[rest_a[x]], b[rest_b[y]]),
+                       len(ka), len(kb))  # fmt: skip
+    paired.update((rest_a[x], rest_b[y]) for x, y in matches)
+    taken = set(paired.values())
+    unpaired = [LiveDifference("a", a[i]) for i in range(len(a)) if i not in paired]
+    unpaired += [LiveDifference("b", b[j]) for j in range(len(b)) if j not in taken]
+    moved = [(a[i], b[j]) for i, j in sorted(paired.items())
+             if a[i].buffer.address != b[j].buffer.address]  # fmt: skip
     return unpaired, moved
+
+
+def _live_signature(live: LiveBuffer) -> tuple:
+    return (live.buffer.buffer_type, live.buffer.size, live.call)
+
+
+def _live_site_score(x: LiveBuffer, y: LiveBuffer) -> int:
+    score = 2 if x.function == y.function else 0
+    if x.file == y.file:
+        score += 1 + (4 if x.line == y.line else 0)
+    elif Path(x.file).name == Path(y.file).name:
+        score += 1
+    return score
+
+
+def _paired_by_use(a: list[LiveBuffer], b: list[LiveBuffer],
+                   moves: dict[tuple, set[tuple]]) -> dict[int, int]:  # fmt: skip
+    """Index pairs of live buffers that aligned ops use in the same slot, one to one."""
+    if not moves:
+        return {}
+    where_b = {(lb.buffer.buffer_type, lb.buffer.address): j for j, lb in enumerate(b)}
+    targets: dict[tuple, set[tuple]] = defaultdict(set)  # devices may be numbered differently
+    for (_, btype, address, _), seen in moves.items():
+        targets[(btype, address)].update((t[1], t[2]) for t in seen)
+    paired: dict[int, int] = {}
+    taken: set[int] = set()
+    for i, lb in enumerate(a):
+        found = targets.get((lb.buffer.buffer_type, lb.buffer.address), ())
+        js = {where_b[t] for t in found if t in where_b}
+        if len(js) == 1:
+            (j,) = js
+            if j not in taken:
+                paired[i] = j
+                taken.add(j)
+    return paired
+
+
+def reordered_cause(pairs: list[OpPair]) -> Cause | None:
+    """When no allocation explains the divergence: the first pair of ops that ran in another
+    order (the allocator then hands their outputs out in another order too)."""
+    for pair in pairs:
+        if pair.match == "reordered":
+            return Cause(None, displaced=None, reordered=pair)
+    return None
 
 
 def _moved_buffer(pair: OpPair) -> tuple[FieldChange, BufferRef, BufferRef] | None:
@@ -122,12 +185,17 @@ def _nearest_unpaired(ba: BufferRef, bb: BufferRef,
 def _trace_ranges(capture: Capture) -> dict[tuple, int]:
     """(device, buffer type, address, size) of every buffer the ops use -> first op seq."""
     ranges: dict[tuple, int] = {}
+    seen: set[int] = set()  # tensor tuples are shared between ops: each is read once
     for op in capture.ops:
-        for t in (*op.inputs, *op.outputs):
-            if t.address is not None:
-                key = (t.device, t.buffer_type, t.address, t.size)
-                if key not in ranges:
-                    ranges[key] = op.seq
+        for tensors in (op[6], op[7]):
+            if id(tensors) in seen:
+                continue
+            seen.add(id(tensors))
+            for t in tensors:
+                if t[6] is not None:  # address
+                    key = (t[8], t[5], t[6], t[7])  # device, buffer type, address, size
+                    if key not in ranges:
+                        ranges[key] = op[0]
     return ranges
 
 

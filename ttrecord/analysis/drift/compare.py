@@ -8,6 +8,7 @@ are per-run names and never compared.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from operator import itemgetter
 
 from .model import COMPARED, TENSOR_FIELDS, CapturedOp, DriftGroup, FieldChange, OpPair
 
@@ -59,9 +60,15 @@ def compare_ops(a: CapturedOp, b: CapturedOp) -> tuple[FieldChange, ...]:
     return tuple(changes)
 
 
+_ADDRESS_ONLY = frozenset(("address", "size"))
+_field = itemgetter(1)
+
+
 def pair_op_lists(a: list[CapturedOp], b: list[CapturedOp],
-                  indices: list[tuple[int | None, int | None]]) -> list[OpPair]:  # fmt: skip
-    """OpPairs for an alignment's index pairs, each aligned pair compared.
+                  rows: list[tuple[int | None, int | None, str]]) -> list[OpPair]:  # fmt: skip
+    """OpPairs for an alignment's rows (i, j, match kind), each aligned pair compared. A
+    "site" pair (same call site) is "exact" unless its tensors differ in more than where they
+    live: then it matched by call site only.
 
     A capture loops over a few buffers, so the same pair of tensor tuples comes back for most
     ops (`load_capture` shares one tuple per distinct value): each pair is compared once and
@@ -69,18 +76,21 @@ def pair_op_lists(a: list[CapturedOp], b: list[CapturedOp],
     pairs = []
     append = pairs.append
     seen: dict[tuple[int, int, int, int], tuple[FieldChange, ...]] = {}
-    for i, j in indices:
+    for i, j, kind in rows:
         if i is None:
-            append(_new(OpPair, (None, b[j], ())))  # type: ignore[index]
+            append(_new(OpPair, (None, b[j], (), "")))  # type: ignore[index]
         elif j is None:
-            append(_new(OpPair, (a[i], None, ())))
+            append(_new(OpPair, (a[i], None, (), "")))
         else:
             x, y = a[i], b[j]  # type: ignore[index]
             key = (id(x[6]), id(y[6]), id(x[7]), id(y[7]))  # the ops keep these alive
             changes = seen.get(key)
             if changes is None:
                 changes = seen[key] = compare_ops(x, y)
-            append(_new(OpPair, (x, y, changes)))
+            if kind == "site":
+                kind = ("exact" if not changes or _ADDRESS_ONLY.issuperset(map(_field, changes))
+                        else "call_site")  # fmt: skip
+            append(_new(OpPair, (x, y, changes, kind)))
     return pairs
 
 
@@ -91,7 +101,7 @@ def changed_inputs(pairs: list[OpPair]) -> list[int]:
     written_a: set = set()
     written_b: set = set()
     rows = []
-    for k, (a, b, changes) in enumerate(pairs):
+    for k, (a, b, changes, _) in enumerate(pairs):
         if changes and _outside_input_changed(a, b, changes, written_a, written_b):
             rows.append(k)
         if a is not None:

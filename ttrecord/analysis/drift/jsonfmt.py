@@ -67,6 +67,7 @@ def _pair_json(index: int, pair: OpPair) -> dict[str, Any]:
         "a": _op_json(pair.a),
         "b": _op_json(pair.b),
         "changes": [_change_json(c) for c in pair.changes],
+        "match": pair.match or None,
     }
 
 
@@ -90,6 +91,11 @@ def _cause_json(cause: Cause | None) -> dict[str, Any] | None:
     if cause is None:
         return None
     diff = cause.difference
+    if diff is None:  # ops that ran in another order
+        pair = cause.reordered
+        swapped = {"a": _op_json(pair.a), "b": _op_json(pair.b)} if pair else None
+        return {"kind": "reordered_ops", "allocation": None, "displaced_address": None,
+                "counterpart": None, "reordered": swapped}
     if cause.counterpart is not None:
         kind = "moved_allocation"
     else:
@@ -100,6 +106,7 @@ def _cause_json(cause: Cause | None) -> dict[str, Any] | None:
         "allocation": _live_json(diff.run, diff.live),
         "displaced_address": cause.displaced,
         "counterpart": _live_json(other, cause.counterpart) if cause.counterpart else None,
+        "reordered": None,
     }
 
 
@@ -121,6 +128,10 @@ def _rows(report: DriftReport, all_ops: bool) -> Iterator[dict[str, Any]]:
     for k, p in enumerate(report.pairs):
         if all_ops or p.status is not PairStatus.SAME:
             yield _pair_json(k, p)
+
+def _matched_json(report: DriftReport) -> dict[str, int]:
+    counts = report.matched()
+    return {k: counts[k] for k in ("exact", "signature", "call_site", "reordered")}
 
 
 def to_json(report: DriftReport, all_ops: bool = False) -> dict[str, Any]:
@@ -160,7 +171,8 @@ def _head(report: DriftReport) -> dict[str, Any]:
         "drift": report.drift,
         "a": _capture_json(report.a, n_a),
         "b": _capture_json(report.b, n_b),
-        "alignment": {"method": report.method, **counts},
+        "alignment": {"method": report.method, **counts, "key": report.key,
+                      "matched": _matched_json(report)},
         "first_divergence": _pair_json(first, report.pairs[first]) if first is not None else None,
         "cause": _cause_json(report.cause),
         "changed_inputs": list(report.changed_inputs),

@@ -136,6 +136,9 @@ class OpPair(NamedTuple):
     a: CapturedOp | None
     b: CapturedOp | None
     changes: tuple[FieldChange, ...] = ()
+    # How the pair was aligned: "exact" (same op, call site and tensor signature), "signature"
+    # (another call site), "call_site" (other tensors), "reordered"; "" for an unmatched op.
+    match: str = ""
 
     @property
     def status(self) -> PairStatus:
@@ -156,14 +159,16 @@ class LiveDifference:
 
 @dataclass(frozen=True, slots=True)
 class Cause:
-    """The allocation that most likely shifted the layout at the first divergence."""
+    """The allocation that most likely shifted the layout at the first divergence, or (with
+    `difference` None) a pair of ops that ran in another order."""
 
-    difference: LiveDifference
+    difference: LiveDifference | None
     # The address the other run used there, which this buffer now occupies (None: only near).
     displaced: int | None
     # For a buffer both runs keep live (same call, type and size) but at different addresses:
     # the other run's one. None for an extra or missing buffer.
     counterpart: LiveBuffer | None = None
+    reordered: OpPair | None = None  # the first pair of ops that ran in another order
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +221,16 @@ class DriftReport:
     live_differences: list[LiveDifference] = field(default_factory=list)
     groups: list[DriftGroup] = field(default_factory=list)
     overlaps: OverlapSummary = field(default_factory=lambda: OverlapSummary(checked=False))
+    key: str = "call_site"  # what the search aligned on: "call_site" | "signature"
+
+    def matched(self) -> dict[str, int]:
+        """How many rows were aligned each way, and how many ops stayed unmatched."""
+        counts = dict.fromkeys(("exact", "signature", "call_site", "reordered",
+                                "unmatched_a", "unmatched_b"), 0)  # fmt: skip
+        for p in self.pairs:
+            kind = p.match or ("unmatched_b" if p.a is None else "unmatched_a")
+            counts[kind] += 1
+        return counts
 
     def count(self, status: PairStatus) -> int:
         return sum(1 for p in self.pairs if p.status is status)

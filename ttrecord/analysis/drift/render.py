@@ -57,6 +57,12 @@ def cause_sentence(report: DriftReport) -> str | None:
     cause = report.cause
     if cause is None:
         return None
+    if cause.difference is None and cause.reordered is not None:
+        a, b = cause.reordered.a, cause.reordered.b
+        assert a is not None and b is not None
+        return (f"the ops run in another order: {a.name} ({short_site(a.file, a.line)}) is op"
+                f" {a.index + 1} of A and op {b.index + 1} of B ({short_site(b.file, b.line)}),"
+                " so the allocator hands out their outputs in another order")  # fmt: skip
     diff = cause.difference
     b = diff.live.buffer
     has, lacks = ("B", "A") if diff.run == "b" else ("A", "B")
@@ -77,6 +83,23 @@ def cause_sentence(report: DriftReport) -> str | None:
         f"{has} has a {b.size:,}-byte {b.buffer_type} buffer live at 0x{b.address:x}{took}"
         f" before the capture, which {lacks} does not: {made}"
     )
+
+
+def other_op_sentence(report: DriftReport) -> str | None:
+    """When the first divergence is an op one side runs where the other runs another one."""
+    k = report.first_divergence
+    if k is None or k + 1 >= len(report.pairs):
+        return None
+    this, after = report.pairs[k], report.pairs[k + 1]
+    if this.status is PairStatus.ONLY_A and after.status is PairStatus.ONLY_B:
+        a, b = this.a, after.b
+    elif this.status is PairStatus.ONLY_B and after.status is PairStatus.ONLY_A:
+        a, b = after.a, this.b
+    else:
+        return None
+    assert a is not None and b is not None
+    return (f"the runs call different ops here: A {a.name} at {short_site(a.file, a.line)},"
+            f" B {b.name} at {short_site(b.file, b.line)}")
 
 
 def summary_line(report: DriftReport) -> Text:
@@ -103,10 +126,27 @@ def summary_line(report: DriftReport) -> Text:
     text.append(
         f"{'' if report.mode == 'prep' else ':'} {counts[PairStatus.CHANGED]:,} of {aligned:,}"
         f" aligned ops changed, {counts[PairStatus.ONLY_A]:,} only in A,"
-        f" {counts[PairStatus.ONLY_B]:,} only in B (aligned by op, call site and occurrence;"
-        f" {report.method})."
+        f" {counts[PairStatus.ONLY_B]:,} only in B."
     )
     return text
+
+
+def alignment_sentence(report: DriftReport) -> str:
+    """How the ops were paired and how sure that is: exactly, by signature, unmatched."""
+    m = report.matched()
+    if report.key == "call_site":
+        how = "the same ops at the same call sites in the same order"
+    else:
+        search = "" if report.method == "identical" else f"; {report.method} search"
+        how = f"what ran (op, order, tensor signature{search}), call sites as a tie-break"
+    parts = [f"{m['exact']:,} exact (same op, call site and tensor signature)"]
+    for kind, words in (("signature", "by tensor signature at another call site"),
+                        ("call_site", "at the same call site with other tensors"),
+                        ("reordered", "reordered (same signature, another order)")):  # fmt: skip
+        if m[kind]:
+            parts.append(f"{m[kind]:,} {words}")
+    return (f"Aligned by {how}: {', '.join(parts)}; unmatched: {m['unmatched_a']:,} only in A,"
+            f" {m['unmatched_b']:,} only in B.")
 
 
 def _first(report: DriftReport) -> list[RenderableType]:
@@ -121,7 +161,7 @@ def _first(report: DriftReport) -> list[RenderableType]:
     else:
         out.append(Text(f"  {_side(pair.a)}; B event {pair.b.seq}"))  # type: ignore[union-attr]
         out.extend(Text(f"    {fmt_change(c)}", style="yellow") for c in pair.changes[:8])
-    sentence = cause_sentence(report)
+    sentence = cause_sentence(report) or other_op_sentence(report)
     if sentence:
         out.append(Text("Likely cause", style="bold"))
         out.append(Text(f"  {sentence}", style="red"))
@@ -212,7 +252,9 @@ def to_renderables(report: DriftReport, limit: int = 50) -> RenderableType:
     for name, ref, ops, end in (("A", report.a, a_ops, "\n"), ("B", report.b, b_ops, "")):
         head.append(f"{name} ", style="bold")
         head.append(f"{ref.label} (device {ref.device}, trace {ref.trace_id}, {ops:,} ops){end}")
-    parts: list[RenderableType | None] = [head, summary_line(report), *_first(report)]
+    parts: list[RenderableType | None] = [head, summary_line(report),
+                                          Text(alignment_sentence(report), style="dim"),
+                                          *_first(report)]  # fmt: skip
     if report.drift:
         parts += [_groups_table(report), _live_table(report, limit), *_overlap_text(report),
                   _ops_table(report, limit)]  # fmt: skip
