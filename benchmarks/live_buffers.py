@@ -6,8 +6,8 @@ depth 2, as `ttrecord run`), recorded without call sites, and recorded with the 
 full view diffed before and after every call (`per_call_snapshots`: the previous design, the
 "before" curve, measured in the same run). Then, at 5,000 live buffers: loading 4,000 weight
 tensors bare and recorded, and the calls of a replay loop (`copy_host_to_device_tensor`,
-`execute_trace`, reading the output with `from_device`) bare and recorded (`execute_trace` on the emulator only:
-it segfaults on the mock device).
+`execute_trace`, reading the output with `from_device`) bare and recorded (`execute_trace` on
+the emulator only: it segfaults on the mock device).
 
 Times are CPU time of this thread, medians of interleaved rounds; the emulator runs with one
 torch thread (two intra-op threads spin under load). Real ttnn runs in the real-ttnn lane's
@@ -80,7 +80,8 @@ def curve(b: Any, tmp: str, rounds: int, iterations: int) -> dict:
         keep += [_tile(b) for _ in range(live - len(keep))]
         variants: dict[str, Any] = {"bare": (b.raw, None)}
         for name, sites in (("callsites", True), ("no_callsites", False), ("snapshots", True)):
-            module, recorder = recorded_ttnn(b.raw, b.dev, tmp, callsites=sites, tag=f"{live}{name}")
+            tag = f"{live}{name}"
+            module, recorder = recorded_ttnn(b.raw, b.dev, tmp, callsites=sites, tag=tag)
             if name == "snapshots":
                 recorder.per_call_snapshots = True  # the previous design
             variants[name] = (module, recorder)
@@ -102,8 +103,8 @@ def curve(b: Any, tmp: str, rounds: int, iterations: int) -> dict:
                 recorder.unwatch()
     base, top = out["added_us_callsites_10"], out["added_us_callsites_5000"]
     out["ratio_5000_vs_10"] = round(top / base, 2) if base > 0 else None
-    out["before_ratio_5000_vs_10"] = round(out["added_us_snapshots_5000"]
-                                           / max(out["added_us_snapshots_10"], 1e-9), 1)  # fmt: skip
+    before = out["added_us_snapshots_5000"] / max(out["added_us_snapshots_10"], 1e-9)
+    out["before_ratio_5000_vs_10"] = round(before, 1)
     out["_keep"] = keep
     return out
 

@@ -2,11 +2,11 @@
 
 An op loop (add/relu/multiply on the emulator, one torch thread) is recorded in this process
 into a log file exactly as the child does, at 5,000 live buffers. Then that log goes through
-the supervisor's pipeline, in a process of its own as in `ttrecord run`: `LogReader.read` -> `Decoder.feed/ready` (log records to Events)
--> `SessionWriter.add` in the supervisor's batches, then `finish`. Printed: supervisor CPU per
-event and events per second (whole pipeline, and decoding alone), and how much the recording
-process's resident memory grew per million events written (the log mapping, the ledger, the
-caches). Times are CPU time of this thread.
+the supervisor's pipeline, in a process of its own as in `ttrecord run`: `LogReader.read` ->
+`Decoder.feed/ready` (log records to Events) -> `SessionWriter.add` in the supervisor's
+batches, then `finish`. Printed: supervisor CPU per event and events per second (the whole
+pipeline, and each stage), and how much the recording process's resident memory grew per
+million events written (the log mapping, the ledger, the caches). Times are CPU time.
 Run: python -m benchmarks.pipeline [--iterations N]
 """
 
@@ -56,8 +56,8 @@ def measure(iterations: int) -> dict:
 
         recorder.log.close()
         # the supervisor is its own process (no torch, no recorded program in its heap)
-        proc = subprocess.run([sys.executable, "-m", "benchmarks.pipeline", "--supervise", log_path],
-                              capture_output=True, text=True, timeout=600)  # fmt: skip
+        argv = [sys.executable, "-m", "benchmarks.pipeline", "--supervise", log_path]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
         figures = json.loads(proc.stdout.strip().splitlines()[-1])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -57,6 +57,7 @@ def test_kernel_binaries_are_found_at_decision_points(tmp_path):
     allocs = {e.buffer.address: e for e in events if e.kind.value == "alloc"}
     eager = allocs[BINARY_EAGER]
     assert eager.parent is None and eager.seq == calls["begin_trace_capture"].seq - 1
+    assert eager.args == {"snapshot": True}  # it happened at or before this point
     live = allocs[BINARY_LIVE]
     compiles = [e for e in events if e.name == "compile_op"]
     assert live.parent == compiles[1].seq and live.buffer.size == 4096

@@ -41,7 +41,7 @@ class _Hook:
         if _is_python_class(cls):
             self.native = False
             self._saved_del = cls.__dict__.get("__del__")
-            previous = self._saved_del
+            previous = getattr(cls, "__del__", None)  # its own, or a base class's
 
             def __del__(obj: Any) -> None:
                 ident = id(obj)

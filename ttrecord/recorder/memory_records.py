@@ -12,6 +12,7 @@ from ttrecord.recorder.log import RecordType
 _P = RecordType.POINT
 _EAGER, _CAPTURE, _REPLAY = Phase.EAGER.value, Phase.CAPTURE.value, Phase.REPLAY.value
 _now = time.monotonic_ns
+_SNAPSHOT = {"snapshot": True}  # args of a buffer event only the allocator's full view showed
 
 
 class MemoryRecords:
@@ -28,32 +29,37 @@ class MemoryRecords:
 
     def _change_records(self, changes: list, parent: int | None, phase: str, trace: int | None,
                         tid: int, region: str | None) -> list[tuple]:  # fmt: skip
-        """ALLOC/FREE records for `changes` [("free"|"alloc", buffer)] (the caller queues them).
-        Records between calls (`parent` None) take the phase of the buffer's device."""
+        """ALLOC/FREE records for `changes` [("free"|"alloc", buffer[, args])] (the caller
+        queues them). Records between calls (`parent` None) take the phase of the buffer's
+        device."""
         t = _now() - self.t0
         records = []
         seqs = self._seq
         capturing = self._capturing if phase != _REPLAY and parent is None else None
-        freed = [buf for kind, buf in changes if kind == "free"]
+        freed = [c[1] for c in changes if c[0] == "free"]
         if freed:
             self.tensors.forget(freed)
-        for kind, buf in changes:
+        for change in changes:
+            kind, buf = change[0], change[1]
             dev = buf[0]
             if capturing is not None:
                 tr = capturing.get(dev)
                 ph, tr = (_CAPTURE, tr) if tr is not None else (_EAGER, None)
             else:
                 ph, tr = phase, trace
+            args = change[2] if len(change) > 2 else None
             records.append((_P, next(seqs), parent, t, tid, kind, kind, ph, dev, tr,
-                            None, None, region, buf))  # fmt: skip
+                            None, args, region, buf))  # fmt: skip
         return records
 
     def _reconcile(self, changes: list) -> None:
-        """Append what the allocator's full view shows and the ledger missed (frees first)."""
+        """Append what the allocator's full view shows and the ledger missed (frees first).
+        They are marked: they happened at or before this point, since the previous full view
+        (`{"snapshot": true}`), not necessarily right here."""
         found = self.allocations.reconcile()
         if found is not None:
-            changes += [("free", b) for b in found[0]]
-            changes += [("alloc", b) for b in found[1]]
+            changes += [("free", b, _SNAPSHOT) for b in found[0]]
+            changes += [("alloc", b, _SNAPSHOT) for b in found[1]]
 
     def _memory_records(self, parent: int | None, phase: str, trace: int | None, tid: int,
                         region: str | None) -> list[tuple]:  # fmt: skip

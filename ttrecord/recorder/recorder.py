@@ -296,7 +296,8 @@ class Recorder(MemoryRecords):
                 if self.per_call_snapshots or kind in _DECISIONS:
                     self._reconcile(changes)
                 if changes:
-                    self.log.defer_many(self._change_records(changes, seq, phase, trace, tid, region))
+                    records = self._change_records(changes, seq, phase, trace, tid, region)
+                    self.log.defer_many(records)
             return
         extra = None
         if kind is not _OP:
@@ -313,7 +314,9 @@ class Recorder(MemoryRecords):
                 self._reconcile(changes)
             if temporaries:
                 self._temporary_records(temporaries, seq, phase, trace, tid, region)
-            records = self._change_records(changes, seq, phase, trace, tid, region) if changes else []
+            records = []
+            if changes:
+                records = self._change_records(changes, seq, phase, trace, tid, region)
             records.append((_E, seq, end, "ok", None, outputs, device, trace, extra))
             self.log.defer_many(records)
 
