@@ -63,3 +63,32 @@ def test_the_coverage_name_list_is_what_the_real_library_exports(tmp_path):
     assert proc.returncode == 0, describe(proc)
     listed = (ROOT / "docs" / "emulator-ttnn-names.tsv").read_text()
     assert proc.stdout == listed, "regenerate: python tests/realttnn/scripts/ttnn_names.py > docs/emulator-ttnn-names.tsv"
+
+
+@pytest.fixture(scope="module")
+def model_ops(tmp_path_factory):
+    cwd = tmp_path_factory.mktemp("model_ops")
+    real = run_script(sys.executable, "model_op_placement.py", cwd)
+    assert real.returncode == 0, describe(real)
+    emu = run_script(emulator_python(), "model_op_placement.py", cwd, env={"RTTNN_DIRECT_EMULATOR": "1"})
+    assert emu.returncode == 0, describe(emu)
+    return seq_output(real), seq_output(emu)
+
+
+OPS = ["tilize", "untilize", "tilize_with_val_padding", "pad", "typecast", "embedding", "rms_norm", "concat",
+       "slice", "permute", "repeat", "interleaved_to_sharded", "sharded_to_interleaved", "reshard",
+       "nlp_concat_heads", "plus_one"]
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_model_op_output_placement_and_temporaries_match_the_real_op(model_ops, op):
+    """Rule: the op's output lands at the real address with the real shape, and it allocates
+    (and frees) exactly the buffers the real op does, as ttnn.graph records them."""
+    real, emu = model_ops
+    assert real[op]["error"] is None, f"the real op failed on the mock device: {real[op]['error']}"
+    assert emu[op] == real[op]
+
+
+def test_plus_one_really_is_in_place(model_ops):
+    real, _ = model_ops
+    assert real["plus_one"]["new_buffers"] == [] and real["plus_one"]["graph"] == []
