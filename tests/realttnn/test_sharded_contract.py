@@ -5,7 +5,7 @@ uneven shards, L1 and DRAM) gets the real buffer_address(), page count and page 
 its pages sits on the same core at the same address; the core behind each L1 bank of an
 interleaved buffer is the real one (so interleaved/sharded overlap is decided per core); and
 the allocator's live buffers (with their memory layout) match at the end.
-Single-chip only: the mock cluster descriptors in this lane open one p150.
+A 1x2 mesh is pinned too, on a mocked pair of p150s joined by ethernet (p150x2_cluster_desc.yaml).
 """
 
 from __future__ import annotations
@@ -92,3 +92,20 @@ def test_model_op_output_placement_and_temporaries_match_the_real_op(model_ops, 
 def test_plus_one_really_is_in_place(model_ops):
     real, _ = model_ops
     assert real["plus_one"]["new_buffers"] == [] and real["plus_one"]["graph"] == []
+
+
+def test_a_1x2_mesh_allocates_and_splits_like_the_real_one(tmp_path):
+    """Rule: on a 1x2 mesh (two mocked p150s joined by ethernet) the emulator's mesh has the
+    real geometry and id, allocates interleaved and sharded buffers at the real lockstep
+    addresses, returns one device tensor per chip at the mesh tensor's address, and reports
+    the same live buffers."""
+    from realttnn_helpers import HERE
+
+    env = {"TT_METAL_MOCK_CLUSTER_DESC_PATH": str(HERE / "p150x2_cluster_desc.yaml")}
+    real = run_script(sys.executable, "mesh_sequence.py", tmp_path, env=env)
+    assert real.returncode == 0, describe(real)
+    emu = run_script(emulator_python(), "mesh_sequence.py", tmp_path, env={**env, "RTTNN_DIRECT_EMULATOR": "1"})
+    assert emu.returncode == 0, describe(emu)
+    r, e = seq_output(real), seq_output(emu)
+    assert r["num_devices"] == 2 and r["shape"] == [1, 2]
+    assert e == r
