@@ -21,8 +21,8 @@ try:
 except ImportError:  # no ttnn installed: use ttrecord's hardware-free emulator
     from ttrecord import emulator as ttnn
 
-USERS, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 32, 128, 4, 2, 32, 256
-BLOCK, BLOCKS_PER_USER, STEPS = 32, 2, 4
+USERS, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 8, 128, 4, 2, 32, 128
+BLOCK, BLOCKS_PER_USER, STEPS = 32, 2, 3
 CHIPS = 2
 
 

@@ -141,15 +141,16 @@ def rotary_embedding_llama(
 
 
 def _attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float, mask: Optional[torch.Tensor]) -> torch.Tensor:
-    """q [..., nh, Sq, hd], k/v [..., nkv, Sk, hd] with grouped heads."""
-    group = q.shape[-3] // k.shape[-3]
-    if group > 1:
-        k = k.repeat_interleave(group, dim=-3)
-        v = v.repeat_interleave(group, dim=-3)
-    scores = (q @ k.transpose(-1, -2)) * scale
+    """q [..., nh, Sq, hd], k/v [..., nkv, Sk, hd]: each group of nh / nkv query heads
+    shares one K/V head (broadcast, no copies of the cache)."""
+    nh, nkv = q.shape[-3], k.shape[-3]
+    lead = q.shape[:-3]
+    qg = q.reshape(*lead, nkv, nh // nkv, q.shape[-2], q.shape[-1])
+    scores = (qg @ k.unsqueeze(-3).transpose(-1, -2)) * scale
     if mask is not None:
-        scores = scores + mask
-    return torch.softmax(scores, dim=-1) @ v
+        scores = scores + (mask.unsqueeze(-3) if mask.dim() == scores.dim() - 1 else mask)
+    out = torch.softmax(scores, dim=-1) @ v.unsqueeze(-3)
+    return out.reshape(q.shape)
 
 
 @operation("ttnn.transformer.scaled_dot_product_attention")

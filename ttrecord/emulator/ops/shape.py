@@ -41,17 +41,13 @@ def tilize_with_val_padding(
     dtype: Optional[DataType] = None,
     **_: Any,
 ) -> Tensor:
-    """ROW_MAJOR → TILE, padded at the end of each dim to `output_tensor_shape` with `pad_value`."""
+    """ROW_MAJOR → TILE padded to `output_tensor_shape` with `pad_value`. As in ttnn 0.81.1
+    (measured) the padding is physical: the logical shape stays the input's, so the values
+    read back are the input's (the emulator does not keep pad values in tile padding)."""
     target = [int(d) for d in output_tensor_shape]
-    value = float(pad_value)
-
-    def fn(a: torch.Tensor) -> torch.Tensor:
-        pads: list[int] = []
-        for have, want in zip(reversed(a.shape), reversed(target)):
-            pads += [0, want - have]
-        return F.pad(a.float(), pads, value=value).to(a.dtype)
-
-    return run("ttnn.tilize_with_val_padding", [input_tensor], fn, dtype=dtype, layout=Layout.TILE, memory_config=memory_config)
+    if any(t < d for t, d in zip(reversed(target), reversed(list(input_tensor.shape)))):
+        raise RuntimeError("TT_FATAL: tilize_with_val_padding: output shape must not be smaller than the input")
+    return run("ttnn.tilize_with_val_padding", [input_tensor], _same, dtype=dtype, layout=Layout.TILE, memory_config=memory_config)
 
 
 @operation("ttnn.untilize_with_unpadding")

@@ -9,6 +9,8 @@ from typing import Any, Callable
 from ttrecord.recorder.verify.capture import Key, Slot, TraceRecord
 from ttrecord.recorder.verify.compare import difference
 from ttrecord.recorder.verify.holds import alive
+from ttrecord.recorder.verify.mesh import copy_spec
+from ttrecord.recorder.verify.mesh import read as read_chips
 
 
 class Quiet:
@@ -49,7 +51,7 @@ def run(ttnn: Any, rec: TraceRecord, data: dict[Key, Any],
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the emulator's own allocation warning
             for key, inp in rec.inputs.items():
-                copies[key] = copy = ttnn.from_torch(data[key], **inp.spec)
+                copies[key] = copy = ttnn.from_torch(data[key], **copy_spec(ttnn, inp.spec))
                 made.append(copy)
             for op in rec.ops:
                 if op.instance is not None:
@@ -59,7 +61,9 @@ def run(ttnn: Any, rec: TraceRecord, data: dict[Key, Any],
                 outs = tensors_in(out)
                 made.extend(outs)
                 results.append(outs)
-        read = ttnn.to_torch
+        def read(t: Any) -> Any:
+            return read_chips(ttnn, t)
+
         expected = {key: read(results[index][pos])
                     for key, (index, pos, held, buf) in rec.outputs.items()
                     if alive(held, buf) is not None}  # fmt: skip

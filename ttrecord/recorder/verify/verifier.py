@@ -14,6 +14,7 @@ from ttrecord.recorder.verify import shadow
 from ttrecord.recorder.verify.capture import Key, TraceRecord, add_op, pend
 from ttrecord.recorder.verify.compare import difference
 from ttrecord.recorder.verify.holds import Holds, alive
+from ttrecord.recorder.verify.mesh import read as read_chips
 from ttrecord.recorder.verify.shadow import Quiet
 
 _CAPTURE = Phase.CAPTURE.value
@@ -101,7 +102,7 @@ class Verifier:
             obj = alive(inp.held, inp.buf)
             if obj is not None:
                 try:
-                    inp.baseline = self.ttnn.to_torch(obj)
+                    inp.baseline = read_chips(self.ttnn, obj)
                 except Exception as exc:
                     rec.problem = f"could not read a captured input ({type(exc).__name__}: {exc})"
 
@@ -132,7 +133,9 @@ class Verifier:
 
     def _reference(self, rec: TraceRecord, check: dict) -> None:
         """Read the inputs and the tensors the replay may overwrite, then re-run the ops."""
-        read = self.ttnn.to_torch
+        def read(t: Any) -> Any:
+            return read_chips(self.ttnn, t)
+
         data: dict[Key, Any] = {}
         freed = []
         for key, inp in rec.inputs.items():
@@ -177,7 +180,9 @@ class Verifier:
                             rec.trace, None, args, region, None))  # fmt: skip
 
     def _compare(self, rec: TraceRecord, check: dict) -> dict[str, Any]:
-        read = self.ttnn.to_torch
+        def read(t: Any) -> Any:
+            return read_chips(self.ttnn, t)
+
         outputs = []
         for key, expected in check["expected"].items():
             index, pos, held, buf = rec.outputs[key]
