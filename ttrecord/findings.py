@@ -36,3 +36,18 @@ class Finding:
     device: int | None = None
     trace: int | None = None
     id: int | None = None  # assigned by the store
+    # What the analysis knows about the mistake behind the finding, to fold its consequences
+    # under it (`ttrecord.analysis.grouping`); never stored or shown.
+    links: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def occurrences(self) -> int:
+        """How many times the mistake happened (findings are grouped by rule and call site)."""
+        occ = self.evidence.get("occurrences")
+        return int(occ.get("count", 1)) if isinstance(occ, dict) else 1
+
+    @property
+    def folded(self) -> list[dict[str, Any]]:
+        """Consequences of this mistake that were reported under it instead of on their own."""
+        value = self.evidence.get("folded")
+        return value if isinstance(value, list) else []

@@ -130,6 +130,23 @@ def finding(rule: str, ctx: Context, culprit: Event, message: str, *, fix: str |
     """A finding pinned to the user's line of `culprit` (the call that caused the hazard)."""
     meta = RULES[rule]
     site = ctx.site(culprit)
+    evidence = dict(evidence or {})
+    if site is None:
+        # No call made it (a free by a dropped Python reference): pinned to the interval
+        # between the two recorded calls around it, and said so.
+        before, after = ctx.facts.calls_around(culprit.seq)
+        anchor = before or after
+        site = anchor.callsite if anchor is not None else None
+        evidence["between"] = {
+            "after": f"`{before.name}` at {where(ctx, before)}" if before else "the start of the run",
+            "before": f"`{after.name}` at {where(ctx, after)}" if after else "the end of the run",
+        }
+        message += (
+            f" No ttnn call did this (event {culprit.seq}): it happened between"
+            f" {evidence['between']['after']} and {evidence['between']['before']}, for example"
+            " where the program dropped its last reference to a tensor; the line shown is the"
+            " last recorded call before it."
+        )
     events = [culprit.seq] + [s for s in dict.fromkeys(related) if s != culprit.seq]
     return Finding(
         rule=rule,
@@ -142,7 +159,7 @@ def finding(rule: str, ctx: Context, culprit: Event, message: str, *, fix: str |
         function=site.function if site else None,
         stack=[tuple(f) for f in site.stack] if site else [],
         events=events,
-        evidence=evidence or {},
+        evidence=evidence,
         device=culprit.device,
         trace=trace if trace is not None else culprit.trace,
     )

@@ -55,6 +55,10 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             # Which ranges it overlaps is worked out only for a reported one: most allocations
             # over trace memory are freed before the next replay.
             hits = [t for t in live.get(buf.device, ()) if t.footprint.hits(buf)]
+            # A buffer on exactly an input's range is the trace's input (tt-metal's executors
+            # free it and allocate one of the same spec); whether it was written before each
+            # replay is TR005's question.
+            hits = [t for t in hits if not _is_input_range(t, buf)]
             if hits:
                 candidates[key] = (ev, hits, i)
         elif kind is Kind.FREE:
@@ -77,6 +81,15 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             traces = live.get(ev.device, [])
             live[ev.device] = [t for t in traces if t.trace_id != ev.trace]
     return findings
+
+
+def _is_input_range(trace: TraceInfo, buf) -> bool:
+    inputs = trace.__dict__.get("_input_ranges")
+    if inputs is None:
+        inputs = trace.__dict__["_input_ranges"] = {
+            (buffer_key(a.buffer), a.buffer.size) for a in trace.inputs()
+        }
+    return (buffer_key(buf), buf.size) in inputs
 
 
 def _allocating_call(ctx: Context, events: Sequence[Event], alloc: Event, index: int) -> Event:
@@ -118,16 +131,22 @@ def _allocation_finding(ctx: Context, alloc: Event, maker: Event, trace: TraceIn
     first = next((a for a in accesses if a.role != "read" and a.seq in ctx.calls),
                  next((a for a in accesses if a.seq in ctx.calls), accesses[0]))  # fmt: skip
     call = ctx.calls.get(first.seq)
-    verb = "reads" if first.role == "read" else "writes"
+    writes = first.role != "read"
     what = f"`{maker.name}`" if maker is not alloc else "This allocation"
+    consequence = (
+        "so the replay writes over it: the tensor's contents are silently replaced"
+        if writes
+        else "so the replay reads it as its own input: whatever the program stores in this"
+        " tensor changes what the trace computes"
+    )
     message = (
         f"{what} allocates {buf.buffer_type} [{buf.address:#x}, {buf.end:#x}) on device"
         f" {buf.device} after trace {trace.trace_id} was captured, over"
-        f" [{first.buffer.address:#x}, {first.buffer.end:#x}), which the trace {verb}"
+        f" [{first.buffer.address:#x}, {first.buffer.end:#x}), which the trace"
+        f" {'writes' if writes else 'only reads'}"
         + (f" (`{call.name}` at {where(ctx, call)})" if call else "")
         + f". The buffer is still allocated when execute_trace runs at {where(ctx, execute)},"
-        " so the replay writes over it (or reads it as its own data): the tensor is silently"
-        " corrupted."
+        f" {consequence}."
     )
     evidence = {
         "allocated": range_evidence(buf),
@@ -142,8 +161,12 @@ def _allocation_finding(ctx: Context, alloc: Event, maker: Event, trace: TraceIn
         " it, deallocate it before the next execute_trace, or call ttnn.release_trace"
         f"(device, {trace.trace_id}) before allocating."
     )
-    return finding("TR004", ctx, maker, message, fix=fix, trace=trace.trace_id, evidence=evidence,
-                   related=[alloc.seq, execute.seq, first.seq])  # fmt: skip
+    evidence["trace_access"] = "writes" if writes else "reads"
+    f = finding("TR004", ctx, maker, message, fix=fix, trace=trace.trace_id, evidence=evidence,
+                related=[alloc.seq, execute.seq, first.seq])  # fmt: skip
+    if not writes:  # only over inputs the trace reads: those inputs were freed (TR005)
+        f.links["over_inputs"] = {(trace.key, buffer_key(a.buffer)) for a in accesses}
+    return f
 
 
 def detect_overlapping_traces(events: Sequence[Event], ctx: Context) -> list[Finding]:
