@@ -38,7 +38,7 @@ EXPECTED_MARKERS = {
     "alloc_after_capture_safe.py": [],
     "reallocated_input.py": [],
     "stale_input.py": ["TR005"],
-    "freed_input.py": ["TR004", "TR005"],
+    "freed_input.py": ["TR005"],
     "baked_value.py": ["TR007"],
     "aliasing.py": ["TR006"],
     "host_op_in_capture.py": ["TR008", "TR008"],

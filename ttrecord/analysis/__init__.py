@@ -20,6 +20,7 @@ from ttrecord.analysis import (
     transfers_in_capture,
 )
 from ttrecord.analysis.context import Context
+from ttrecord.analysis.grouping import group
 from ttrecord.events import Event
 from ttrecord.findings import Finding
 
@@ -36,9 +37,10 @@ DETECTORS: list[Detector] = [
 
 
 def run_detectors(events: Sequence[Event], ctx: Context | None = None) -> list[Finding]:
-    """Every detector over one event list, findings ordered by source position then rule."""
+    """Every detector over one event list, one finding per mistake (`grouping`), ordered by
+    severity, then source position, then rule."""
     ctx = ctx or Context(events)
-    findings = [f for detect in DETECTORS for f in detect(events, ctx)]
+    findings = group([f for detect in DETECTORS for f in detect(events, ctx)])
     findings.sort(key=lambda f: (-f.severity.rank, f.file or "", f.line or 0, f.rule, f.events[:1]))
     return findings
 

@@ -87,7 +87,7 @@ def _freed_and_stale(
             key = buffer_key(ev.buffer)
             for t, acc in readers.get(key, ()):
                 state = loose.get(id(t), {}).get(key)
-                if state is not None and acc.buffer.size == ev.buffer.size:
+                if state is not None and ctx.same_spec(ev, acc):
                     state[2] = ev.parent if ev.parent is not None else ev.seq
         elif kind is Kind.TRACE_EXECUTE:
             for t in by_key.get((ev.device, ev.trace), ()):

@@ -58,7 +58,7 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             # A buffer on exactly an input's range is the trace's input (tt-metal's executors
             # free it and allocate one of the same spec); whether it was written before each
             # replay is TR005's question.
-            hits = [t for t in hits if not _is_input_range(t, buf)]
+            hits = [t for t in hits if not _is_input_range(ctx, t, ev)]
             if hits:
                 candidates[key] = (ev, hits, i)
         elif kind is Kind.FREE:
@@ -83,13 +83,13 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
     return findings
 
 
-def _is_input_range(trace: TraceInfo, buf) -> bool:
-    inputs = trace.__dict__.get("_input_ranges")
+def _is_input_range(ctx: Context, trace: TraceInfo, alloc: Event) -> bool:
+    """The allocation holds a tensor of an input's spec on exactly that input's range."""
+    inputs = trace.__dict__.get("_inputs_by_key")
     if inputs is None:
-        inputs = trace.__dict__["_input_ranges"] = {
-            (buffer_key(a.buffer), a.buffer.size) for a in trace.inputs()
-        }
-    return (buffer_key(buf), buf.size) in inputs
+        inputs = trace.__dict__["_inputs_by_key"] = {buffer_key(a.buffer): a for a in trace.inputs()}
+    acc = inputs.get(buffer_key(alloc.buffer))
+    return acc is not None and ctx.same_spec(alloc, acc)
 
 
 def _allocating_call(ctx: Context, events: Sequence[Event], alloc: Event, index: int) -> Event:
