@@ -166,8 +166,13 @@ def format_findings(findings: list[Any], session: Path, threshold: str, root: Pa
              f" (fail-on: {threshold})"]  # fmt: skip
     for f in findings:
         func = f" in {f.function}" if f.function else ""
-        lines.append(f"{f.rule} {f.severity} {_where(f.file, f.line, root)}{func}: {f.title}")
+        times = f" (x{f.occurrences})" if f.occurrences > 1 else ""
+        lines.append(f"{f.rule} {f.severity} {_where(f.file, f.line, root)}{func}: {f.title}{times}")
+        for file, line, function in [tuple(s) for s in f.stack[:2] if s and s[0] and s[1]]:
+            lines.append(f"    called from {_where(file, line, root)} in {function}")
         lines.append(textwrap.indent(f.message, "    "))
+        for item in f.folded:
+            lines.append(f"    also caused by this: {item['rule']} {item['title']} at {item['at']}")
         if f.fix:
             lines.append(textwrap.indent(f"fix: {f.fix}", "    "))
     return "\n".join(lines)

@@ -83,6 +83,9 @@ class Run:
                             " device memory around execute_trace; see docs/check.md)")  # fmt: skip
         parser.add_argument("--check", action="store_true",
                             help="run `ttrecord check` on the session afterwards")  # fmt: skip
+        parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"), default="error",
+                            help="with --check: lowest finding severity that exits with"
+                            " status 1 (default: error)")  # fmt: skip
         parser.add_argument("--tui", action="store_true",
                             help="open the session in `ttrecord tui` afterwards")  # fmt: skip
         parser.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE",
@@ -126,7 +129,8 @@ class Run:
             from ttrecord.cli.check import Check
 
             check_code = Check().run(
-                argparse.Namespace(session=str(output), format="text", fail_on="error", output=None)
+                argparse.Namespace(session=str(output), format="text", fail_on=args.fail_on,
+                                   output=None, allow_incomplete=True)  # the run's own code says it
             )
             code = code if code != 0 else check_code
         if args.tui:

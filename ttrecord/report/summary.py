@@ -102,7 +102,10 @@ def _backend(info: SessionInfo) -> Text:
                              " this program)")  # fmt: skip
     else:
         version = f" {info.ttnn_version}" if info.ttnn_version else ""
-        what = Text.assemble("  backend ", (f"ttnn{version}", "bold"), " (real device)")
+        mock = "mock device" in (info.backend_reason or "")
+        what = Text.assemble("  backend ", (f"ttnn{version}", "bold"),
+                             " (mock device: real ttnn without hardware, ops compute nothing)"
+                             if mock else " (real device)")  # fmt: skip
     if info.backend_reason:
         what.append(f"; {info.backend_reason}", style="dim")
     return what
