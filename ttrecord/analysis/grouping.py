@@ -139,11 +139,15 @@ def _fold_into(primary: Finding, f: Finding, why: str) -> None:
     if len(entries) < _MAX_FOLDED:
         entries.append({
             "rule": f.rule,
+            "severity": str(f.severity),
             "title": f.title,
             "at": _where(f),
+            "file": f.file,
+            "line": f.line,
             "count": f.occurrences,
             "why": why,
             "message": f.message,
+            "evidence": {k: v for k, v in f.evidence.items() if k != "folded"},
         })  # fmt: skip
     primary.events += [s for s in f.events[:1] if s not in primary.events]
     if f.severity.rank > primary.severity.rank:

@@ -114,6 +114,10 @@ class TensorDescriber:
         if memory_config is None:
             memory_config = _configs[(btype, mem_layout)] = f"{btype} {mem_layout.lower()}"
         device = self._device_id(t.device())
+        if device is None and not _allocated(t):
+            # Deallocated already (deallocate(force=True) twice): no buffer, so the second
+            # free records nothing instead of a phantom buffer on no device.
+            return (tid, "device", shape, dtype, layout, None, None)
         size = self._buffer_size(device, btype, address)
         page_size = num_pages = None
         if size is None:
@@ -126,6 +130,13 @@ class TensorDescriber:
 
 
 _configs: dict[tuple[str, str], str] = {}
+
+
+def _allocated(t: Any) -> bool:
+    try:
+        return bool(t.is_allocated())
+    except Exception:
+        return True  # cannot tell: describe it as before
 
 
 def describe_torch(t: Any) -> tuple:
