@@ -16,6 +16,8 @@ from typing import Any
 from ttrecord.events import CALL_KINDS, Event, Kind, Phase
 
 Key = tuple[int, str, int]  # (device, buffer type, address)
+# Calls that make a tensor without writing its data: not a write of what the buffer holds.
+ALLOCATES_ONLY = ("allocate_tensor_on_device", "empty", "empty_like")
 SiteKey = tuple[str, int, str, str]  # (file, line, function, op name)
 
 
@@ -84,6 +86,8 @@ class EventFacts:
         out: dict[Key, list[int]] = {}
         for ev in self._events:
             if ev.phase is not Phase.CAPTURE and (ev.outputs or ev.kind is Kind.H2D):
+                if ev.name.rsplit(".", 1)[-1] in ALLOCATES_ONLY:
+                    continue
                 _note(out, ev.seq, ev.outputs + (ev.inputs if ev.kind is Kind.H2D else ()), keys)
         return out
 
@@ -193,7 +197,10 @@ class SessionFacts:
         return self._by_buffer(keys, "t.role = 'in'")
 
     def writes(self, keys: set[Key]) -> dict[Key, list[int]]:
-        return self._by_buffer(keys, "(t.role = 'out' OR (t.role = 'in' AND e.kind = 'h2d'))")
+        names = ", ".join(f"'{p}{n}'" for n in ALLOCATES_ONLY for p in ("", "ttnn."))
+        return self._by_buffer(
+            keys, f"(t.role = 'out' OR (t.role = 'in' AND e.kind = 'h2d')) AND e.name NOT IN ({names})"
+        )
 
     def calls_around(self, seq: int) -> tuple[Event | None, Event | None]:
         kinds = json.dumps(sorted(str(k.value) for k in CALL_KINDS))

@@ -108,15 +108,13 @@ def _freed_and_stale(
                     else {}
                 )
                 for h2d, acc, out in candidates:
-                    site = ctx.site(h2d)
-                    key = (id(t), (site.file, site.line) if site else h2d.seq)
-                    if key in reported or _any_between(
+                    if _any_between(
                         writes.get(buffer_key(acc.buffer), []), last_run[id(t)], ev.seq
                     ):
                         continue  # the captured input was refreshed after all
                     if not _any_between(used.get(buffer_key(out.buffer), []), h2d.seq, ev.seq):
                         # Unused until the replay: it can only have been meant for the trace.
-                        reported.add(key)
+                        # One per stale replay: grouped by call site with their count.
                         findings.append(_stale_finding(ctx, t, h2d, acc, out, ev))
                 fresh[id(t)] = []
                 last_run[id(t)] = ev.seq
