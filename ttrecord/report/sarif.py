@@ -76,6 +76,15 @@ def _result(f: Finding, index: dict[str, int], cwd: str | None, script: str | No
         if f.function:
             location["logicalLocations"] = [{"name": f.function, "kind": "function"}]
         result["locations"] = [location]
+    # Consequences folded under this finding, each at its own line (one mistake, one result).
+    related = [
+        {"id": i, "message": {"text": f"{item['rule']} {item['title']}: {item['why']}. {item['message']}"},
+         "physicalLocation": {"artifactLocation": _artifact(item["file"], cwd),
+                              **({"region": {"startLine": item["line"]}} if item.get("line") else {})}}
+        for i, item in enumerate(f.folded) if item.get("file")
+    ]  # fmt: skip
+    if related:
+        result["relatedLocations"] = related
     frames = [
         {"location": {"physicalLocation": {"artifactLocation": _artifact(file, cwd),
                                            "region": {"startLine": line}},
