@@ -41,6 +41,13 @@ class Finding:
     links: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
+    def callers(self) -> list[tuple[str, int, str]]:
+        """The recorded callers of the finding's line in user code (innermost first): where a
+        helper is called, often where the fix goes. Library frames (site-packages, the
+        standard library: a test runner, an executor framework) are left out."""
+        return [(f[0], f[1], f[2]) for f in self.stack if f and f[0] and f[1] and not _library(f[0])]
+
+    @property
     def occurrences(self) -> int:
         """How many times the mistake happened (findings are grouped by rule and call site)."""
         occ = self.evidence.get("occurrences")
@@ -51,3 +58,13 @@ class Finding:
         """Consequences of this mistake that were reported under it instead of on their own."""
         value = self.evidence.get("folded")
         return value if isinstance(value, list) else []
+
+
+def _library(file: str) -> bool:
+    import sys
+    import sysconfig
+
+    if "site-packages" in file or "dist-packages" in file or file.startswith("<"):
+        return True
+    stdlib = sysconfig.get_paths().get("stdlib")
+    return bool(stdlib) and file.startswith(stdlib) or file.startswith(sys.base_prefix + "/lib/")

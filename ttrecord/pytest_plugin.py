@@ -168,7 +168,7 @@ def format_findings(findings: list[Any], session: Path, threshold: str, root: Pa
         func = f" in {f.function}" if f.function else ""
         times = f" (x{f.occurrences})" if f.occurrences > 1 else ""
         lines.append(f"{f.rule} {f.severity} {_where(f.file, f.line, root)}{func}: {f.title}{times}")
-        for file, line, function in [tuple(s) for s in f.stack[:2] if s and s[0] and s[1]]:
+        for file, line, function in f.callers[:2]:
             lines.append(f"    called from {_where(file, line, root)} in {function}")
         lines.append(textwrap.indent(f.message, "    "))
         for item in f.folded:

@@ -50,7 +50,7 @@ _MAX_CALLERS = 2
 
 def callers(f: Finding) -> list[tuple[str, int, str]]:
     """The recorded callers of the finding's line (innermost first), as (file, line, function)."""
-    return [tuple(frame) for frame in f.stack[:_MAX_CALLERS] if frame and frame[0] and frame[1]]  # type: ignore[misc]
+    return f.callers[:_MAX_CALLERS]
 
 
 def occurrence_text(occ: dict[str, Any]) -> str:
