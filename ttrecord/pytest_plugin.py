@@ -172,7 +172,8 @@ def format_findings(findings: list[Any], session: Path, threshold: str, root: Pa
             lines.append(f"    called from {_where(file, line, root)} in {function}")
         lines.append(textwrap.indent(f.message, "    "))
         for item in f.folded:
-            lines.append(f"    also caused by this: {item['rule']} {item['title']} at {item['at']}")
+            at = _where(item["file"], item.get("line"), root) if item.get("file") else item["at"]
+            lines.append(f"    also caused by this: {item['rule']} {item['title']} at {at}")
         if f.fix:
             lines.append(textwrap.indent(f"fix: {f.fix}", "    "))
     return "\n".join(lines)

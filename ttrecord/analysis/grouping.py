@@ -33,9 +33,7 @@ def _rank(rule: str) -> int:
 
 
 def _where(f: Finding) -> str:
-    from pathlib import Path
-
-    return f"{Path(f.file).name}:{f.line}" if f.file else "no call site"
+    return f"{f.file}:{f.line}" if f.file else "no call site"
 
 
 def group(findings: list[Finding]) -> list[Finding]:
