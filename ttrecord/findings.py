@@ -61,6 +61,7 @@ class Finding:
 
 
 def _library(file: str) -> bool:
+    """Installed or standard-library code (site-packages, the interpreter's lib folder)."""
     import sys
     import sysconfig
 

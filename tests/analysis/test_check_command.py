@@ -105,3 +105,23 @@ def test_text_shows_the_caller_of_a_helper_line(tmp_path, capsys):
     # THEN both the helper's line and the caller's line, where the fix may go, are shown
     assert "model.py:30 in make_scratch" in out
     assert "called from model.py:77 in main" in out
+
+
+def test_a_call_inside_installed_library_code_is_pinned_to_the_users_call(tmp_path, capsys):
+    # GIVEN an allocation over trace memory made inside an installed executor class, called
+    # from the user's script
+    from ttrecord.events import CallSite
+
+    lib = "/usr/lib/python3/site-packages/models/executor.py"
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    h2d = b.h2d(None, line=30, name="from_torch")
+    h2d.callsite = CallSite(lib, 120, "Executor.run", (("model.py", 77, "main"),))
+    b.alloc(H, parent=h2d.seq)
+    b.execute(tid, line=31)
+    b.release(tid, line=33)
+    main(["check", b.write(tmp_path / "lib.db"), "--format", "json"])
+    (f,) = json.loads(capsys.readouterr().out)["findings"]
+    # THEN the finding is at the user's line, with the library frame kept as the helper frame
+    assert (f["file"], f["line"], f["function"]) == ("model.py", 77, "main")
+    assert f["evidence"]["helper"] == f"{lib}:120 in Executor.run"

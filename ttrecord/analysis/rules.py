@@ -13,7 +13,7 @@ from typing import Any
 
 from ttrecord.analysis.context import Context
 from ttrecord.events import BufferRef, Event
-from ttrecord.findings import Finding, Severity
+from ttrecord.findings import Finding, Severity, _library
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,16 +148,26 @@ def finding(rule: str, ctx: Context, culprit: Event, message: str, *, fix: str |
             " last recorded call before it."
         )
     events = [culprit.seq] + [s for s in dict.fromkeys(related) if s != culprit.seq]
+    file, line, function = (site.file, site.line, site.function) if site else (None, None, None)
+    stack = [tuple(f) for f in site.stack] if site else []
+    if file and _library(file):
+        # The call is inside installed library code (an executor or tracer class from a
+        # package): the fix goes where the user's code calls into it; the library line is
+        # kept as the helper frame.
+        i = next((i for i, f in enumerate(stack) if f and f[0] and not _library(f[0])), None)
+        if i is not None:
+            evidence["helper"] = f"{file}:{line} in {function}"
+            (file, line, function), stack = stack[i][:3], stack[i + 1 :]
     return Finding(
         rule=rule,
         severity=severity or meta.severity,
         title=meta.title,
         message=message,
         fix=fix or meta.help,
-        file=site.file if site else None,
-        line=site.line if site else None,
-        function=site.function if site else None,
-        stack=[tuple(f) for f in site.stack] if site else [],
+        file=file,
+        line=line,
+        function=function,
+        stack=stack,
         events=events,
         evidence=evidence,
         device=culprit.device,

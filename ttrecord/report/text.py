@@ -44,7 +44,7 @@ def flatten(evidence: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]
     return rows
 
 
-_SHOWN = ("occurrences", "folded")  # evidence printed in its own form, not as key: value rows
+_SHOWN = ("occurrences", "folded", "helper")  # evidence printed in its own form, not as key: value rows
 _MAX_CALLERS = 2
 
 
@@ -73,6 +73,8 @@ def print_finding(console: Console, f: Finding, result: CheckResult) -> None:
     src = result.source_line(f.file, f.line)
     if src is not None:
         console.print(Text.assemble(f"    {f.line:>5} | ", (src.rstrip(), "bold")), soft_wrap=True)
+    if isinstance(f.evidence.get("helper"), str):  # the library code the user's line called
+        console.print(Text.assemble("  inside ", (f.evidence["helper"], "cyan")), soft_wrap=True)
     # A call inside a helper: the caller's line is often where the fix goes, so show it too.
     for file, line, function in callers(f):
         console.print(Text.assemble("  called from ", (f"{file}:{line}", "cyan"), f" in {function}"),
