@@ -1,10 +1,13 @@
 """A captured input is freed and its address reused: replay reads garbage (TR005).
 
 What it shows: the captured input `x` is deallocated after capture (it looked
-unused to the Python code), and a new tensor of the same size is created. The
-allocator hands out x's freed address again, so the next replay reads the new
-tensor's bytes as its input and computes with them. The script prints the
-replayed result next to the result of the input that was captured.
+unused to the Python code), and an unrelated scratch tensor (of another shape, so not a
+replacement input of x's spec) is created. The allocator hands out x's freed
+address again, so the next replay reads the scratch tensor's bytes as its input
+and computes with them. The script prints the replayed result next to the
+result of the input that was captured.
+One mistake, one finding: the free, with the scratch tensor that landed on the
+input's range folded under it as its consequence.
 Fix: keep every captured input alive until the trace is released, and write
 new data into it in place.
 """
@@ -33,7 +36,7 @@ def main():
     expected = ttnn.to_torch(out)[0, 0].item()
 
     ttnn.deallocate(x)  # expect: TR005
-    scratch = ttnn.from_torch(torch.full((32, 32), -100.0), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)  # expect: TR004
+    scratch = ttnn.from_torch(torch.full((32, 64), -100.0), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
     ttnn.execute_trace(device, trace_id, cq_id=0, blocking=True)
     got = ttnn.to_torch(out)[0, 0].item()
 

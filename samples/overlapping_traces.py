@@ -6,7 +6,8 @@ warned about) and its output lands on A's freed intermediate. Both traces are
 alive and both write that range, so replaying A after B destroys B's output.
 The script prints B's output before and after A's replay.
 (Compare tenstorrent/tt-metal#48869 on overlapping trace regions.)
-The hazard is reported at B's end_trace_capture, the moment both traces exist.
+Sharing memory alone is not the error: the hazard is the read of B's output
+after A's replay overwrote it, reported at that read.
 Fix: keep intermediates of every live trace allocated, release A before
 capturing B, or capture both as one trace.
 """
@@ -43,12 +44,12 @@ def main():
 
     trace_b = ttnn.begin_trace_capture(device, cq_id=0)
     out_b = model_b(x)
-    ttnn.end_trace_capture(device, trace_b, cq_id=0)  # expect: TR010
+    ttnn.end_trace_capture(device, trace_b, cq_id=0)
 
     ttnn.execute_trace(device, trace_b, cq_id=0, blocking=True)
     before = ttnn.to_torch(out_b)[0, 0].item()
     ttnn.execute_trace(device, trace_a, cq_id=0, blocking=True)
-    after = ttnn.to_torch(out_b)[0, 0].item()
+    after = ttnn.to_torch(out_b)[0, 0].item()  # expect: TR010
 
     print(f"trace B output after B's replay: {before} (expected 2.0)")
     print(f"trace B output after A's replay: {after}")

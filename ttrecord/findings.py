@@ -36,3 +36,36 @@ class Finding:
     device: int | None = None
     trace: int | None = None
     id: int | None = None  # assigned by the store
+    # What the analysis knows about the mistake behind the finding, to fold its consequences
+    # under it (`ttrecord.analysis.grouping`); never stored or shown.
+    links: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def callers(self) -> list[tuple[str, int, str]]:
+        """The recorded callers of the finding's line in user code (innermost first): where a
+        helper is called, often where the fix goes. Library frames (site-packages, the
+        standard library: a test runner, an executor framework) are left out."""
+        return [(f[0], f[1], f[2]) for f in self.stack if f and f[0] and f[1] and not _library(f[0])]
+
+    @property
+    def occurrences(self) -> int:
+        """How many times the mistake happened (findings are grouped by rule and call site)."""
+        occ = self.evidence.get("occurrences")
+        return int(occ.get("count", 1)) if isinstance(occ, dict) else 1
+
+    @property
+    def folded(self) -> list[dict[str, Any]]:
+        """Consequences of this mistake that were reported under it instead of on their own."""
+        value = self.evidence.get("folded")
+        return value if isinstance(value, list) else []
+
+
+def _library(file: str) -> bool:
+    """Installed or standard-library code (site-packages, the interpreter's lib folder)."""
+    import sys
+    import sysconfig
+
+    if "site-packages" in file or "dist-packages" in file or file.startswith("<"):
+        return True
+    stdlib = sysconfig.get_paths().get("stdlib")
+    return bool(stdlib) and file.startswith(stdlib) or file.startswith(sys.base_prefix + "/lib/")

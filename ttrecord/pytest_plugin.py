@@ -166,8 +166,14 @@ def format_findings(findings: list[Any], session: Path, threshold: str, root: Pa
              f" (fail-on: {threshold})"]  # fmt: skip
     for f in findings:
         func = f" in {f.function}" if f.function else ""
-        lines.append(f"{f.rule} {f.severity} {_where(f.file, f.line, root)}{func}: {f.title}")
+        times = f" (x{f.occurrences})" if f.occurrences > 1 else ""
+        lines.append(f"{f.rule} {f.severity} {_where(f.file, f.line, root)}{func}: {f.title}{times}")
+        for file, line, function in f.callers[:2]:
+            lines.append(f"    called from {_where(file, line, root)} in {function}")
         lines.append(textwrap.indent(f.message, "    "))
+        for item in f.folded:
+            at = _where(item["file"], item.get("line"), root) if item.get("file") else item["at"]
+            lines.append(f"    also caused by this: {item['rule']} {item['title']} at {at}")
         if f.fix:
             lines.append(textwrap.indent(f"fix: {f.fix}", "    "))
     return "\n".join(lines)

@@ -57,3 +57,71 @@ def test_unusable_input_is_one_line_and_exit_2(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("ttrecord check: ")
         assert "Traceback" not in err
+
+
+def test_a_run_that_did_not_finish_is_said_first_and_exits_3(tmp_path, capsys):
+    # GIVEN a clean capture recorded from a run that crashed afterwards
+    from ttrecord.events import SessionStatus
+
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    b.execute(tid, line=31)
+    path = b.write(tmp_path / "crashed.db", status=SessionStatus.CRASHED)
+    # WHEN checked THEN the text opens with the run's status, never claims "No trace hazards
+    # found" flatly, and the exit status is 3 (documented), unless --allow-incomplete
+    assert main(["check", path]) == 3
+    out = capsys.readouterr().out
+    assert out.startswith("The recorded run did not finish (status: crashed).")
+    assert "No trace hazards found before the run stopped" in out
+    assert main(["check", path, "--allow-incomplete"]) == 0
+    capsys.readouterr()
+    # AND an error finding still exits 1 (the worse verdict wins)
+    b2 = SessionBuilder()
+    tid, x, w, y = captured_step(b2)
+    b2.alloc(H, parent=b2.h2d(None, line=30, name="from_torch").seq)
+    b2.execute(tid, line=31)
+    assert main(["check", b2.write(tmp_path / "e.db", status=SessionStatus.ERROR)]) == 1
+
+
+def test_fail_on_takes_the_plugin_choices(tmp_path, capsys):
+    warning = _session(tmp_path, "warning")
+    assert main(["check", warning, "--fail-on", "info"]) == 1
+    assert main(["check", _session(tmp_path, "error"), "--fail-on", "never"]) == 0
+
+
+def test_text_shows_the_caller_of_a_helper_line(tmp_path, capsys):
+    # GIVEN an allocation over trace memory made inside a helper called from main
+    from ttrecord.events import CallSite
+
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    h2d = b.h2d(None, line=30, name="from_torch")
+    h2d.callsite = CallSite("model.py", 30, "make_scratch", (("model.py", 77, "main"),))
+    b.alloc(H, parent=h2d.seq)
+    b.execute(tid, line=31)
+    b.release(tid, line=33)
+    main(["check", b.write(tmp_path / "helper.db")])
+    out = capsys.readouterr().out
+    # THEN both the helper's line and the caller's line, where the fix may go, are shown
+    assert "model.py:30 in make_scratch" in out
+    assert "called from model.py:77 in main" in out
+
+
+def test_a_call_inside_installed_library_code_is_pinned_to_the_users_call(tmp_path, capsys):
+    # GIVEN an allocation over trace memory made inside an installed executor class, called
+    # from the user's script
+    from ttrecord.events import CallSite
+
+    lib = "/usr/lib/python3/site-packages/models/executor.py"
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    h2d = b.h2d(None, line=30, name="from_torch")
+    h2d.callsite = CallSite(lib, 120, "Executor.run", (("model.py", 77, "main"),))
+    b.alloc(H, parent=h2d.seq)
+    b.execute(tid, line=31)
+    b.release(tid, line=33)
+    main(["check", b.write(tmp_path / "lib.db"), "--format", "json"])
+    (f,) = json.loads(capsys.readouterr().out)["findings"]
+    # THEN the finding is at the user's line, with the library frame kept as the helper frame
+    assert (f["file"], f["line"], f["function"]) == ("model.py", 77, "main")
+    assert f["evidence"]["helper"] == f"{lib}:120 in Executor.run"

@@ -22,8 +22,9 @@ def test_json_document_has_the_documented_keys(tmp_path):
     assert set(doc) == {"session", "backend", "status", "findings", "summary"}
     assert (doc["backend"], doc["status"]) == ("emulator", "ok")
     (f,) = doc["findings"]
-    assert set(f) == {"id", "severity", "title", "message", "file", "line", "function", "events",
-                      "evidence", "fix"}  # fmt: skip
+    assert set(f) == {"id", "severity", "title", "message", "file", "line", "function", "callers",
+                      "occurrences", "folded", "events", "evidence", "fix"}  # fmt: skip
+    assert (f["occurrences"], f["folded"]) == (1, [])
     assert (f["id"], f["severity"], f["file"], f["line"]) == ("TR004", "error", "model.py", 30)
     assert doc["summary"]["by_rule"] == {"TR004": 1}
     assert doc["summary"]["by_severity"] == {"error": 1, "warning": 0, "info": 0}

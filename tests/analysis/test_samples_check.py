@@ -25,16 +25,25 @@ TTRECORD = Path(sys.executable).with_name("ttrecord")
 HAZARDS = [
     "readback_in_capture", "host_write_in_capture", "sync_in_capture", "alloc_after_capture",
     "stale_input", "freed_input", "aliasing", "baked_value", "host_op_in_capture",
-    "trace_lifecycle", "overlapping_traces",
+    "trace_lifecycle", "overlapping_traces", "multi_trace",
 ]  # fmt: skip
-CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe", "reallocated_input", "sharded_cnn_executor",
-         "mesh_paged_decode"]
-EXPECT = re.compile(r"#\s*expect:\s*(TR\d{3})")
+CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe", "reallocated_input",
+         "input_reallocated_after_capture", "sharded_cnn_executor", "mesh_paged_decode"]  # fmt: skip
+# `# expect: TR010` or, for a finding of another severity than the rule's usual one,
+# `# expect: TR010 info`
+EXPECT = re.compile(r"#\s*expect:\s*(TR\d{3})(?:\s+(error|warning|info))?")
+ERRORS = {"TR001", "TR002", "TR003", "TR004", "TR005", "TR007", "TR009", "TR010"}
 
 
 def expected(sample: str) -> list[tuple[str, int]]:
     lines = (SAMPLES / f"{sample}.py").read_text().splitlines()
     return sorted((m.group(1), n) for n, text in enumerate(lines, 1) for m in EXPECT.finditer(text))
+
+
+def expected_severities(sample: str) -> list[str]:
+    text = (SAMPLES / f"{sample}.py").read_text()
+    return [m.group(2) or ("error" if m.group(1) in ERRORS else "warning")
+            for m in EXPECT.finditer(text)]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -94,8 +103,9 @@ def test_check_reports_exactly_the_marked_lines_in_every_format(sample, sessions
     assert (want == []) == (sample in CLEAN)
     code, out = _check(path, "json", capsys)
     assert _json(out) == want
-    errors = {"TR001", "TR002", "TR003", "TR004", "TR005", "TR009", "TR010"}
-    assert code == (1 if any(rule in errors for rule, _ in want) else 0)
+    severities = expected_severities(sample)
+    assert sorted(f["severity"] for f in json.loads(out)["findings"]) == sorted(severities)
+    assert code == (1 if "error" in severities else 0)
     assert _sarif(_check(path, "sarif", capsys)[1], sample) == want
     text = _check(path, "text", capsys)[1]
     assert _text(text, sample) == want

@@ -53,6 +53,8 @@ def test_new_input_tensor_instead_of_the_captured_one_is_reported_once(analyze_b
     assert ev["new_tensor"]["address"] == "0x102000 (1056768)"
     assert ev["captured_input"]["address"] == "0x100000 (1048576)"
     assert "copy_host_to_device_tensor" in findings[0].fix
+    # AND both stale replays are counted in that one finding
+    assert findings[0].occurrences == 2
 
 
 def test_new_tensor_copied_into_the_captured_input_is_not_reported(analyze_both):
@@ -86,3 +88,37 @@ def test_new_tensor_with_its_own_use_before_the_replay_is_not_reported(analyze_b
     b.execute(tid, line=42)
     b.release(tid, line=44)
     assert analyze_both(b) == []
+
+
+def test_input_freed_and_reallocated_with_its_spec_after_capture_is_the_input(analyze_both):
+    """GIVEN tt-metal's executor idiom done after end_trace_capture: the captured input freed,
+    a tensor of its spec allocated on exactly its range and filled before each replay
+    THEN no finding: the trace's input is the range it reads, whatever tensor holds it."""
+    from analysis_helpers import X
+
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    b.free(x, parent=b.op("ttnn.deallocate", [x], [], line=30).seq)
+    new = b.alloc(X)
+    b.op("ttnn.allocate_tensor_on_device", [], [new], line=31)
+    for _ in range(2):
+        b._add(Kind.H2D, "copy_host_to_device_tensor", 32, inputs=(host_tensor(), tensor(new)))
+        b.execute(tid, line=33)
+        b.d2h(y, line=34)
+    b.release(tid, line=35)
+    assert analyze_both(b) == []
+
+
+def test_input_freed_and_reallocated_but_never_written_is_reported_at_the_free(analyze_both):
+    """GIVEN the same, but nothing written into the new tensor before the replay
+    THEN TR005 at the free, with no TR004 for the tensor on the input's range."""
+    from analysis_helpers import X
+
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    b.free(x, parent=b.op("ttnn.deallocate", [x], [], line=30).seq)
+    new = b.alloc(X)
+    b.op("ttnn.allocate_tensor_on_device", [], [new], line=31)
+    b.execute(tid, line=33)
+    b.release(tid, line=35)
+    assert rules_at(analyze_both(b)) == [("TR005", 30)]

@@ -34,3 +34,35 @@ def test_value_that_changes_per_step_is_reported_with_all_values(analyze_both):
 
 def test_constant_value_is_not_reported(analyze_both):
     assert analyze_both(_schedule([0.5, 0.5], captured=0.5)) == []
+
+
+def test_recorded_values_differ_so_the_finding_is_an_error(analyze_both):
+    """Severity follows proof: eager calls at the line passed another value than the replays use."""
+    findings = analyze_both(_schedule([1.0, 0.5], captured=0.25))
+    assert [str(f.severity) for f in findings] == ["error"]
+
+
+def test_one_finding_per_call_site_however_many_captures(analyze_both):
+    """GIVEN a loop that captures one trace per step with the step number baked in
+    THEN one finding at the line, counting the captures, first and last trace."""
+    b = SessionBuilder()
+    b.open_device()
+    x = b.alloc(X)
+    for step in range(30):
+        out = b.alloc(H)
+        if step % 10 == 9:
+            tid = b.begin_trace(line=40)
+            b.op("ttnn.add", [x], [out], line=21, args={"step": step})
+            b.end_trace(tid, line=41)
+            b.execute(tid, line=42)
+            b.release(tid, line=43)
+        else:
+            b.op("ttnn.add", [x], [out], line=21, args={"step": step})
+            b.d2h(out, line=30)
+        b.free(out)
+    findings = analyze_both(b)
+    assert rules_at(findings) == [("TR007", 21)]
+    occ = findings[0].evidence["occurrences"]
+    assert occ["count"] == 3
+    assert (occ["first"]["trace"], occ["last"]["trace"]) == (0, 2)
+    assert "captured into 3 traces" in findings[0].message

@@ -24,13 +24,14 @@ def test_verify_replay_adds_the_value_evidence(model_suite):
     # WHEN run with and without --ttrecord-verify-replay
     plain = run(model_suite, "--ttrecord", "test_corrupting.py")
     checked = run(model_suite, "--ttrecord", "--ttrecord-verify-replay", "test_corrupting.py")
-    # THEN both fail on TR004; only the verified run also shows TR011 at the execute line
+    # THEN both fail on TR004; only the verified run also shows TR011 at the execute line,
+    # folded under the TR004 it proves (one mistake, one finding)
     plain.assert_outcomes(failed=1)
     checked.assert_outcomes(failed=1)
     assert "TR011" not in plain.stdout.str()
     line = next(i for i, t in enumerate(CORRUPTING_TEST.splitlines(), 1) if "LINE_EXECUTE" in t)
-    checked.stdout.fnmatch_lines([f"*TR011*test_corrupting.py:{line}*"])
-    checked.stdout.fnmatch_lines(["*test_corrupting.py::test_bias_overwritten_by_replay: TR004 x1, TR011 x1*"])
+    checked.stdout.fnmatch_lines([f"*also caused by this: TR011*test_corrupting.py:{line}*"])
+    checked.stdout.fnmatch_lines(["*test_corrupting.py::test_bias_overwritten_by_replay: TR004 x1  *"])
 
 
 def test_the_marker_verifies_one_test(model_suite):
@@ -40,8 +41,11 @@ def test_the_marker_verifies_one_test(model_suite):
     model_suite.makepyfile(test_corrupting="import pytest\n" + CORRUPTING_TEST + "\n\n" + marked + after)
     # WHEN run with --ttrecord only
     result = run(model_suite, "--ttrecord", "test_corrupting.py")
-    # THEN only the marked test reports TR011, not the ones before and after it
+    # THEN only the marked test reports TR011 (folded under its TR004), not the ones before
+    # and after it
     result.assert_outcomes(failed=3)
-    result.stdout.fnmatch_lines(["*test_corrupting.py::test_bias_overwritten_by_replay: TR004 x1  *",
-                                 "*test_corrupting.py::test_marked_bias_overwritten_by_replay: TR004 x1, TR011 x1*",
-                                 "*test_corrupting.py::test_later_bias_overwritten_by_replay: TR004 x1  *"])
+    out = result.stdout.str()
+    sections = out.split("_ test_")[1:]
+    folded = {s.split(" ", 1)[0]: "also caused by this: TR011" in s for s in sections}
+    assert folded == {"bias_overwritten_by_replay": False, "marked_bias_overwritten_by_replay": True,
+                      "later_bias_overwritten_by_replay": False}, out

@@ -316,3 +316,16 @@ def test_frees_by_reference_drop_are_placed_between_the_calls_around_them(tmp_pa
                                    " WHERE e.kind = 'alloc' AND b.buffer_type = 'L1' AND b.address = ?",
                                (printed["sharded"],))]
     assert sharded and sharded[0]["size"] == 4096
+
+def test_a_double_free_is_recorded_once_and_the_mock_device_is_named(tmp_path):
+    """GIVEN a tensor deallocated with force=True twice and then with ttnn.deallocate on the mock
+    device THEN one buffer on the device, freed once, and no phantom buffer for the later calls;
+    the session names the mock device as such."""
+    proc, db = ttrecord_run(sys.executable, "double_free.py", tmp_path)
+    assert proc.returncode == 0, describe(proc)
+    buffers = rows(db, "SELECT device, free_seq FROM buffers WHERE buffer_type != 'TRACE'")
+    assert len(buffers) == 1 and buffers[0]["device"] is not None, buffers
+    assert buffers[0]["free_seq"] is not None
+    assert len(rows(db, "SELECT seq FROM events WHERE kind = 'free' AND buffer IN"
+                        " (SELECT id FROM buffers WHERE buffer_type != 'TRACE')")) == 1
+    assert "mock device" in session(db)["backend_reason"]

@@ -33,3 +33,23 @@ def test_empty_folder_says_so(tmp_path):
     """GIVEN a folder without sessions WHEN listing it THEN ttrecord says so and exits 0."""
     proc = run_ttrecord(["sessions", str(tmp_path)], cwd=tmp_path)
     assert proc.returncode == 0 and "No ttrecord sessions" in proc.stdout
+
+
+def test_findings_of_a_session_never_checked_are_computed(tmp_path):
+    """GIVEN a session with an allocation over trace memory that nobody ran `check` on
+    WHEN listing the folder THEN its findings column counts that finding, not 0."""
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[1] / "analysis"))
+    from analysis_helpers import H, captured_step
+
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    b.alloc(H, parent=b.h2d(None, line=30, name="from_torch").seq)
+    b.execute(tid, line=31)
+    b.release(tid, line=32)
+    b.write(tmp_path / "unchecked.db")
+    proc = run_ttrecord(["sessions", str(tmp_path)], cwd=tmp_path, env_extra={"COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    row = next(ln for ln in proc.stdout.splitlines() if "unchecked.db" in ln)
+    assert row.rstrip(" │").split("│")[-1].strip() == "1"

@@ -26,8 +26,9 @@ def verified(tmp_path_factory):
 
 
 async def test_replay_divergence_opens_at_the_execute_line(verified, monkeypatch):
-    """GIVEN the verified alloc_after_capture session WHEN enter, down, enter THEN the TR011
-    finding shows the execute_trace line and the overwritten values, 1.0 before, 8.0 after."""
+    """GIVEN the verified alloc_after_capture session WHEN enter, down, enter THEN the TR004
+    finding shows the TR011 proof folded under it (one mistake, one finding): the
+    execute_trace line and the overwritten values, 1.0 before, 8.0 after."""
     monkeypatch.chdir(verified)
     app = TtrecordApp([])
     async with app.run_test(size=(120, 50)) as pilot:
@@ -36,7 +37,8 @@ async def test_replay_divergence_opens_at_the_execute_line(verified, monkeypatch
         await settle(pilot)
         await pilot.press("down", "enter")
         await settle(pilot)
-        assert isinstance(app.screen, FindingScreen) and app.screen.finding.rule == "TR011"
+        assert isinstance(app.screen, FindingScreen) and app.screen.finding.rule == "TR004"
+        assert [item["rule"] for item in app.screen.finding.folded] == ["TR011"]
         text = screen_text(app)
         line = next(i for i, t in enumerate(SAMPLE.read_text().splitlines(), 1) if "ttnn.execute_trace(" in t)
         assert f"{SAMPLE}:{line}" in text

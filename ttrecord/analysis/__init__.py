@@ -20,6 +20,7 @@ from ttrecord.analysis import (
     transfers_in_capture,
 )
 from ttrecord.analysis.context import Context
+from ttrecord.analysis.grouping import group
 from ttrecord.events import Event
 from ttrecord.findings import Finding
 
@@ -37,14 +38,16 @@ DETECTORS: list[Detector] = [
 
 def run_detectors(events: Sequence[Event], ctx: Context | None = None,
                   on_step: Callable[[str], None] | None = None) -> list[Finding]:  # fmt: skip
-    """Every detector over one event list, findings ordered by source position then rule.
-    `on_step(name)` is called before each detector (progress bars)."""
+    """Every detector over one event list, one finding per mistake (`grouping`), ordered by
+    severity, then source position, then rule. `on_step(name)` is called before each detector
+    (progress bars)."""
     ctx = ctx or Context(events)
-    findings = []
+    found = []
     for detect in DETECTORS:
         if on_step is not None:
             on_step(f"checking {detect.__module__.rsplit('.', 1)[-1].replace('_', ' ')}")
-        findings += detect(events, ctx)
+        found += detect(events, ctx)
+    findings = group(found)
     findings.sort(key=lambda f: (-f.severity.rank, f.file or "", f.line or 0, f.rule, f.events[:1]))
     return findings
 

@@ -20,7 +20,7 @@ from typing import Any
 from ttrecord.analysis.context import Context
 from ttrecord.analysis.rules import finding
 from ttrecord.events import Event, Kind, Phase
-from ttrecord.findings import Finding
+from ttrecord.findings import Finding, Severity
 
 _MAX_VALUES = 8  # distinct values listed in the evidence
 
@@ -46,25 +46,107 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
 
 
 def _captured(events: Sequence[Event], ctx: Context) -> list[Finding]:
-    findings: list[Finding] = []
+    """One finding per call site (and varying argument), however many traces captured it.
+
+    Linear in the session: the eager values of a call site are indexed once (distinct value ->
+    how many calls, first seq), and each captured call is compared against that index only.
+    A loop that captures one trace per step asks about the same site a thousand times."""
+    eager_index: dict[tuple, dict[str, dict[Any, list]]] = {}
+    groups: dict[tuple, list[tuple[Event, dict[str, Any]]]] = {}  # (site, arg names) -> captures
     seen: set = set()
-    # Per call site, the distinct values each argument took in eager calls: computed once,
-    # since a loop of captures asks about the same site again and again.
-    eager_values: dict[tuple, dict[str, dict[Any, Any]]] = {}
     for cap in events:
         if cap.kind is not Kind.OP or cap.phase is not Phase.CAPTURE or cap.parent is not None:
             continue
         key = _site_key(cap)
         if key is None or not cap.args or (key, cap.device, cap.trace) in seen:
-            continue  # one finding per call site and trace (a loop inside the capture)
+            continue  # one comparison per call site and trace (a loop inside the capture)
         seen.add((key, cap.device, cap.trace))
-        eager = ctx.facts.eager_calls(key)
-        if key not in eager_values:
-            eager_values[key] = _values([args for args, _, _ in eager])
-        varying = _varying_against(eager_values[key], cap.args)
+        index = eager_index.get(key)
+        if index is None:
+            index = eager_index[key] = _index(ctx.facts.eager_calls(key))
+        varying = {n: v for n, v in cap.args.items() if _differs(index.get(n), v)}
         if varying:
-            findings.append(_finding(ctx, cap, eager, varying, region=None))
-    return findings
+            groups.setdefault((key, tuple(varying)), []).append((cap, varying))
+    return [_captured_finding(ctx, caps, eager_index[key]) for (key, _), caps in groups.items()]
+
+
+def _index(calls: list[tuple[dict[str, Any], int, int]]) -> dict[str, dict[Any, list]]:
+    """Per argument name: canonical value -> [value, calls that passed it, first seq]."""
+    out: dict[str, dict[Any, list]] = {}
+    for args, first, count in calls:
+        for name, value in (args or {}).items():
+            entry = out.setdefault(name, {}).get(_canon(value))
+            if entry is None:
+                out[name][_canon(value)] = [value, count, first]
+            else:
+                entry[1] += count
+                entry[2] = min(entry[2], first)
+    return out
+
+
+def _differs(eager: dict[Any, list] | None, value: Any) -> bool:
+    """The eager calls passed some value other than the captured one."""
+    if not eager:
+        return False
+    return len(eager) > 1 or _canon(value) not in eager
+
+
+def _captured_finding(ctx: Context, caps: list[tuple[Event, dict[str, Any]]],
+                      index: dict[str, dict[Any, list]]) -> Finding:  # fmt: skip
+    """The finding of one call site: its captures (how many, first and last) and the values."""
+    cap, varying = caps[0]
+    names = list(varying)
+    first = names[0]
+    captured: dict[Any, Any] = {}
+    for c, v in caps:
+        captured.setdefault(_canon(v[first]), v[first])
+    eager = sorted(index[first].values(), key=lambda e: e[2])
+    eager_shown = ", ".join(repr(v) for v, _, _ in eager[:_MAX_VALUES])
+    more = f" (and {len(eager) - _MAX_VALUES} more)" if len(eager) > _MAX_VALUES else ""
+    traces = list(dict.fromkeys(c.trace for c, _ in caps))
+    if len(caps) == 1:
+        head = f"`{cap.name}` is captured into trace {cap.trace} with {_arg_name(first)} = {cap.args[first]!r}"
+    else:
+        values = ", ".join(repr(v) for v in list(captured.values())[:_MAX_VALUES])
+        head = (
+            f"`{cap.name}` is captured into {len(traces)} traces (trace {traces[0]} to"
+            f" {traces[-1]}) with {_arg_name(first)} = {values}"
+        )
+    message = (
+        f"{head}, while the {sum(e[1] for e in eager)} eager calls at this line passed"
+        f" {eager_shown}{more}. The trace keeps the captured value: every replay uses it,"
+        " whatever the program passes later, so a replay meant for another value computes a"
+        " different result than the eager call did."
+    )
+    values = {}
+    for n in names:
+        merged = {k: e[0] for k, e in sorted(index[n].items(), key=lambda kv: kv[1][2])}
+        for c, v in caps:
+            merged.setdefault(_canon(v[n]), v[n])
+        values[n] = list(merged.values())[:_MAX_VALUES]
+    evidence: dict[str, Any] = {
+        "values": values,
+        "calls_compared": sum(e[1] for e in eager) + len(caps),
+        "captured": {n: cap.args.get(n) for n in names},
+        "trace": cap.trace,
+    }
+    if len(caps) > 1:
+        evidence["occurrences"] = {
+            "count": len(caps),
+            "first": {"event": caps[0][0].seq, "trace": caps[0][0].trace},
+            "last": {"event": caps[-1][0].seq, "trace": caps[-1][0].trace},
+        }
+    shown_names = ", ".join(_arg_name(n) for n in names)
+    fix = (
+        f"Pass {shown_names} as a device tensor that you update before each execute_trace with"
+        " ttnn.copy_host_to_device_tensor, or capture one trace per value; keep Python values"
+        " that reach captured ops constant across steps."
+    )
+    related = [seq for _, _, seq in eager[:_MAX_VALUES]] + [c.seq for c, _ in caps[1:_MAX_VALUES]]
+    # Proven: the recording holds eager calls at this line with another value than the one
+    # every replay will use.
+    return finding("TR007", ctx, cap, message, fix=fix, related=related, evidence=evidence,
+                   trace=cap.trace, severity=Severity.ERROR)  # fmt: skip
 
 
 def _audited(ctx: Context) -> list[Finding]:
@@ -90,26 +172,6 @@ def _audited(ctx: Context) -> list[Finding]:
     return findings
 
 
-def _values(calls: list[dict[str, Any]]) -> dict[str, dict[Any, Any]]:
-    """For each argument name, its distinct values (canonical key -> value) over the calls."""
-    out: dict[str, dict[Any, Any]] = {}
-    for args in calls:
-        for name, value in (args or {}).items():
-            out.setdefault(name, {}).setdefault(_canon(value), value)
-    return out
-
-
-def _varying_against(eager: dict[str, dict[Any, Any]], ref: dict[str, Any]) -> dict[str, list[Any]]:
-    """Arguments of the captured call `ref` whose value differs across eager calls and it."""
-    out: dict[str, list[Any]] = {}
-    for name, value in ref.items():
-        values = dict(eager.get(name, {}))
-        values.setdefault(_canon(value), value)
-        if len(values) > 1:
-            out[name] = list(values.values())
-    return out
-
-
 def _varying(calls: list[dict[str, Any]], ref: dict[str, Any]) -> dict[str, list[Any]]:
     """Arguments of `ref` whose value is not the same in every call's arguments."""
     out: dict[str, list[Any]] = {}
@@ -124,41 +186,25 @@ def _varying(calls: list[dict[str, Any]], ref: dict[str, Any]) -> dict[str, list
 
 
 def _finding(ctx: Context, cap: Event, others: list[tuple[dict, int, int]],
-             varying: dict[str, list[Any]], region: str | None) -> Finding:  # fmt: skip
-    """`others`: the compared calls as (args, seq, how many calls had exactly these args)."""
+             varying: dict[str, list[Any]], region: str) -> Finding:  # fmt: skip
+    """An audit region's finding. `others`: the compared calls as (args, seq, count)."""
     names = ", ".join(_arg_name(n) for n in varying)
     first = next(iter(varying))
     shown = ", ".join(repr(v) for v in varying[first][:_MAX_VALUES])
-    if region is None:
-        captured = (cap.args or {})[first]
-        eager = {_canon(a[first]): a[first] for a, _, _ in others if first in a}
-        message = (
-            f"`{cap.name}` is captured into trace {cap.trace} with {_arg_name(first)} ="
-            f" {captured!r}, while the eager calls at this line passed"
-            f" {', '.join(repr(v) for v in list(eager.values())[:_MAX_VALUES])}. The trace"
-            f" keeps the captured value: every replay uses {captured!r}, whatever the"
-            " program passes later."
-        )
-    else:
-        message = (
-            f"`{cap.name}` in audit region {region} is called with {names} taking the values"
-            f" {shown} in different calls of the region. A capture of this region would keep"
-            " the value of the captured call, and every replay would reuse it."
-        )
+    message = (
+        f"`{cap.name}` in audit region {region} is called with {names} taking the values"
+        f" {shown} in different calls of the region. A capture of this region would keep"
+        " the value of the captured call, and every replay would reuse it."
+    )
     evidence: dict[str, Any] = {
         "values": {n: v[:_MAX_VALUES] for n, v in varying.items()},
         "calls_compared": sum(n for _, _, n in others) + 1,
+        "region": region,
     }
-    if region is None:
-        evidence["captured"] = {n: (cap.args or {}).get(n) for n in varying}
-        evidence["trace"] = cap.trace
-    else:
-        evidence["region"] = region
     fix = (
         f"Pass {names} as a device tensor that you update before each execute_trace with"
         " ttnn.copy_host_to_device_tensor, or capture one trace per value; keep Python values"
         " that reach captured ops constant across steps."
     )
     related = [seq for _, seq, _ in others[:_MAX_VALUES]]
-    return finding("TR007", ctx, cap, message, fix=fix, related=related, evidence=evidence,
-                   trace=cap.trace if region is None else None)  # fmt: skip
+    return finding("TR007", ctx, cap, message, fix=fix, related=related, evidence=evidence)

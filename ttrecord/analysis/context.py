@@ -30,6 +30,7 @@ class Access:
     tensor_id: int | None = None
     shape: tuple[int, ...] = ()
     dtype: str | None = None
+    layout: str | None = None
 
 
 @dataclass(eq=False)
@@ -187,6 +188,22 @@ class Context:
             ev, seen = parent, seen + 1
         return ev
 
+    def same_spec(self, alloc: Event, acc: Access) -> bool:
+        """The buffer `alloc` made holds a tensor of the captured input's spec: same footprint,
+        and shape, dtype and layout of the tensor the allocating call returned (when known)."""
+        buf = alloc.buffer
+        if buf is None or buf.size != acc.buffer.size:
+            return False
+        call = self.calls.get(alloc.parent) if alloc.parent is not None else None
+        for ref in call.outputs if call is not None else ():
+            if ref.buffer is not None and buffer_key(ref.buffer) == buffer_key(buf):
+                return (
+                    tuple(ref.shape) == tuple(acc.shape)
+                    and (None in (ref.dtype, acc.dtype) or ref.dtype == acc.dtype)
+                    and (None in (ref.layout, acc.layout) or ref.layout == acc.layout)
+                )
+        return True
+
     def site(self, ev: Event) -> CallSite | None:
         """The user's line for an event: its own call site, else the nearest caller's."""
         while ev.callsite is None and ev.parent is not None:
@@ -267,14 +284,14 @@ def _record_access(info: TraceInfo, ev: Event, facts: EventFacts | SessionFacts)
     for ref in ev.inputs:
         if ref.buffer is not None and ref.storage == "device":
             info.accesses.append(
-                Access(ref.buffer, ev.seq, "read", ref.tensor_id, ref.shape, ref.dtype)
+                Access(ref.buffer, ev.seq, "read", ref.tensor_id, ref.shape, ref.dtype, ref.layout)
             )
     for ref in ev.outputs:
         if ref.buffer is not None and ref.storage == "device":
             old = facts.existed_before(buffer_key(ref.buffer), info.begin.seq, ev.seq)
             role = "write" if old else "new"
             info.accesses.append(
-                Access(ref.buffer, ev.seq, role, ref.tensor_id, ref.shape, ref.dtype)
+                Access(ref.buffer, ev.seq, role, ref.tensor_id, ref.shape, ref.dtype, ref.layout)
             )
 
 

@@ -13,9 +13,11 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ttrecord.events import Event, Kind, Phase
+from ttrecord.events import CALL_KINDS, Event, Kind, Phase
 
 Key = tuple[int, str, int]  # (device, buffer type, address)
+# Calls that make a tensor without writing its data: not a write of what the buffer holds.
+ALLOCATES_ONLY = ("allocate_tensor_on_device", "empty", "empty_like")
 SiteKey = tuple[str, int, str, str]  # (file, line, function, op name)
 
 
@@ -25,6 +27,7 @@ class EventFacts:
         self._lives: dict[Key, list[list[int | None]]] | None = None
         self._eager: dict[SiteKey, list[tuple[dict[str, Any], int, int]]] | None = None
         self._by_seq: dict[int, Event] | None = None
+        self._calls: list[Event] | None = None
 
     def _lifetimes(self) -> dict[Key, list[list[int | None]]]:
         """[alloc seq, free seq] of every buffer, paired like the writer pairs them."""
@@ -83,8 +86,20 @@ class EventFacts:
         out: dict[Key, list[int]] = {}
         for ev in self._events:
             if ev.phase is not Phase.CAPTURE and (ev.outputs or ev.kind is Kind.H2D):
+                if ev.name.rsplit(".", 1)[-1] in ALLOCATES_ONLY:
+                    continue
                 _note(out, ev.seq, ev.outputs + (ev.inputs if ev.kind is Kind.H2D else ()), keys)
         return out
+
+    def calls_around(self, seq: int) -> tuple[Event | None, Event | None]:
+        """The user's calls (top level, with a call site) right before and right after `seq`."""
+        if self._calls is None:
+            self._calls = [e for e in self._events
+                           if e.parent is None and e.callsite is not None and e.kind in CALL_KINDS]  # fmt: skip
+        i = bisect.bisect_left(self._calls, seq, key=lambda e: e.seq)
+        before = self._calls[i - 1] if i > 0 else None
+        j = i + 1 if i < len(self._calls) and self._calls[i].seq == seq else i
+        return before, self._calls[j] if j < len(self._calls) else None
 
     def event(self, seq: int) -> Event | None:
         if self._by_seq is None:
@@ -190,7 +205,25 @@ class SessionFacts:
         return self._by_buffer(keys, "t.role = 'in'")
 
     def writes(self, keys: set[Key]) -> dict[Key, list[int]]:
-        return self._by_buffer(keys, "(t.role = 'out' OR (t.role = 'in' AND e.kind = 'h2d'))")
+        names = ", ".join(f"'{p}{n}'" for n in ALLOCATES_ONLY for p in ("", "ttnn."))
+        return self._by_buffer(
+            keys, f"(t.role = 'out' OR (t.role = 'in' AND e.kind = 'h2d')) AND e.name NOT IN ({names})"
+        )
+
+    def calls_around(self, seq: int) -> tuple[Event | None, Event | None]:
+        kinds = json.dumps(sorted(str(k.value) for k in CALL_KINDS))
+        cond = ("parent IS NULL AND callsite IS NOT NULL"
+                " AND kind IN (SELECT value FROM json_each(?))")  # fmt: skip
+        # Walks the primary key from `seq` outwards and stops at the first user call.
+        rows = self._session.query(
+            f"SELECT seq FROM events WHERE seq < ? AND {cond} ORDER BY seq DESC LIMIT 1",
+            (seq, kinds))  # fmt: skip
+        before = rows[0][0] if rows else None
+        rows = self._session.query(
+            f"SELECT seq FROM events WHERE seq > ? AND {cond} ORDER BY seq LIMIT 1", (seq, kinds))
+        after = rows[0][0] if rows else None
+        found = {e.seq: e for e in self._session.events_at([s for s in (before, after) if s])}
+        return found.get(before), found.get(after)
 
     def event(self, seq: int) -> Event | None:
         found = self._session.events_at([seq])

@@ -13,7 +13,7 @@ from typing import Any
 
 from ttrecord.analysis.context import Context
 from ttrecord.events import BufferRef, Event
-from ttrecord.findings import Finding, Severity
+from ttrecord.findings import Finding, Severity, _library
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,19 +130,46 @@ def finding(rule: str, ctx: Context, culprit: Event, message: str, *, fix: str |
     """A finding pinned to the user's line of `culprit` (the call that caused the hazard)."""
     meta = RULES[rule]
     site = ctx.site(culprit)
+    evidence = dict(evidence or {})
+    if site is None:
+        # No call made it (a free by a dropped Python reference): pinned to the interval
+        # between the two recorded calls around it, and said so.
+        before, after = ctx.facts.calls_around(culprit.seq)
+        anchor = before or after
+        site = anchor.callsite if anchor is not None else None
+        evidence["between"] = {
+            "after": f"`{before.name}` at {where(ctx, before)}" if before else "the start of the run",
+            "before": f"`{after.name}` at {where(ctx, after)}" if after else "the end of the run",
+        }
+        message += (
+            f" No ttnn call did this (event {culprit.seq}): it happened between"
+            f" {evidence['between']['after']} and {evidence['between']['before']}, for example"
+            " where the program dropped its last reference to a tensor; the line shown is the"
+            " last recorded call before it."
+        )
     events = [culprit.seq] + [s for s in dict.fromkeys(related) if s != culprit.seq]
+    file, line, function = (site.file, site.line, site.function) if site else (None, None, None)
+    stack = [tuple(f) for f in site.stack] if site else []
+    if file and _library(file):
+        # The call is inside installed library code (an executor or tracer class from a
+        # package): the fix goes where the user's code calls into it; the library line is
+        # kept as the helper frame.
+        i = next((i for i, f in enumerate(stack) if f and f[0] and not _library(f[0])), None)
+        if i is not None:
+            evidence["helper"] = f"{file}:{line} in {function}"
+            (file, line, function), stack = stack[i][:3], stack[i + 1 :]
     return Finding(
         rule=rule,
         severity=severity or meta.severity,
         title=meta.title,
         message=message,
         fix=fix or meta.help,
-        file=site.file if site else None,
-        line=site.line if site else None,
-        function=site.function if site else None,
-        stack=[tuple(f) for f in site.stack] if site else [],
+        file=file,
+        line=line,
+        function=function,
+        stack=stack,
         events=events,
-        evidence=evidence or {},
+        evidence=evidence,
         device=culprit.device,
         trace=trace if trace is not None else culprit.trace,
     )

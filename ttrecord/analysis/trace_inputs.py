@@ -48,13 +48,19 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
 def _freed_and_stale(
     events: Sequence[Event], ctx: Context, traces: list[TraceInfo]
 ) -> list[Finding]:
+    """One pass over the run. A trace's input is the address range it reads, whatever tensor
+    holds it: after the captured input is freed, a tensor allocated on exactly that range (the
+    same footprint) and written before the replay is the input, as in tt-metal's executors
+    that free the input and allocate one of the same spec. A replay while the range is free,
+    or held by a tensor nothing wrote, reports the captured input's free."""
     readers: dict[tuple, list[tuple[TraceInfo, Access]]] = {}
     for t in traces:
         for acc in t.inputs():
             readers.setdefault(buffer_key(acc.buffer), []).append((t, acc))
     writes = ctx.facts.writes(set(readers))  # refreshes of the inputs, by address
-    freed: dict[int, list[tuple[Event, Access]]] = {}  # id(trace) -> frees waiting for a replay
-    gone: dict[int, set] = {}  # id(trace) -> its input buffers freed so far
+    # id(trace) -> input key -> [free that left the range, its access, holder start or None]
+    loose: dict[int, dict[tuple, list]] = {}
+    gone: dict[int, set] = {}  # id(trace) -> its captured input buffers freed so far
     fresh: dict[int, list[tuple[Event, Access, Event]]] = {id(t): [] for t in traces}
     last_run = {id(t): t.end.seq for t in traces}
     by_key: dict[tuple, list[TraceInfo]] = {}
@@ -67,17 +73,34 @@ def _freed_and_stale(
         if kind is Kind.FREE and ev.buffer is not None:
             key = buffer_key(ev.buffer)
             for t, acc in readers.get(key, ()):
-                if key in gone.get(id(t), ()):
-                    continue  # the input went at its first free; this is a later tensor there
-                if acc.seq < ev.seq and (t.release is None or t.release.seq > ev.seq):
-                    freed.setdefault(id(t), []).append((ev, acc))
-                    gone.setdefault(id(t), set()).add(key)
+                if t.release is not None and t.release.seq <= ev.seq:
+                    continue
+                state = loose.get(id(t), {}).get(key)
+                if state is not None:
+                    state[2] = None  # the tensor standing in for the input went
+                    continue
+                if key in gone.get(id(t), ()) or acc.seq >= ev.seq:
+                    continue
+                loose.setdefault(id(t), {})[key] = [ev, acc, None]
+                gone.setdefault(id(t), set()).add(key)
+        elif kind is Kind.ALLOC and ev.buffer is not None and ev.phase is not Phase.CAPTURE:
+            key = buffer_key(ev.buffer)
+            for t, acc in readers.get(key, ()):
+                state = loose.get(id(t), {}).get(key)
+                if state is not None and ctx.same_spec(ev, acc):
+                    state[2] = ev.parent if ev.parent is not None else ev.seq
         elif kind is Kind.TRACE_EXECUTE:
             for t in by_key.get((ev.device, ev.trace), ()):
                 if not t.live_at(ev.seq):
                     continue
-                for free, acc in freed.pop(id(t), []):
-                    findings.append(_freed_finding(ctx, t, free, acc, ev))
+                for key, (free, acc, held_from) in loose.get(id(t), {}).items():
+                    if held_from is not None and _any_between(
+                        writes.get(key, []), held_from - 1, ev.seq
+                    ):
+                        continue  # a tensor on the input's range, written: it is the input
+                    if (id(t), free.seq) not in reported:
+                        reported.add((id(t), free.seq))
+                        findings.append(_freed_finding(ctx, t, free, acc, ev))
                 candidates = fresh[id(t)]
                 used = (
                     ctx.facts.uses({buffer_key(o.buffer) for _, _, o in candidates})
@@ -85,15 +108,13 @@ def _freed_and_stale(
                     else {}
                 )
                 for h2d, acc, out in candidates:
-                    site = ctx.site(h2d)
-                    key = (id(t), (site.file, site.line) if site else h2d.seq)
-                    if key in reported or _any_between(
+                    if _any_between(
                         writes.get(buffer_key(acc.buffer), []), last_run[id(t)], ev.seq
                     ):
                         continue  # the captured input was refreshed after all
                     if not _any_between(used.get(buffer_key(out.buffer), []), h2d.seq, ev.seq):
                         # Unused until the replay: it can only have been meant for the trace.
-                        reported.add(key)
+                        # One per stale replay: grouped by call site with their count.
                         findings.append(_stale_finding(ctx, t, h2d, acc, out, ev))
                 fresh[id(t)] = []
                 last_run[id(t)] = ev.seq
@@ -139,7 +160,9 @@ def _freed_finding(ctx: Context, t: TraceInfo, free: Event, acc: Access, execute
         f"The buffer {b.buffer_type} [{b.address:#x}, {b.end:#x}) on device {b.device} is an"
         f" input of trace {t.trace_id}"
         + (f" (read by `{reader.name}` at {where(ctx, reader)})" if reader else "")
-        + f", and it is freed here before execute_trace at {where(ctx, execute)} replays the"
+        + (", and it is freed here" if ctx.site(free) is not None
+           else ", and it is freed without a ttnn call (its last Python reference went)")
+        + f" before execute_trace at {where(ctx, execute)} replays the"
         " trace. The replay still reads that address, which the allocator may already have given"
         " to another tensor: the trace computes on whatever lives there now."
     )
@@ -155,8 +178,10 @@ def _freed_finding(ctx: Context, t: TraceInfo, free: Event, acc: Access, execute
         " reference) until after the last execute_trace and ttnn.release_trace; write new data"
         " into it with ttnn.copy_host_to_device_tensor."
     )
-    return finding("TR005", ctx, free, message, fix=fix, trace=t.trace_id, evidence=evidence,
-                   related=[execute.seq, acc.seq])  # fmt: skip
+    f = finding("TR005", ctx, free, message, fix=fix, trace=t.trace_id, evidence=evidence,
+                related=[execute.seq, acc.seq])  # fmt: skip
+    f.links.update(freed_input=(t.key, buffer_key(b)), dropped=ctx.site(free) is None)
+    return f
 
 
 def _stale_finding(ctx: Context, t: TraceInfo, h2d: Event, acc: Access, out, execute: Event):
@@ -180,8 +205,10 @@ def _stale_finding(ctx: Context, t: TraceInfo, h2d: Event, acc: Access, out, exe
         " ttnn.copy_host_to_device_tensor(host_tensor, captured_input) (or ttnn.copy(new,"
         " captured_input) for data already on the device) before execute_trace."
     )
-    return finding("TR005", ctx, h2d, message, fix=fix, trace=t.trace_id, evidence=evidence,
-                   related=[execute.seq, acc.seq])  # fmt: skip
+    f = finding("TR005", ctx, h2d, message, fix=fix, trace=t.trace_id, evidence=evidence,
+                related=[execute.seq, acc.seq])  # fmt: skip
+    f.links["stale_input"] = (t.key, buffer_key(b))
+    return f
 
 
 def _aliasing(ctx: Context, t: TraceInfo) -> list[Finding]:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from ttrecord.analysis.context import Access, Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
 from ttrecord.events import Event, Kind, Phase
-from ttrecord.findings import Finding
+from ttrecord.findings import Finding, Severity
 
 _MAX_RANGES = 4  # trace ranges listed in one finding's evidence
 
@@ -55,6 +55,10 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             # Which ranges it overlaps is worked out only for a reported one: most allocations
             # over trace memory are freed before the next replay.
             hits = [t for t in live.get(buf.device, ()) if t.footprint.hits(buf)]
+            # A buffer on exactly an input's range is the trace's input (tt-metal's executors
+            # free it and allocate one of the same spec); whether it was written before each
+            # replay is TR005's question.
+            hits = [t for t in hits if not _is_input_range(ctx, t, ev)]
             if hits:
                 candidates[key] = (ev, hits, i)
         elif kind is Kind.FREE:
@@ -77,6 +81,15 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             traces = live.get(ev.device, [])
             live[ev.device] = [t for t in traces if t.trace_id != ev.trace]
     return findings
+
+
+def _is_input_range(ctx: Context, trace: TraceInfo, alloc: Event) -> bool:
+    """The allocation holds a tensor of an input's spec on exactly that input's range."""
+    inputs = trace.__dict__.get("_inputs_by_key")
+    if inputs is None:
+        inputs = trace.__dict__["_inputs_by_key"] = {buffer_key(a.buffer): a for a in trace.inputs()}
+    acc = inputs.get(buffer_key(alloc.buffer))
+    return acc is not None and ctx.same_spec(alloc, acc)
 
 
 def _allocating_call(ctx: Context, events: Sequence[Event], alloc: Event, index: int) -> Event:
@@ -118,16 +131,22 @@ def _allocation_finding(ctx: Context, alloc: Event, maker: Event, trace: TraceIn
     first = next((a for a in accesses if a.role != "read" and a.seq in ctx.calls),
                  next((a for a in accesses if a.seq in ctx.calls), accesses[0]))  # fmt: skip
     call = ctx.calls.get(first.seq)
-    verb = "reads" if first.role == "read" else "writes"
+    writes = first.role != "read"
     what = f"`{maker.name}`" if maker is not alloc else "This allocation"
+    consequence = (
+        "so the replay writes over it: the tensor's contents are silently replaced"
+        if writes
+        else "so the replay reads it as its own input: whatever the program stores in this"
+        " tensor changes what the trace computes"
+    )
     message = (
         f"{what} allocates {buf.buffer_type} [{buf.address:#x}, {buf.end:#x}) on device"
         f" {buf.device} after trace {trace.trace_id} was captured, over"
-        f" [{first.buffer.address:#x}, {first.buffer.end:#x}), which the trace {verb}"
+        f" [{first.buffer.address:#x}, {first.buffer.end:#x}), which the trace"
+        f" {'writes' if writes else 'only reads'}"
         + (f" (`{call.name}` at {where(ctx, call)})" if call else "")
         + f". The buffer is still allocated when execute_trace runs at {where(ctx, execute)},"
-        " so the replay writes over it (or reads it as its own data): the tensor is silently"
-        " corrupted."
+        f" {consequence}."
     )
     evidence = {
         "allocated": range_evidence(buf),
@@ -142,12 +161,18 @@ def _allocation_finding(ctx: Context, alloc: Event, maker: Event, trace: TraceIn
         " it, deallocate it before the next execute_trace, or call ttnn.release_trace"
         f"(device, {trace.trace_id}) before allocating."
     )
-    return finding("TR004", ctx, maker, message, fix=fix, trace=trace.trace_id, evidence=evidence,
-                   related=[alloc.seq, execute.seq, first.seq])  # fmt: skip
+    evidence["trace_access"] = "writes" if writes else "reads"
+    f = finding("TR004", ctx, maker, message, fix=fix, trace=trace.trace_id, evidence=evidence,
+                related=[alloc.seq, execute.seq, first.seq])  # fmt: skip
+    if not writes:  # only over inputs the trace reads: those inputs were freed (TR005)
+        f.links["over_inputs"] = {(trace.key, buffer_key(a.buffer)) for a in accesses}
+    return f
 
 
 def detect_overlapping_traces(events: Sequence[Event], ctx: Context) -> list[Finding]:
-    """TR010: pairs of traces live at once whose writes land on what the other one keeps."""
+    """TR010, following the data: traces sharing memory is only a note, unless a value one
+    trace wrote is read (by the host, an op, or another trace's replay) after the other
+    trace's replay overwrote it; that read is the error, at its line."""
     traces = [t for t in ctx.traces if t.end is not None]
     findings: list[Finding] = []
     unreleased: list[TraceInfo] = []  # earlier traces, in order, not released when `later` began
@@ -158,11 +183,119 @@ def detect_overlapping_traces(events: Sequence[Event], ctx: Context) -> list[Fin
         for earlier in unreleased:
             if earlier.device != later.device or not earlier.live_at(later.end.seq):
                 continue
-            hit = _trace_buffer_overlap(earlier, later) or _kept_overlap(earlier, later)
+            hit = _trace_buffer_overlap(earlier, later)
             if hit is not None:
                 findings.append(_overlap_finding(ctx, earlier, later, *hit))
+                continue
+            overlaps = _kept_overlaps(earlier, later)
+            if not overlaps:
+                continue
+            bad = []
+            for writer, keeper, written, kept in overlaps:
+                bad += _reads_after_overwrite(ctx, traces, writer, keeper, written, kept)
+            if bad:
+                findings += bad
+            else:
+                w, k, written, kept = overlaps[0]
+                pair = (written, kept) if w is earlier else (kept, written)
+                how = f"trace {w.trace_id} writes over an output trace {k.trace_id} keeps"
+                findings.append(_overlap_finding(ctx, earlier, later, *pair, how, note=True))
         unreleased.append(later)
     return findings
+
+
+def _kept_overlaps(a: TraceInfo, b: TraceInfo) -> list[tuple[TraceInfo, TraceInfo, Access, Access]]:
+    """(writer, keeper, the writer's access, the keeper's kept output), at most one per way."""
+    out = []
+    for writer, keeper in ((a, b), (b, a)):
+        hit = _kept_overlap_one(writer, keeper)
+        if hit is not None:
+            out.append((writer, keeper, *hit))
+    return out
+
+
+def _kept_overlap_one(writer: TraceInfo, keeper: TraceInfo) -> tuple[Access, Access] | None:
+    for kept in keeper.kept():
+        for w in writer.written.overlapping(kept.buffer):
+            if w.role == "write" and buffer_key(w.buffer) == buffer_key(kept.buffer):
+                continue  # writing into the other trace's live output: deliberate sharing
+            return w, kept
+    return None
+
+
+def _reads_after_overwrite(ctx: Context, traces: list[TraceInfo], writer: TraceInfo,
+                           keeper: TraceInfo, written: Access, kept: Access) -> list[Finding]:  # fmt: skip
+    """Reads of `keeper`'s output made while the last replay to touch it was `writer`'s."""
+    key = buffer_key(kept.buffer)
+    timeline: list[tuple[int, int, object]] = [(e.seq, 0, "keeper") for e in keeper.executes]
+    timeline += [(e.seq, 0, "writer") for e in writer.executes]
+    for seq in ctx.facts.uses({key}).get(key, []):
+        timeline.append((seq, 1, None))
+    for t in traces:  # another trace's replay reading the output as its input
+        if t is not keeper and t is not writer and any(
+            a.buffer.overlaps(kept.buffer) for a in t.inputs()
+        ):
+            timeline += [(e.seq, 1, e) for e in t.executes]
+    timeline.sort(key=lambda item: (item[0], item[1]))
+    last = None  # whose replay last wrote the output: "keeper", "writer" or None
+    overwrite = None
+    bad: dict[tuple, list] = {}  # read site -> [read event, overwriting execute, count]
+    fetched = 0
+    for seq, is_read, what in timeline:
+        if not is_read:
+            if what == "keeper":
+                last = "keeper"
+            elif last == "keeper":
+                last, overwrite = "writer", seq
+            continue
+        if last != "writer" or not ctx.facts.existed_before(key, keeper.end.seq, seq):
+            continue
+        ev = what if isinstance(what, Event) else None
+        if ev is None:
+            if fetched >= 32:  # enough to name every reading line of a real program
+                continue
+            fetched += 1
+            ev = ctx.facts.event(seq)
+            if ev is None or ev.kind is Kind.H2D or "deallocate" in ev.name:
+                continue  # writing into it, or freeing it, reads nothing
+        site = ctx.site(ev)
+        where_key = (site.file, site.line) if site else seq
+        entry = bad.setdefault(where_key, [ev, overwrite, 0])
+        entry[2] += 1
+    return [_overwritten_read_finding(ctx, writer, keeper, written, kept, ev, ow, n)
+            for ev, ow, n in bad.values()]  # fmt: skip
+
+
+def _overwritten_read_finding(ctx: Context, writer: TraceInfo, keeper: TraceInfo,
+                              written: Access, kept: Access, read: Event, overwrite: int,
+                              count: int) -> Finding:  # fmt: skip
+    b = kept.buffer
+    execute = ctx.calls.get(overwrite) or ctx.facts.event(overwrite)
+    at = where(ctx, execute) if execute is not None else f"event {overwrite}"
+    message = (
+        f"`{read.name}` reads the output trace {keeper.trace_id} wrote ({b.buffer_type}"
+        f" [{b.address:#x}, {b.end:#x}) on device {b.device}), but trace {writer.trace_id}'s"
+        f" replay at {at} overwrote that range after trace {keeper.trace_id}'s last replay:"
+        f" trace {writer.trace_id} writes [{written.buffer.address:#x}, {written.buffer.end:#x})"
+        f" there. The value read is trace {writer.trace_id}'s, not trace {keeper.trace_id}'s."
+    )
+    evidence: dict = {
+        "output": range_evidence(b),
+        "output_of": keeper.trace_id,
+        "overwritten_by": {"trace": writer.trace_id, "execute": overwrite, "at": at},
+        f"trace_{writer.trace_id}": _describe_accesses(ctx, [written])[0],
+    }
+    if count > 1:
+        evidence["occurrences"] = {"count": count, "first": {"event": read.seq, "trace": keeper.trace_id},
+                                   "last": {"event": read.seq, "trace": keeper.trace_id}}  # fmt: skip
+    fix = (
+        f"Read (or ttnn.clone) trace {keeper.trace_id}'s output before replaying trace"
+        f" {writer.trace_id}, replay trace {keeper.trace_id} again before reading it, or keep"
+        " the outputs both traces write allocated before either capture so they cannot share"
+        " memory."
+    )
+    return finding("TR010", ctx, read, message, fix=fix, trace=keeper.trace_id, evidence=evidence,
+                   related=[overwrite, keeper.begin.seq, writer.begin.seq])  # fmt: skip
 
 
 def _trace_buffer_overlap(a: TraceInfo, b: TraceInfo) -> tuple[Access, Access, str] | None:
@@ -174,27 +307,29 @@ def _trace_buffer_overlap(a: TraceInfo, b: TraceInfo) -> tuple[Access, Access, s
     return None
 
 
-def _kept_overlap(a: TraceInfo, b: TraceInfo) -> tuple[Access, Access, str] | None:
-    """A range one trace writes that overlaps an output the other trace created and keeps."""
-    for writer, keeper in ((a, b), (b, a)):
-        for kept in keeper.kept():
-            for w in writer.written.overlapping(kept.buffer):
-                if w.role == "write" and buffer_key(w.buffer) == buffer_key(kept.buffer):
-                    continue  # writing into the other trace's live output: deliberate sharing
-                pair = (w, kept) if writer is a else (kept, w)
-                return (
-                    pair[0],
-                    pair[1],
-                    (
-                        f"trace {writer.trace_id} writes over an output"
-                        f" trace {keeper.trace_id} keeps"
-                    ),
-                )
-    return None
-
-
 def _overlap_finding(ctx: Context, a: TraceInfo, b: TraceInfo, acc_a: Access, acc_b: Access,
-                     how: str) -> Finding:  # fmt: skip
+                     how: str, note: bool = False) -> Finding:  # fmt: skip
+    if note:
+        message = (
+            f"Trace {b.trace_id} (captured at {where(ctx, b.begin)}) and trace {a.trace_id}"
+            f" (captured at {where(ctx, a.begin)}) are both live on device {b.device} and share"
+            f" memory: trace {a.trace_id} uses {acc_a.buffer.buffer_type}"
+            f" [{acc_a.buffer.address:#x}, {acc_a.buffer.end:#x}) and trace {b.trace_id} uses"
+            f" [{acc_b.buffer.address:#x}, {acc_b.buffer.end:#x}) ({how}). In this run no value"
+            " one trace wrote was read after the other trace's replay overwrote it, so no result"
+            " was corrupted; reading an output only after its own trace's replay keeps it so."
+        )
+        evidence = {"device": b.device, "traces": [a.trace_id, b.trace_id],
+                    f"trace_{a.trace_id}": _describe_accesses(ctx, [acc_a])[0],
+                    f"trace_{b.trace_id}": _describe_accesses(ctx, [acc_b])[0]}  # fmt: skip
+        fix = (
+            "Nothing to fix for this run. To make the traces independent, allocate the outputs"
+            " both traces keep before either capture, or release one trace before capturing"
+            " the other."
+        )
+        return finding("TR010", ctx, b.end, message, fix=fix, trace=b.trace_id, evidence=evidence,
+                       related=[b.begin.seq, a.begin.seq, acc_a.seq, acc_b.seq],
+                       severity=Severity.INFO)  # fmt: skip
     message = (
         f"Trace {b.trace_id} (captured at {where(ctx, b.begin)}) and trace {a.trace_id}"
         f" (captured at {where(ctx, a.begin)}) are both live on device {b.device}, and their"

@@ -15,8 +15,10 @@ class Check:
     ttrecord check SESSION.db --format sarif -o ttrecord.sarif   for GitHub code scanning
     ttrecord check SESSION.db --format json --fail-on warning    for scripts and CI
 
-    Exits 1 when a finding reaches the --fail-on level (default: error), 0 otherwise, and 2
-    when the session cannot be read. The findings are also stored in the session, where
+    Exits 1 when a finding reaches the --fail-on level (default: error), 3 when the recorded
+    run did not finish (crashed, raised, hung or was interrupted: its findings cover only what
+    it did before it stopped; --allow-incomplete turns this off), 0 otherwise, and 2 when the
+    session cannot be read. The findings are also stored in the session, where
     `ttrecord tui` and `ttrecord report` show them.
     """
 
@@ -26,9 +28,12 @@ class Check:
         parser.add_argument("--format", choices=("text", "json", "sarif"), default="text",
                             help="output format (default: text)")  # fmt: skip
         parser.add_argument(
-            "--fail-on", choices=("error", "warning"), default="error",
+            "--fail-on", choices=("error", "warning", "info", "never"), default="error",
             help="lowest severity that exits with status 1 (default: error)",
         )  # fmt: skip
+        parser.add_argument("--allow-incomplete", action="store_true",
+                            help="exit 0 (when nothing reaches --fail-on) even if the recorded"
+                            " run did not finish")  # fmt: skip
         parser.add_argument("-o", "--output", metavar="FILE",
                             help="write the report to FILE instead of standard output")  # fmt: skip
         parser.add_argument("-q", "--quiet", action="store_true",
@@ -38,10 +43,12 @@ class Check:
         from ttrecord.report import run_check
 
         if args.output is None:
-            return run_check(args.session, args.format, args.fail_on, sys.stdout, args.quiet)
+            return run_check(args.session, args.format, args.fail_on, sys.stdout, args.quiet,
+                             getattr(args, "allow_incomplete", False))  # fmt: skip
         try:
             out = open(args.output, "w", encoding="utf-8")
         except OSError as exc:
             raise TtrecordError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
         with out:
-            return run_check(args.session, args.format, args.fail_on, out, args.quiet)
+            return run_check(args.session, args.format, args.fail_on, out, args.quiet,
+                             getattr(args, "allow_incomplete", False))  # fmt: skip

@@ -83,6 +83,9 @@ class Run:
                             " device memory around execute_trace; see docs/check.md)")  # fmt: skip
         parser.add_argument("--check", action="store_true",
                             help="run `ttrecord check` on the session afterwards")  # fmt: skip
+        parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"), default="error",
+                            help="with --check: lowest finding severity that exits with"
+                            " status 1 (default: error)")  # fmt: skip
         parser.add_argument("--tui", action="store_true",
                             help="follow the session in `ttrecord tui` while it records (the"
                             " program's output goes to SESSION.db.out)")  # fmt: skip
@@ -133,8 +136,9 @@ class Run:
             from ttrecord.cli.check import Check
 
             check_code = Check().run(
-                argparse.Namespace(session=str(output), format="text", fail_on="error", output=None,
-                                   quiet=False)
+                argparse.Namespace(session=str(output), format="text", fail_on=args.fail_on,
+                                   output=None, quiet=False,
+                                   allow_incomplete=True)  # the run's own code says it
             )
             code = code if code != 0 else check_code
         return code

@@ -18,10 +18,30 @@ STATUS_STYLES = {
 }
 
 
+_ANALYZE_UP_TO = 200_000  # events: sessions never checked are analyzed on the spot up to this
+
+
+def _findings(session, events: int) -> str:
+    """Stored findings; for a session never checked (nothing stored), the findings computed now
+    when the session is small enough, else "not checked". Nothing is stored here."""
+    stored = session.findings()
+    if stored:
+        return str(len(stored))
+    if events > _ANALYZE_UP_TO:
+        return "not checked"
+    from ttrecord.analysis import analyze
+
+    try:
+        return str(len(analyze(session)))
+    except Exception:  # a damaged session: listing the folder must go on
+        return "not checked"
+
+
 class Sessions:
     """List ttrecord sessions in a folder (default: the current one), newest first.
 
-    Shows each session's program, start time, status, backend, event count and findings.
+    Shows each session's program, start time, status, backend, event count and findings
+    (computed on the spot for a small session never checked, else "not checked").
     Files that are not ttrecord sessions are skipped.
     """
 
@@ -58,7 +78,7 @@ class Sessions:
                 with Session.open(path) as session:
                     info = session.info()
                     events = session.event_count()
-                    findings = len(session.findings())
+                    findings = _findings(session, events)
             except SessionError:
                 continue
             started = time.strftime("%m-%d %H:%M", time.localtime(info.started_at))
@@ -66,6 +86,6 @@ class Sessions:
             style = STATUS_STYLES.get(info.status, "")
             status = f"[{style}]{info.status}[/]" if style else info.status
             table.add_row(path.name, program, started, status, info.backend, str(events),
-                          str(findings))  # fmt: skip
+                          findings)  # fmt: skip
         console.print(table)
         return 0

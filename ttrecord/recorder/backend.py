@@ -65,7 +65,10 @@ def choose(requested: str) -> Backend:
         return _emulator("requested with --backend emulator")
     if requested == "ttnn":
         try:
-            return _real("requested with --backend ttnn")
+            reason = "requested with --backend ttnn"
+            if os.environ.get("TT_METAL_MOCK_CLUSTER_DESC_PATH"):
+                reason = f"mock device (TT_METAL_MOCK_CLUSTER_DESC_PATH set): {reason}"
+            return _real(reason)
         except Exception as exc:  # ImportError, or a native library that fails to load
             raise TtrecordError(f"--backend ttnn: cannot import ttnn ({exc})") from None
     if importlib.util.find_spec("ttnn") is None:
@@ -81,4 +84,7 @@ def choose(requested: str) -> Backend:
     if count < 1:
         _forget_ttnn()
         return _emulator("ttnn reports no available device")
-    return Backend(backend.module, "ttnn", f"{count} device(s) available", backend.version)
+    reason = f"{count} device(s) available"
+    if os.environ.get("TT_METAL_MOCK_CLUSTER_DESC_PATH"):  # named as such in every report
+        reason = f"mock device (TT_METAL_MOCK_CLUSTER_DESC_PATH set): {reason}"
+    return Backend(backend.module, "ttnn", reason, backend.version)

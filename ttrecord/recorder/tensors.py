@@ -114,6 +114,10 @@ class TensorDescriber:
         if memory_config is None:
             memory_config = _configs[(btype, mem_layout)] = f"{btype} {mem_layout.lower()}"
         device = self._device_id(t.device())
+        if device is None and not _allocated(t):
+            # Deallocated already (deallocate(force=True) twice): no buffer, so the second
+            # free records nothing instead of a phantom buffer on no device.
+            return (tid, "device", shape, dtype, layout, None, None)
         size = self._buffer_size(device, btype, address)
         page_size = num_pages = None
         if size is None:
@@ -142,6 +146,12 @@ def _pages_per_shard(mc: Any, layout: str) -> int | None:
     if layout == "TILE":
         return -(-height // 32) * -(-width // 32)
     return height
+
+def _allocated(t: Any) -> bool:
+    try:
+        return bool(t.is_allocated())
+    except Exception:
+        return True  # cannot tell: describe it as before
 
 
 def describe_torch(t: Any) -> tuple:

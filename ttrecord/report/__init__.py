@@ -29,6 +29,12 @@ class CheckResult:
     findings: list[Finding]
     sources: Callable[[str], str | None] = field(default=lambda _file: None, repr=False)
 
+    @property
+    def finished(self) -> bool:
+        """The recorded program ran to its end (a crash, error, hang or interrupt leaves
+        findings that cover only what happened before it stopped)."""
+        return self.status == "ok"
+
     def summary(self) -> dict:
         by_severity = {str(s): 0 for s in Severity}
         by_rule: dict[str, int] = {}
@@ -59,10 +65,13 @@ def _formats() -> dict[str, Callable[[CheckResult, TextIO], None]]:
 
 
 FORMAT_NAMES = ("text", "json", "sarif")
+FAIL_ON = ("error", "warning", "info", "never")  # the same choices as the pytest plugin
 
 
 def fails(findings: list[Finding], fail_on: str) -> bool:
-    """Whether any finding reaches the fail level ('error' or 'warning')."""
+    """Whether any finding reaches the fail level (FAIL_ON: 'never' fails nothing)."""
+    if fail_on == "never":
+        return False
     level = Severity(fail_on).rank
     return any(f.severity.rank >= level for f in findings)
 
@@ -116,18 +125,25 @@ def store_findings(path: str, findings: list[Finding], stamp: tuple[str, str] | 
     return True
 
 
+INCOMPLETE_EXIT = 3  # `ttrecord check` of a run that did not finish (docs/check.md)
+
+
 def run_check(
     path: str, fmt: str = "text", fail_on: str = "error", out: TextIO | None = None,
-    quiet: bool = False,
+    quiet: bool = False, allow_incomplete: bool = False,
 ) -> int:
-    """`ttrecord check`: 1 when a finding reaches `fail_on`, else 0 (SessionError propagates).
-    A progress bar shows on a terminal's stderr while a long analysis runs (not with quiet)."""
+    """`ttrecord check`: 1 when a finding reaches `fail_on`; 3 when the run did not finish
+    (its findings cover only what was recorded), unless `allow_incomplete`; else 0
+    (SessionError propagates). A progress bar shows on a terminal's stderr while a long
+    analysis runs (not with quiet)."""
     from ttrecord.analysis import STEPS
     from ttrecord.progress import Progress
 
     with Progress("checking", total=STEPS, quiet=quiet) as bar:
         result = check_session(path, on_step=bar.step)
     code = 1 if fails(result.findings, fail_on) else 0
+    if not result.finished and not allow_incomplete:
+        code = code or INCOMPLETE_EXIT
     out = out or sys.stdout
     try:
         _formats()[fmt](result, out)

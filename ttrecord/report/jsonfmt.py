@@ -2,7 +2,8 @@
 
 The shape is a stable interface for scripts and CI:
 {"session", "backend", "status", "findings": [{"id", "severity", "title", "message", "file",
-"line", "function", "events", "evidence", "fix"}], "summary": {...}}.
+"line", "function", "callers", "occurrences", "folded", "events", "evidence", "fix"}],
+"summary": {...}}.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "file": f.file,
         "line": f.line,
         "function": f.function,
+        "callers": [list(frame) for frame in f.stack],  # innermost first: where a helper is called
+        "occurrences": f.occurrences,  # the same mistake at this line, grouped
+        "folded": f.folded,  # consequences of this mistake, reported under it
         "events": list(f.events),
         "evidence": f.evidence,
         "fix": f.fix,

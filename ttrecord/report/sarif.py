@@ -47,7 +47,7 @@ def _rule(rule_id: str) -> dict[str, Any]:
     }
 
 
-def _result(f: Finding, index: dict[str, int], cwd: str | None) -> dict[str, Any]:
+def _result(f: Finding, index: dict[str, int], cwd: str | None, script: str | None = None) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": f.rule,
         "ruleIndex": index[f.rule],
@@ -60,18 +60,31 @@ def _result(f: Finding, index: dict[str, int], cwd: str | None) -> dict[str, Any
             "fix": f.fix,
             "device": f.device,
             "trace": f.trace,
+            "occurrences": f.occurrences,
         },  # fmt: skip
     }
-    if f.file:
+    # Every result has a location (code scanning rejects one without): the finding's line, or
+    # for the rare finding with no recorded call at all, the recorded program itself.
+    file = f.file or (script if script and not script.startswith("-m ") else None)
+    if file:
         location: dict[str, Any] = {
             "physicalLocation": {
-                "artifactLocation": _artifact(f.file, cwd),
-                **({"region": {"startLine": f.line}} if f.line and f.line > 0 else {}),
+                "artifactLocation": _artifact(file, cwd),
+                **({"region": {"startLine": f.line}} if f.file and f.line and f.line > 0 else {}),
             }
         }
         if f.function:
             location["logicalLocations"] = [{"name": f.function, "kind": "function"}]
         result["locations"] = [location]
+    # Consequences folded under this finding, each at its own line (one mistake, one result).
+    related = [
+        {"id": i, "message": {"text": f"{item['rule']} {item['title']}: {item['why']}. {item['message']}"},
+         "physicalLocation": {"artifactLocation": _artifact(item["file"], cwd),
+                              **({"region": {"startLine": item["line"]}} if item.get("line") else {})}}
+        for i, item in enumerate(f.folded) if item.get("file")
+    ]  # fmt: skip
+    if related:
+        result["relatedLocations"] = related
     frames = [
         {"location": {"physicalLocation": {"artifactLocation": _artifact(file, cwd),
                                            "region": {"startLine": line}},
@@ -94,13 +107,14 @@ def document(result: CheckResult) -> dict[str, Any]:
                 "rules": [_rule(r) for r in rule_ids],
             }
         },
-        "results": [_result(f, index, result.cwd) for f in result.findings],
+        "results": [_result(f, index, result.cwd, result.script) for f in result.findings],
         "invocations": [
             {
                 "executionSuccessful": True,
                 "properties": {
                     "session": result.path,
                     "status": result.status,
+                    "runFinished": result.finished,
                     "backend": result.backend,
                 },
             }

@@ -174,7 +174,10 @@ def _backend(info: SessionInfo) -> Text:
                              " this program)")  # fmt: skip
     else:
         version = f" {info.ttnn_version}" if info.ttnn_version else ""
-        what = Text.assemble("  backend ", (f"ttnn{version}", "bold"), " (real device)")
+        mock = "mock device" in (info.backend_reason or "")
+        what = Text.assemble("  backend ", (f"ttnn{version}", "bold"),
+                             " (mock device: real ttnn without hardware, ops compute nothing)"
+                             if mock else " (real device)")  # fmt: skip
     if info.backend_reason:
         what.append(f"; {info.backend_reason}", style="dim")
     return what
@@ -313,13 +316,21 @@ def _findings(console: Console, findings: list[Finding], session: Session) -> No
         console.print(Text(f"{len(group)} {sev}{'s' if len(group) != 1 else ''}", style=STYLE[sev]))
         for f in group:
             loc = f"{f.file}:{f.line}" if f.file else "(no call site)"
-            head = Text.assemble("  ", (f.rule, "bold"), f" {f.title}  ", (loc, "cyan"))
+            times = f" x{f.occurrences}" if f.occurrences > 1 else ""
+            head = Text.assemble("  ", (f"{f.rule}{times}", "bold"), f" {f.title}  ", (loc, "cyan"))
             console.print(head, soft_wrap=True)
             src = _line(session, f.file, f.line)
             if src is not None:
                 line = Text(f"    {f.line:>5} | {src.strip()}", style="bold")
                 console.print(line, soft_wrap=True)
+            for file, lineno, function in f.callers[:2]:
+                console.print(Text.assemble("    called from ", (f"{file}:{lineno}", "cyan"),
+                                            f" in {function}"), soft_wrap=True)  # fmt: skip
             console.print(Padding(Text(f.message), (0, 0, 0, 4), expand=False))
+            for item in f.folded:
+                console.print(Padding(Text.assemble(
+                    ("also caused by this: ", "dim"), (item["rule"], "bold"),
+                    f" {item['title']} at {item['at']} ({item['why']})"), (0, 0, 0, 4), expand=False))  # fmt: skip
             console.print(
                 Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 4), expand=False)
             )

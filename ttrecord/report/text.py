@@ -44,6 +44,25 @@ def flatten(evidence: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]
     return rows
 
 
+_SHOWN = ("occurrences", "folded", "helper")  # evidence printed in its own form, not as key: value rows
+_MAX_CALLERS = 2
+
+
+def callers(f: Finding) -> list[tuple[str, int, str]]:
+    """The recorded callers of the finding's line (innermost first), as (file, line, function)."""
+    return f.callers[:_MAX_CALLERS]
+
+
+def occurrence_text(occ: dict[str, Any]) -> str:
+    first, last = occ.get("first") or {}, occ.get("last") or {}
+
+    def at(o: dict) -> str:
+        trace = f", trace {o['trace']}" if o.get("trace") is not None else ""
+        return f"event {o.get('event')}{trace}"
+
+    return f"{occ['count']} times: first at {at(first)}, last at {at(last)}"
+
+
 def print_finding(console: Console, f: Finding, result: CheckResult) -> None:
     head = Text.assemble((f"{f.severity}", STYLE[f.severity]), " ", (f.rule, "bold"), "  ", f.title)
     console.print(head)
@@ -54,8 +73,22 @@ def print_finding(console: Console, f: Finding, result: CheckResult) -> None:
     src = result.source_line(f.file, f.line)
     if src is not None:
         console.print(Text.assemble(f"    {f.line:>5} | ", (src.rstrip(), "bold")), soft_wrap=True)
+    if isinstance(f.evidence.get("helper"), str):  # the library code the user's line called
+        console.print(Text.assemble("  inside ", (f.evidence["helper"], "cyan")), soft_wrap=True)
+    # A call inside a helper: the caller's line is often where the fix goes, so show it too.
+    for file, line, function in callers(f):
+        console.print(Text.assemble("  called from ", (f"{file}:{line}", "cyan"), f" in {function}"),
+                      soft_wrap=True)  # fmt: skip
+    occ = f.evidence.get("occurrences")
+    if isinstance(occ, dict) and occ.get("count", 1) > 1:
+        console.print(Text(f"  {occurrence_text(occ)}", style="bold"))
     console.print(Padding(Text(f.message), (0, 0, 0, 2), expand=False))
-    rows = flatten(f.evidence)
+    for item in f.folded:
+        times = f" x{item['count']}" if item.get("count", 1) > 1 else ""
+        console.print(Padding(Text.assemble(
+            ("also caused by this: ", "dim"), (f"{item['rule']}{times}", "bold"),
+            f" {item['title']} at {item['at']} ({item['why']})"), (0, 0, 0, 2), expand=False))  # fmt: skip
+    rows = flatten({k: v for k, v in f.evidence.items() if k not in _SHOWN})
     if rows:
         console.print(Text("  evidence:", style="dim"))
         for key, value in rows:
@@ -70,6 +103,9 @@ def summary_line(result: CheckResult) -> Text:
     s = result.summary()
     where = f"{result.path} ({result.backend}, run {result.status}, {result.events} events)"
     if not result.findings:
+        if not result.finished:
+            return Text.assemble(("No trace hazards found before the run stopped", "bold yellow"),
+                                 f" in {where}.")  # fmt: skip
         return Text.assemble(("No trace hazards found", "bold green"), f" in {where}.")
     counts = ", ".join(
         f"{n} {sev}{'s' if n != 1 else ''}" for sev, n in s["by_severity"].items() if n
@@ -81,6 +117,12 @@ def summary_line(result: CheckResult) -> Text:
 
 def render(result: CheckResult, out: TextIO) -> None:
     console = Console(file=out, highlight=False, soft_wrap=False)
+    if not result.finished:
+        console.print(Text.assemble(
+            (f"The recorded run did not finish (status: {result.status}).", "bold red"),
+            " The findings below cover only what it did before it stopped; a hazard later in"
+            " the program cannot show up here."))  # fmt: skip
+        console.print()
     for f in result.findings:
         print_finding(console, f, result)
     console.print(summary_line(result))

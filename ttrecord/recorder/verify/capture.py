@@ -47,6 +47,7 @@ class Input:
     spec: dict[str, Any]  # what from_torch needs to make a copy
     reader: int  # seq of the first captured op that read it
     baseline: Any = None  # host data right after end_trace_capture
+    shape: tuple | None = None  # to recognise a tensor of the same spec on its range later
 
 
 @dataclass
@@ -129,7 +130,8 @@ def _slots(rec: TraceRecord, holds: Holds, value: Any, seq: int) -> Any:
         if made is not None:
             return Slot(False, made[:2])
         if key not in rec.inputs:
-            rec.inputs[key] = Input(holds.hold(value.obj), value.buf, _spec(value.obj), seq)
+            rec.inputs[key] = Input(holds.hold(value.obj), value.buf, _spec(value.obj), seq,
+                                    shape=_shape(value.obj))  # fmt: skip
         return Slot(True, key)
     if t is list or t is tuple:
         return t(_slots(rec, holds, v, seq) for v in value)
@@ -141,3 +143,10 @@ def _slots(rec: TraceRecord, holds: Holds, value: Any, seq: int) -> Any:
 def _spec(obj: Any) -> dict[str, Any]:
     return {"dtype": obj.dtype, "layout": obj.layout, "device": obj.device(),
             "memory_config": obj.memory_config()}  # fmt: skip
+
+
+def _shape(obj: Any) -> tuple | None:
+    try:
+        return tuple(obj.shape)
+    except Exception:
+        return None
