@@ -81,13 +81,25 @@ class Recorder:
         self._bugs: set[str] = set()
         # A forked child (multiprocessing) must not append to this process's log.
         self.off = False
-        os.register_at_fork(after_in_child=self._stop_in_fork)
+        self._forked = False
+        os.register_at_fork(before=self._before_fork, after_in_child=self._stop_in_fork)
 
     # -- helpers -------------------------------------------------------------------------
 
     def _stop_in_fork(self) -> None:
         self.off = True
         self.log.detach()
+
+    def _before_fork(self) -> None:
+        """A forked process's ttnn calls are not recorded: say so in the session (once)."""
+        if self._forked or self.off:
+            return
+        self._forked = True
+        try:
+            self.point("note", "fork", {"message": "the program forked; ttnn calls in the"
+                                        " forked process are not recorded"}, write=True)  # fmt: skip
+        except Exception:
+            pass
 
     def next_seq(self) -> int:
         return next(self._seq)
@@ -286,11 +298,10 @@ class Recorder:
         temporaries = self.temporaries.end() if graphed else ()
         if exc is not None:
             with self._lock:
-                self.log.defer((_E, seq, end, "raised", f"{type(exc).__name__}: {exc}", (),
-                                device, trace, None))  # fmt: skip
-                records = self._memory_records(seq, phase, trace, tid, region)
-                if records:
-                    self.log.defer_many(records)
+                records = [(_E, seq, end, "raised", f"{type(exc).__name__}: {exc}", (), device,
+                            trace, None)]  # fmt: skip
+                records += self._memory_records(seq, phase, trace, tid, region)
+                self.log.write_many(records)  # durable when the call returns
             return
         extra = None
         if kind is not _OP:
@@ -304,7 +315,8 @@ class Recorder:
             else:
                 records = []
             records.append((_E, seq, end, "ok", None, self._outputs(result), device, trace, extra))
-            self.log.defer_many(records)
+            self.log.write_many(records)  # durable when the call returns: a crash between
+            # calls then names no call
 
     def _broken(self, exc: Exception) -> None:
         """Report a recorder failure once per kind (as a NOTE event and on stderr)."""
