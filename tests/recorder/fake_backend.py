@@ -26,6 +26,10 @@ def warn_inside(message="from inside ttnn", **kwargs):
 
 def fail(message):
     raise RuntimeError(message)
+
+
+for _fn in (open_device, relu, gelu, to_torch, warn_inside, fail):
+    _fn.__module__ = "ttnn"
 """
 
 

@@ -52,6 +52,7 @@ class Diff:
 
         from ttrecord.analysis.drift import bulk, diff_targets, resolve_targets
         from ttrecord.analysis.drift.jsonfmt import to_json
+        from ttrecord import textsafe
         from ttrecord.analysis.drift.render import to_renderables
         from ttrecord.errors import TtrecordError
 
@@ -67,5 +68,5 @@ class Diff:
                 indent = 2 if len(document["ops"]) <= INDENT_MAX_ROWS else None
                 sys.stdout.write(json.dumps(document, indent=indent) + "\n")
             else:
-                Console(highlight=False).print(to_renderables(report, limit=args.limit))
+                textsafe.console().print(to_renderables(report, limit=args.limit))
         return 1 if report.drift else 0

@@ -226,6 +226,8 @@ class Supervisor:
     def _finish(self, writer: SessionWriter, decoder: Decoder, returncode: int,
                 hung: bool) -> RunResult:  # fmt: skip
         status, exit_code, signal_number, last = end_status(decoder, returncode, hung)
+        if self._signals.killed and self._signals.interrupted and not hung:
+            status, exit_code = SessionStatus.INTERRUPTED, 130  # a second Ctrl-C killed it
         stopped = decoder.end.stopped or self._storage_error
         error_type = error_message = tb = None
         if decoder.end.exception is not None:

@@ -28,6 +28,7 @@ class CheckResult:
     events: int
     findings: list[Finding]
     sources: Callable[[str], str | None] = field(default=lambda _file: None, repr=False)
+    recording_stopped: str | None = None  # the session holds only part of the run, and why
 
     def summary(self) -> dict:
         by_severity = {str(s): 0 for s in Severity}
@@ -74,6 +75,7 @@ def check_session(path: str, store: bool = True) -> CheckResult:
 
     with Session.open(path) as session:
         info = session.info()
+        stopped = session.abnormal or (info.options or {}).get("recording_stopped")
         findings = analyze(session)
         events = session.event_count()
         texts: dict[str, str | None] = {}
@@ -91,7 +93,7 @@ def check_session(path: str, store: bool = True) -> CheckResult:
     return CheckResult(
         path=str(path), session_id=info.id, script=info.script, backend=info.backend,
         status=info.status, cwd=info.cwd, events=events, findings=findings,
-        sources=lambda file: texts.get(file),
+        sources=lambda file: texts.get(file), recording_stopped=stopped,
     )  # fmt: skip
 
 

@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
+from ttrecord import textsafe
 from rich.console import Console
 from rich.padding import Padding
 from rich.table import Table
@@ -36,7 +37,7 @@ def render_report(path: str, out: TextIO) -> None:
     # Piped or redirected output has no terminal width; rich would assume 80 columns, too
     # narrow for the tables, so files get 120.
     tty = hasattr(out, "isatty") and out.isatty()
-    console = Console(file=out, highlight=False, width=None if tty else 120)
+    console = textsafe.console(file=out, width=None if tty else 120)  # session text is data
     with Session.open(path) as session:
         info = session.info()
         findings, ctx = analyze_session(session)

@@ -7,6 +7,7 @@ page with LIMIT/keyset so a viewer never loads a million-event session into memo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -18,7 +19,7 @@ from typing import Any
 from ttrecord.errors import SessionError
 from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, Status, TensorRef
 from ttrecord.findings import Finding, Severity
-from ttrecord.store import schema
+from ttrecord.store import liveness, schema
 from ttrecord.store.buffer_rows import (  # noqa: F401  (re-exported)
     MAP_ROW_COLUMNS,
     MapRow,
@@ -76,6 +77,42 @@ def _tensor_ref(row: sqlite3.Row | tuple) -> TensorRef:
     return TensorRef(tensor_id, storage, _shape(shape), dtype, layout, memcfg, buffer)
 
 
+def _connect(p: Path) -> tuple[sqlite3.Connection, tuple | None, int]:
+    """A read-only connection, the session row's (format, status) and the schema version.
+
+    A session in a place the reader cannot write (another user's folder, a read-only mount, a
+    CI artifact) is opened as immutable when a plain read-only open fails: SQLite would need to
+    create or write the -shm file of a WAL-mode file, which a finished session is no longer."""
+    uri = f"file:{p.resolve()}?mode=ro"
+    for attempt in (uri, uri + "&immutable=1"):
+        conn = sqlite3.connect(attempt, uri=True, check_same_thread=False)
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            if "session" not in tables:
+                conn.close()
+                raise SessionError(f"{p}: not a ttrecord session (no session table)")
+            row = conn.execute("SELECT format, status FROM session").fetchone()
+            return conn, row, version
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            text = str(exc)
+            if attempt != uri or not ("readonly" in text or "unable to open" in text):
+                raise
+    raise AssertionError("unreachable")
+
+
+def _abnormal_message(p: Path, conn: sqlite3.Connection) -> str:
+    try:
+        last = conn.execute("SELECT max(seq) FROM events").fetchone()[0]
+    except sqlite3.DatabaseError:
+        last = None
+    where = f"at event {last}" if last is not None else "before any event was stored"
+    hint = (f"; `ttrecord recover {p}` finishes it from its log"
+            if liveness.log_path(p).exists() else "")  # fmt: skip
+    return f"recording stopped abnormally {where}: the ttrecord run recording it is gone{hint}"
+
+
 class Session:
     """A read-only view of one session file."""
 
@@ -84,6 +121,8 @@ class Session:
         self._conn = conn
         self._callsites: dict[int, CallSite] | None = None
         self._buffers: dict[int, BufferRef] | None = None
+        # Set when the status says `running` but no `ttrecord run` records it any more.
+        self.abnormal: str | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Session:
@@ -101,12 +140,7 @@ class Session:
         if magic != _SQLITE_MAGIC:
             raise SessionError(f"{p}: not a ttrecord session (not an SQLite file)")
         try:
-            conn = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True, check_same_thread=False)
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-            if "session" not in tables:
-                raise SessionError(f"{p}: not a ttrecord session (no session table)")
-            row = conn.execute("SELECT format FROM session").fetchone()
+            conn, row, version = _connect(p)
         except sqlite3.DatabaseError as exc:
             raise SessionError(f"{p}: damaged or truncated session ({exc})") from None
         if row is None or row[0] != schema.FORMAT:
@@ -116,7 +150,10 @@ class Session:
                 f"{p}: written by a newer ttrecord (schema {version}; this one reads up to"
                 f" {schema.SCHEMA_VERSION}); upgrade ttrecord"
             )
-        return cls(p, conn)
+        session = cls(p, conn)
+        if row[1] == "running" and not liveness.being_recorded(p):
+            session.abnormal = _abnormal_message(p, conn)
+        return session
 
     def close(self) -> None:
         self._conn.close()
@@ -139,7 +176,7 @@ class Session:
         cur = self._conn.execute("SELECT * FROM session")
         names = [d[0] for d in cur.description]
         row = dict(zip(names, cur.fetchone()))
-        return SessionInfo(
+        info = SessionInfo(
             path=str(self.path),
             id=row["id"],
             script=row["script"],
@@ -162,6 +199,11 @@ class Session:
             last_call=row["last_call"],
             options=_loads(row["options"], {}),
         )
+        if self.abnormal is not None:  # every reader says so, through the status it shows
+            info = dataclasses.replace(info, status="crashed",
+                                       error_type=info.error_type or "RecordingStopped",
+                                       error_message=info.error_message or self.abnormal)  # fmt: skip
+        return info
 
     def counts(self) -> dict[tuple[str, str], int]:
         """Events per (phase, kind)."""
@@ -504,7 +546,14 @@ def find_sessions(folder: str | os.PathLike[str]) -> list[Path]:
     for path in Path(folder).glob("*.db"):
         try:
             Session.open(path).close()
-        except SessionError:
-            continue
+        except SessionError as exc:
+            if "not a ttrecord session" in str(exc) or "no such file" in str(exc):
+                continue  # another program's file; a damaged session is listed (as damaged)
         found.append(path)
-    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+    def mtime(p: Path) -> float:
+        try:
+            return p.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    return sorted(found, key=mtime, reverse=True)
