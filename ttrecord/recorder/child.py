@@ -144,6 +144,12 @@ def main() -> int:
         log.write((RecordType.EXIT, exc.exit_code))
         return exc.exit_code  # the supervisor reports it
     print(f"ttrecord: backend {chosen.name} ({chosen.reason})", file=sys.stderr)
+    if chosen.name == "emulator":  # spawned workers import the same backend (last resort:
+        # a real ttnn importable in the worker still wins, as it would in plain python)
+        shim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spawn_path")
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            [*filter(None, [os.environ.get("PYTHONPATH")]), shim])
+        sys.path.append(shim)  # multiprocessing hands the parent's sys.path to its workers
     log.write((RecordType.HEADER, chosen.name, chosen.reason, chosen.version, os.getpid()))
 
     internal = [_TTRECORD_DIR, os.path.dirname(os.path.abspath(chosen.module.__file__))]
