@@ -16,7 +16,10 @@ Machine formats (JSON, SARIF, exports) keep the exact text: their encoders escap
 
 from __future__ import annotations
 
+import copy as _copy
+import dataclasses
 import re
+from enum import Enum
 from typing import Any
 
 MAX_CHARS = 4000
@@ -65,3 +68,44 @@ def console(**kwargs: Any):  # noqa: ANN201  (rich is imported lazily)
     kwargs.setdefault("highlight", False)
     kwargs.setdefault("emoji", False)
     return SafeConsole(**kwargs)
+
+
+_ATOMS = (int, float, bool, bytes, type(None))
+
+
+def clean_deep(value: Any, limit: int | None = MAX_CHARS) -> Any:
+    """`value` with every string inside it (tuples, lists, dicts, dataclasses) cleaned; the
+    same objects come back when nothing needed cleaning. For viewers, whose every widget
+    shows session text: cleaning the data they get covers every widget at once."""
+    if isinstance(value, str):
+        if (limit is None or len(value) <= limit) and not _UNSAFE.search(value):
+            return value
+        return clean(value, limit)
+    if isinstance(value, _ATOMS) or isinstance(value, Enum):
+        return value
+    if isinstance(value, (list, tuple)):
+        items = [clean_deep(v, limit) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        if isinstance(value, list):
+            return items
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, dict):
+        changed = {clean_deep(k, limit): clean_deep(v, limit) for k, v in value.items()}
+        if all(k in value and value[k] is v for k, v in changed.items()):
+            return value
+        return changed
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        updates = {}
+        for f in dataclasses.fields(value):
+            old = getattr(value, f.name, None)
+            new = clean_deep(old, limit)
+            if new is not old:
+                updates[f.name] = new
+        if not updates:
+            return value
+        copy = _copy.copy(value)
+        for name, new in updates.items():
+            object.__setattr__(copy, name, new)  # frozen dataclasses too
+        return copy
+    return value

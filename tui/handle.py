@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import Session
+from ttrecord.textsafe import clean, clean_deep
 
 T = TypeVar("T")
 
@@ -32,11 +33,13 @@ class SessionHandle:
             if self._session is None:
                 self._session = Session.open(self.path)
             try:
-                return query(self._session)
+                # Session text is data: control and bidi characters shown as escapes before
+                # any widget gets it (see ttrecord.textsafe).
+                return clean_deep(query(self._session))
             except SessionError:
                 raise
             except Exception as exc:  # a file changed or damaged under us
-                raise SessionError(f"{self.path}: cannot be read ({exc})") from None
+                raise SessionError(clean(f"{self.path}: cannot be read ({exc})", 500)) from None
 
     def close(self) -> None:
         with self._lock:

@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ttrecord.textsafe import clean, clean_deep
 from ttrecord.errors import SessionError
 from ttrecord.events import SessionStatus
 from ttrecord.findings import Finding
@@ -115,11 +116,12 @@ def summarize(path: Path) -> SessionSummary:
             died = None
             if info.status in ("crashed", "hung", "error"):
                 died = describe_call(session, info.last_call) or info.error_message
-            return SessionSummary(path, info, session.event_count(), dict(severities), died)
+            return clean_deep(SessionSummary(path, info, session.event_count(), dict(severities),
+                                             died))  # fmt: skip
     except SessionError as exc:
-        return SessionSummary(path, error=str(exc))
+        return SessionSummary(path, error=clean(str(exc), 500))
     except Exception as exc:  # damaged in a way the reader did not foresee: still one row
-        return SessionSummary(path, error=f"{path}: cannot be read ({exc})")
+        return SessionSummary(path, error=clean(f"{path}: cannot be read ({exc})", 500))
 
 
 def overview(session: Session) -> OverviewData:

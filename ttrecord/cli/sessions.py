@@ -70,11 +70,13 @@ class Sessions:
             except (SessionError, *DAMAGE) as exc:  # one bad file does not hide the others
                 damaged += 1
                 reason = str(exc).removeprefix(f"{path}: ")
-                table.add_row(path.name, Text(f"cannot be read: {reason}", style="red"), "",
+                table.add_row(textsafe.clean(path.name),
+                              Text(textsafe.clean(f"cannot be read: {reason}"), style="red"), "",
                               Text("damaged", style="bold red"), "", "", "")  # fmt: skip
                 continue
             status = Text(str(info.status), style=STATUS_STYLES.get(info.status, ""))
-            table.add_row(path.name, program, started, status, str(info.backend), str(events),
-                          str(findings))  # fmt: skip
+            clean = textsafe.clean
+            table.add_row(clean(path.name), clean(program), started, status, clean(info.backend),
+                          str(events), str(findings))  # fmt: skip
         console.print(table)
         return 2 if damaged else 0

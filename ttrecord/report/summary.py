@@ -39,8 +39,9 @@ def render_report(path: str, out: TextIO) -> None:
     tty = hasattr(out, "isatty") and out.isatty()
     console = textsafe.console(file=out, width=None if tty else 120)  # session text is data
     with Session.open(path) as session:
-        info = session.info()
+        info = textsafe.clean_deep(session.info())  # long texts cut, controls shown escaped
         findings, ctx = analyze_session(session)
+        findings = textsafe.clean_deep(findings)
         devices = session.devices()
         for part in (_header(info), _status(info, session), _backend(info)):
             console.print(part, soft_wrap=True)  # paths and lines stay whole (and clickable)

@@ -81,6 +81,7 @@ def summary_line(result: CheckResult) -> Text:
 
 
 def render(result: CheckResult, out: TextIO) -> None:
+    result = textsafe.clean_deep(result)  # long texts cut, controls shown as escapes
     console = textsafe.console(file=out, soft_wrap=False)  # session text is data
     for f in result.findings:
         print_finding(console, f, result)

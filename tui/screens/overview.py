@@ -14,6 +14,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from ttrecord.textsafe import clean, clean_deep
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import Session
 from ttrecord.tui.format import SEVERITY_STYLE, STATUS_STYLE, site, size_text, when
@@ -96,7 +97,7 @@ class OverviewScreen(Screen):
                 f" {dev.num_l1_banks or '?'} L1 banks, trace region {size_text(dev.trace_region_size)}"
             )
         self.query_one("#summary", Static).update(text)
-        self.query_one("#notices", Static).update("\n".join(data.notices))
+        self.query_one("#notices", Static).update(Text("\n".join(data.notices)))  # data, not markup
         self._show_findings(data.findings, analysing=data.needs_analysis, unchecked=data.unchecked)
         rows = [
             [t.device, t.trace_id, t.ops, t.executions,
@@ -122,9 +123,9 @@ class OverviewScreen(Screen):
         try:
             # Its own connection: a long analysis must not hold up the shared handle's queries.
             with Session.open(self.path) as session:
-                self.post_message(FindingsComputed(analyse(session)))
+                self.post_message(FindingsComputed(clean_deep(analyse(session))))
         except Exception as exc:  # the analysis failing must not take the viewer down
-            self.post_message(FindingsComputed((), f"The analysis failed: {exc}"))
+            self.post_message(FindingsComputed((), clean(f"The analysis failed: {exc}", 500)))
 
     def on_findings_computed(self, message: FindingsComputed) -> None:
         if self.data is not None:
