@@ -131,11 +131,11 @@ def overview(session: Session) -> OverviewData:
     total = sum(phases.values())
     notices = []
     if info.status == str(SessionStatus.RUNNING):
-        notices.append(
-            "This session is still being recorded (or the recorder was killed before it"
-            " finished): what you see may be incomplete."
-        )
-    if info.status in ("crashed", "hung"):
+        notices.append("This session is still being recorded: what you see may be incomplete.")
+    stopped = session.abnormal or (info.options or {}).get("recording_stopped")
+    if stopped:
+        notices.append(f"Partial recording: {stopped}.")
+    if info.status in ("crashed", "hung") and not session.abnormal:
         died = describe_call(session, info.last_call)
         notices.append(f"The program {info.status} during {died or 'an unknown call'}.")
     if info.error_message and info.status == "error":

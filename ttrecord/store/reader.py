@@ -546,10 +546,9 @@ def find_sessions(folder: str | os.PathLike[str]) -> list[Path]:
     for path in Path(folder).glob("*.db"):
         try:
             Session.open(path).close()
-        except SessionError as exc:
-            if "not a ttrecord session" in str(exc) or "no such file" in str(exc):
-                continue  # another program's file; a damaged session is listed (as damaged)
-        found.append(path)
+        except SessionError:
+            continue  # another program's file, or one that cannot be told to be a session
+        found.append(path)  # (a session whose contents are damaged is listed: readers say so)
     def mtime(p: Path) -> float:
         try:
             return p.stat().st_mtime

@@ -56,7 +56,7 @@ class FindingScreen(Screen):
             yield Static(Text(f.message), id="message", classes="block")  # data, not markup
             yield Static("Evidence", classes="label")
             yield Static(self._evidence(), id="evidence", classes="block")
-            yield Static(self._where(), id="where", classes="label")
+            yield Static(Text(self._where()), id="where", classes="label")  # data, not markup
             yield Static("Loading source…", id="source")
             yield Static("Fix", classes="label")
             yield Static(Text(f.fix), id="fix", classes="block")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -59,7 +58,7 @@ class TimelineScreen(Screen):
         try:
             return parse_filter(line)
         except FilterError as exc:
-            self.query_one("#status", Static).update(f"[red]{escape(str(exc))}[/]")
+            self.query_one("#status", Static).update(Text(str(exc), "red"))
             return None
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -72,7 +71,7 @@ class TimelineScreen(Screen):
 
     def on_row_count(self, message: RowCount) -> None:
         if message.error:
-            self.query_one("#status", Static).update(f"[red]{escape(message.error)}[/]")
+            self.query_one("#status", Static).update(Text(message.error, "red"))
             return
         table = self.query_one(EventTable)
         shown = "events" if table.filter == EventFilter() else "matching events"
