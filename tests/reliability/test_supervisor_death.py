@@ -51,7 +51,9 @@ def test_sigkill_of_the_supervisor_ends_the_program_and_readers_say_so(tmp_path,
     said = " ".join(report.stdout.split())
     assert "recording stopped abnormally" in said and "CRASHED" in said
     listing = run_cli(tmp_path, "sessions", str(tmp_path))
-    assert "crashed" in listing.stdout and "running" not in listing.stdout
+    said = " ".join(listing.stdout.split())
+    assert "crashed" in said and "running" not in said
+    assert "stopped abnormally" in said
 
     done = run_cli(tmp_path, "recover", str(out))
     assert done.returncode == 0, done.stderr

@@ -64,6 +64,7 @@ class Sessions:
                     info = session.info()
                     events = session.event_count()
                     findings = len(session.findings())
+                    abnormal = session.abnormal is not None
                     started = time.strftime("%m-%d %H:%M", time.localtime(info.started_at))
                     script = str(info.script)
                     program = script if script.startswith("-m ") else Path(script).name
@@ -75,6 +76,8 @@ class Sessions:
                               Text("damaged", style="bold red"), "", "", "")  # fmt: skip
                 continue
             status = Text(str(info.status), style=STATUS_STYLES.get(info.status, ""))
+            if abnormal:  # left `running` by a recorder that is gone
+                status.append(" (recording stopped abnormally)")
             clean = textsafe.clean
             table.add_row(clean(path.name), clean(program), started, status, clean(info.backend),
                           str(events), str(findings))  # fmt: skip
