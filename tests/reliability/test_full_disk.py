@@ -35,6 +35,7 @@ def _check_outcome(proc: subprocess.CompletedProcess, out: Path) -> None:
     row = session_row(out)
     assert row["status"] == "ok" and row["exit_code"] == 7
     assert "recording_stopped" in json.loads(row["options"])
+    assert proc.stderr.count("recording stopped") <= 2  # once per side (program, session)
 
 
 def test_file_size_limit_stops_recording_not_the_program(tmp_path, script):
@@ -81,3 +82,6 @@ def test_full_disk_stops_recording_not_the_program(tmp_path, script, small_disk)
                           timeout=120)  # fmt: skip
     _check_outcome(proc, out)
     assert not os.path.exists(str(out) + ".log")
+    report = subprocess.run(ttrecord_cmd("report", str(out)), cwd=tmp_path, env=fake_env(tmp_path),
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert "partial recording: the event log cannot grow" in " ".join(report.stdout.split())

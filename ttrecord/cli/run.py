@@ -206,7 +206,7 @@ class Run:
             detail += f", last call #{result.last_call}"  # type: ignore[attr-defined]
         stopped = getattr(result, "stopped", None)
         if stopped:
-            detail += f"; partial: recording stopped, {stopped}"
+            detail += f"; partial recording: {stopped}"
         print(f"ttrecord: session {shown} ({status}, {detail})", file=sys.stderr)
         print(f"  ttrecord check {shown}\n  ttrecord report {shown}\n  ttrecord tui {shown}",
               file=sys.stderr)  # fmt: skip

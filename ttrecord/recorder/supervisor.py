@@ -77,6 +77,7 @@ class Supervisor:
         self._signals = SignalRelay()
         self._stored_options: dict[str, Any] = {}
         self._storage_error: str | None = None
+        self._storage_reported = False
 
     def _child_command(self, log_path: Path) -> list[str]:
         o = self.options
@@ -208,8 +209,10 @@ class Supervisor:
             return True
         except (sqlite3.Error, OSError) as exc:
             self._storage_error = f"cannot write {self.options.output} ({exc})"
-            print(f"ttrecord: recording stopped: {self._storage_error}; the program continues"
-                  " unrecorded", file=sys.stderr)  # fmt: skip
+            if not self._storage_reported:
+                self._storage_reported = True
+                print(f"ttrecord: recording stopped: {self._storage_error}; the program"
+                      " continues unrecorded", file=sys.stderr)  # fmt: skip
             return False
 
     def _stop(self, proc: subprocess.Popen) -> None:

@@ -69,6 +69,9 @@ def _status(info: SessionInfo, session: Session) -> Text:
     if info.error_type or info.error_message:
         message = f"{info.error_type or 'error'}: {info.error_message or ''}".replace("\n", "\n    ")
         text.append(f"\n  {message}", style="red")
+    stopped = (info.options or {}).get("recording_stopped")
+    if stopped and stopped != info.error_message:  # the session holds only part of the run
+        text.append(f"\n  partial recording: {stopped}", style="bold red")
     if info.status in ("crashed", "hung", "error", "running", "interrupted"):
         last, verb = session.last_call(), {"crashed": "died in", "hung": "hung in"}.get(
             info.status, "last call"

@@ -159,7 +159,10 @@ class SessionWriter:
         try:
             yield
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            try:
+                self._conn.execute("ROLLBACK")
+            except sqlite3.OperationalError:  # SQLite rolled back already (a full disk)
+                pass
             raise
         self._conn.execute("COMMIT")
 
