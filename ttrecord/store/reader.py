@@ -20,6 +20,7 @@ from ttrecord.errors import SessionError
 from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, Status, TensorRef
 from ttrecord.findings import Finding, Severity
 from ttrecord.store import liveness, schema
+from ttrecord.store.opening import abnormal_message, connect_read_only
 from ttrecord.store.buffer_rows import (  # noqa: F401  (re-exported)
     MAP_ROW_COLUMNS,
     MapRow,
@@ -77,42 +78,6 @@ def _tensor_ref(row: sqlite3.Row | tuple) -> TensorRef:
     return TensorRef(tensor_id, storage, _shape(shape), dtype, layout, memcfg, buffer)
 
 
-def _connect(p: Path) -> tuple[sqlite3.Connection, tuple | None, int]:
-    """A read-only connection, the session row's (format, status) and the schema version.
-
-    A session in a place the reader cannot write (another user's folder, a read-only mount, a
-    CI artifact) is opened as immutable when a plain read-only open fails: SQLite would need to
-    create or write the -shm file of a WAL-mode file, which a finished session is no longer."""
-    uri = f"file:{p.resolve()}?mode=ro"
-    for attempt in (uri, uri + "&immutable=1"):
-        conn = sqlite3.connect(attempt, uri=True, check_same_thread=False)
-        try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-            if "session" not in tables:
-                conn.close()
-                raise SessionError(f"{p}: not a ttrecord session (no session table)")
-            row = conn.execute("SELECT format, status FROM session").fetchone()
-            return conn, row, version
-        except sqlite3.OperationalError as exc:
-            conn.close()
-            text = str(exc)
-            if attempt != uri or not ("readonly" in text or "unable to open" in text):
-                raise
-    raise AssertionError("unreachable")
-
-
-def _abnormal_message(p: Path, conn: sqlite3.Connection) -> str:
-    try:
-        last = conn.execute("SELECT max(seq) FROM events").fetchone()[0]
-    except sqlite3.DatabaseError:
-        last = None
-    where = f"at event {last}" if last is not None else "before any event was stored"
-    hint = (f"; `ttrecord recover {p}` finishes it from its log"
-            if liveness.log_path(p).exists() else "")  # fmt: skip
-    return f"recording stopped abnormally {where}: the ttrecord run recording it is gone{hint}"
-
-
 class Session:
     """A read-only view of one session file."""
 
@@ -140,7 +105,7 @@ class Session:
         if magic != _SQLITE_MAGIC:
             raise SessionError(f"{p}: not a ttrecord session (not an SQLite file)")
         try:
-            conn, row, version = _connect(p)
+            conn, row, version = connect_read_only(p)
         except sqlite3.DatabaseError as exc:
             raise SessionError(f"{p}: damaged or truncated session ({exc})") from None
         if row is None or row[0] != schema.FORMAT:
@@ -152,7 +117,7 @@ class Session:
             )
         session = cls(p, conn)
         if row[1] == "running" and not liveness.being_recorded(p):
-            session.abnormal = _abnormal_message(p, conn)
+            session.abnormal = abnormal_message(p, conn)
         return session
 
     def close(self) -> None:
