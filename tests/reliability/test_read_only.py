@@ -85,3 +85,7 @@ def test_session_reads_from_a_read_only_place(tmp_path, script, read_only_place,
     check = run_cli(tmp_path, "check", str(target))
     assert check.returncode == 0, check.stderr
     assert "Traceback" not in check.stderr
+    for fmt, name in (("perfetto", "t.json"), ("visualizer", "vis")):  # output there: refused
+        export = run_cli(tmp_path, "export", fmt, str(out), "-o", str(place / name))
+        assert export.returncode == 2, export.stderr
+        assert "Traceback" not in export.stderr and len(export.stderr.strip().splitlines()) == 1
