@@ -163,7 +163,7 @@ class Supervisor:
                     break
             returncode = proc.wait()
             self._drain(reader, decoder, writer)
-            while reader.more and self._storage_error is None:
+            while reader.more:
                 self._drain(reader, decoder, writer)
             if not header_seen and decoder.end.header is not None:
                 self._header(writer, decoder)
@@ -193,11 +193,9 @@ class Supervisor:
     # -- while running -------------------------------------------------------------------
 
     def _drain(self, reader: LogReader, decoder: Decoder, writer: SessionWriter) -> None:
-        if self._storage_error is not None:
-            return  # the session cannot take more; the program runs on unrecorded
-        decoder.feed(reader.read())
+        decoder.feed(reader.read())  # always: how the program ended is in the last records
         events = decoder.ready()
-        if events:
+        if events and self._storage_error is None:  # else the session cannot take more
             self._write(writer.add, events)
 
     def _write(self, method: Any, *args: Any, **kwargs: Any) -> bool:
@@ -271,11 +269,12 @@ def end_status(decoder: Decoder, returncode: int | None,
         status = (SessionStatus.INTERRUPTED if signal_number == signal.SIGINT
                   else SessionStatus.CRASHED)  # fmt: skip
         return status, 128 + signal_number, signal_number, decoder.close_open_calls(Status.DIED)
-    if decoder.open_calls and end.exit_code is None:
+    if decoder.open_calls and end.exit_code is None and end.stopped is None:
         last = decoder.close_open_calls(Status.DIED)  # os._exit inside a call
         return SessionStatus.CRASHED, returncode, None, last
     # The program ended on its own; a call still open belongs to a daemon thread the
-    # interpreter stopped at exit: it is kept (DIED) but is not what ended the run.
+    # interpreter stopped at exit, or was running when the log stopped (a full disk): it is
+    # kept (DIED) but is not what ended the run.
     decoder.close_open_calls(Status.DIED)
     if exc is not None:
         return SessionStatus.ERROR, returncode or 1, None, None
