@@ -91,7 +91,7 @@ def without(recorder: Any, part: str) -> None:
     if part == "snapshots":  # allocation tracking: the ledger (snapshots only at decisions)
         recorder.allocations.enabled = False
     elif part == "log":
-        for method in ("write", "defer", "defer_many"):
+        for method in ("write", "write_many", "defer", "defer_many"):
             if hasattr(recorder.log, method):
                 setattr(recorder.log, method, lambda records: None)
 

@@ -68,6 +68,13 @@ class TtrecordApp(App):
 
             self.push_screen(OverviewScreen(files[0]))
 
+    def unreadable(self) -> list[str]:
+        """Errors shown for sessions that could not be read (damaged, foreign, missing)."""
+        errors = [e for h in self._handles.values() for e in h.errors]
+        for screen in self.screen_stack:
+            errors += [s.error for s in getattr(screen, "summaries", []) if s.error]
+        return errors
+
     def on_unmount(self) -> None:
         for handle in self._handles.values():
             handle.close()

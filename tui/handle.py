@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import Session
+from ttrecord.textsafe import clean, clean_deep
 
 T = TypeVar("T")
 
@@ -25,18 +26,28 @@ class SessionHandle:
         self.path = Path(path)
         self._session: Session | None = None
         self._lock = threading.Lock()
+        self.errors: list[str] = []  # what could not be read (`ttrecord tui` then exits 2)
 
     def run(self, query: Callable[[Session], T]) -> T:
         """Run `query` on the session; raises SessionError if the file cannot be read."""
         with self._lock:
-            if self._session is None:
-                self._session = Session.open(self.path)
             try:
-                return query(self._session)
-            except SessionError:
+                return self._run(query)
+            except SessionError as exc:
+                self.errors.append(str(exc))
                 raise
-            except Exception as exc:  # a file changed or damaged under us
-                raise SessionError(f"{self.path}: cannot be read ({exc})") from None
+
+    def _run(self, query: Callable[[Session], T]) -> T:
+        if self._session is None:
+            self._session = Session.open(self.path)
+        try:
+            # Session text is data: control and bidi characters shown as escapes before any
+            # widget gets it (see ttrecord.textsafe).
+            return clean_deep(query(self._session))
+        except SessionError:
+            raise
+        except Exception as exc:  # a file changed or damaged under us
+            raise SessionError(clean(f"{self.path}: cannot be read ({exc})", 500)) from None
 
     def close(self) -> None:
         with self._lock:

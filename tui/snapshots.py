@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ttrecord.textsafe import clean, clean_deep
 from ttrecord.errors import SessionError
 from ttrecord.events import SessionStatus
 from ttrecord.findings import Finding
@@ -129,11 +130,12 @@ def summarize(path: Path) -> SessionSummary:
             died = None
             if info.status in ("crashed", "hung", "error"):
                 died = describe_call(session, info.last_call) or info.error_message
-            return SessionSummary(path, info, session.event_count(), dict(severities), died)
+            return clean_deep(SessionSummary(path, info, session.event_count(), dict(severities),
+                                             died))  # fmt: skip
     except SessionError as exc:
-        return SessionSummary(path, error=str(exc))
+        return SessionSummary(path, error=clean(str(exc), 500))
     except Exception as exc:  # damaged in a way the reader did not foresee: still one row
-        return SessionSummary(path, error=f"{path}: cannot be read ({exc})")
+        return SessionSummary(path, error=clean(f"{path}: cannot be read ({exc})", 500))
 
 
 def overview(session: Session) -> OverviewData:
@@ -143,11 +145,11 @@ def overview(session: Session) -> OverviewData:
     total = sum(phases.values())
     notices = []
     if info.status == str(SessionStatus.RUNNING):
-        notices.append(
-            "This session is still being recorded (or the recorder was killed before it"
-            " finished): what you see may be incomplete."
-        )
-    if info.status in ("crashed", "hung"):
+        notices.append("This session is still being recorded: what you see may be incomplete.")
+    stopped = session.abnormal or (info.options or {}).get("recording_stopped")
+    if stopped:
+        notices.append(f"Partial recording: {stopped}.")
+    if info.status in ("crashed", "hung") and not session.abnormal:
         died = describe_call(session, info.last_call)
         notices.append(f"The program {info.status} during {died or 'an unknown call'}.")
     if info.error_message and info.status == "error":

@@ -93,11 +93,15 @@ if __name__ == "__main__":
 
 def test_forked_workers_do_not_write_into_the_session(tmp_path, write_script):
     """GIVEN a program whose forked worker uses ttnn WHEN recorded THEN the worker runs, and
-    the session holds only the parent's calls, each once."""
+    the session holds only the parent's calls, each once, and a note that the forked process's
+    calls are not recorded."""
     script = write_script("forks.py", FORKS)
     rec = record(script, tmp_path)
     assert rec.proc.returncode == 0, rec.proc.stderr
     assert "worker says 1.0" in rec.proc.stdout
     names = [r["name"] for r in rec.rows("SELECT name FROM events WHERE parent IS NULL"
-                                         " AND kind NOT IN ('alloc', 'free') ORDER BY seq")]  # fmt: skip
+                                         " AND kind NOT IN ('alloc', 'free', 'note')"
+                                         " ORDER BY seq")]  # fmt: skip
     assert names == ["open_device", "close_device"]
+    notes = rec.rows("SELECT args FROM events WHERE kind = 'note' AND name = 'fork'")
+    assert len(notes) == 1 and "not recorded" in notes[0]["args"]

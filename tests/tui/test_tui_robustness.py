@@ -1,11 +1,13 @@
 """Bad or unusual sessions show a clear message inside the UI, never a traceback."""
 
+import os
 import sqlite3
 
 from tui_pilot import settle, screen_text
 from tui_sessions import OFFENDING_LINE, SCRIPT, build_empty
 
 from ttrecord.events import SessionStatus
+from ttrecord.store import liveness
 from ttrecord.tui.app import TtrecordApp
 
 
@@ -39,11 +41,24 @@ async def test_truncated_session(workdir, alloc_session):
 
 
 async def test_session_still_being_written(workdir):
-    """GIVEN a session whose status is still 'running' WHEN opened THEN the overview says it
-    may be incomplete."""
+    """GIVEN a session whose status is still 'running' and whose recorder is alive (it holds
+    the lock on the log) WHEN opened THEN the overview says it may be incomplete."""
     path = build_empty(workdir, "live.db", SessionStatus.RUNNING)
-    text = await _open(path)
+    fd = liveness.lock_log(liveness.log_path(path))
+    try:
+        text = await _open(path)
+    finally:
+        os.close(fd)
     assert "still being recorded" in text
+
+
+async def test_session_left_running_by_a_dead_recorder(workdir):
+    """GIVEN a session whose status is 'running' but no recorder holds its log WHEN opened
+    THEN the overview says the recording stopped abnormally, not that it is being recorded."""
+    path = build_empty(workdir, "dead.db", SessionStatus.RUNNING)
+    text = " ".join((await _open(path)).split())
+    assert "still being recorded" not in text
+    assert "recording stopped abnormally" in text
 
 
 async def test_empty_session(workdir):

@@ -55,6 +55,7 @@ class Diff:
 
         from ttrecord.analysis.drift import DIFF_STEPS, bulk, diff_targets, resolve_targets
         from ttrecord.analysis.drift.jsonfmt import write_json
+        from ttrecord import textsafe
         from ttrecord.analysis.drift.render import to_renderables
         from ttrecord.errors import TtrecordError
         from ttrecord.progress import Progress
@@ -72,5 +73,5 @@ class Diff:
                     bar.step("laying out the report")
                     renderables = to_renderables(report, limit=args.limit)
             if args.format != "json":
-                Console(highlight=False).print(renderables)
+                textsafe.console().print(renderables)
         return 1 if report.drift else 0

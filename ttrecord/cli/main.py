@@ -11,11 +11,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import os
 import sys
 from collections.abc import Sequence
 
 from ttrecord import __version__
 from ttrecord.errors import TtrecordError
+from ttrecord.store.damage import DAMAGE, describe
+from ttrecord.textsafe import clean
 
 # (subcommand, module under ttrecord.cli, class name)
 COMMANDS: list[tuple[str, str, str]] = [
@@ -26,6 +29,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("check", "check", "Check"),
     ("report", "report", "Report"),
     ("diff", "diff", "Diff"),
+    ("recover", "recover", "Recover"),
 ]
 
 
@@ -60,10 +64,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args._command().run(args)
     except TtrecordError as exc:
-        print(f"ttrecord {args.command}: {exc}", file=sys.stderr)
+        print(f"ttrecord {args.command}: {clean(str(exc), 1000)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except OSError as exc:  # an output file or folder that cannot be written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"ttrecord {args.command}: {clean(where, 500)}{exc.strerror or exc}",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    except DAMAGE as exc:
+        if os.environ.get("TTRECORD_DEBUG"):
+            raise
+        target = getattr(args, "session", None) or " ".join(getattr(args, "targets", []) or [])
+        print(f"ttrecord {args.command}: {clean(target, 500)}{': ' if target else ''}"
+              f"{clean(describe(exc), 500)}", file=sys.stderr)  # fmt: skip
+        return 2
 
 
 if __name__ == "__main__":

@@ -63,7 +63,8 @@ class Run:
         parser.add_argument("-o", "--output", metavar="SESSION.db",
                             help="session file (default: ttrecord-<program>-<time>.db)")  # fmt: skip
         parser.add_argument("-f", "--force", action="store_true",
-                            help="overwrite the session file if it exists")  # fmt: skip
+                            help="overwrite the session file if it exists (only a finished"
+                            " ttrecord session is ever overwritten)")  # fmt: skip
         parser.add_argument("--timeout", type=_positive, metavar="SECONDS",
                             help="stop the program after it ran this long (not counting"
                             " loading the backend) and record it as hung")  # fmt: skip
@@ -101,13 +102,14 @@ class Run:
         script, module, argv = self._target(args)
         program = script if script is not None else f"-m {module}"
         output = Path(args.output) if args.output else default_output(program)
-        if output.exists() and not args.force:
-            raise TtrecordError(f"{output} exists; use --force to overwrite it")
         if output.is_dir():
             raise TtrecordError(f"{output} is a folder")
+        if output.exists() and not args.force:
+            raise TtrecordError(f"{output} exists; use --force to overwrite it")
         if not output.parent.exists():
             raise TtrecordError(f"{output.parent}: no such folder")
         if output.exists():
+            self._check_replaceable(output)
             for suffix in ("", "-wal", "-shm"):
                 Path(str(output) + suffix).unlink(missing_ok=True)
         options = RunOptions(
@@ -142,6 +144,36 @@ class Run:
             )
             code = code if code != 0 else check_code
         return code
+
+    @staticmethod
+    def _check_replaceable(output: Path) -> None:
+        """--force replaces a ttrecord session, never another file or a session being recorded."""
+        from ttrecord.store import liveness
+
+        try:
+            with output.open("rb") as fh:
+                magic = fh.read(16)
+        except OSError as exc:
+            raise TtrecordError(f"{output}: cannot be read ({exc.strerror})") from None
+        is_session = False
+        if magic == b"SQLite format 3\x00":
+            import sqlite3
+
+            try:
+                conn = sqlite3.connect(f"file:{output.resolve()}?mode=ro", uri=True)
+                try:
+                    is_session = conn.execute("SELECT format FROM session").fetchone() == (
+                        "ttrecord-session",)
+                finally:
+                    conn.close()
+            except sqlite3.Error:
+                is_session = False
+        if not is_session:
+            raise TtrecordError(f"{output} is not a ttrecord session; not overwritten (choose"
+                                " another -o)")  # fmt: skip
+        if liveness.being_recorded(output):
+            raise TtrecordError(f"{output} is being recorded by another `ttrecord run`;"
+                                " not overwritten")  # fmt: skip
 
     @staticmethod
     def _target(args: argparse.Namespace) -> tuple[str | None, str | None, list[str]]:
@@ -180,6 +212,9 @@ class Run:
         detail = f"{result.events} events"  # type: ignore[attr-defined]
         if result.last_call is not None:  # type: ignore[attr-defined]
             detail += f", last call #{result.last_call}"  # type: ignore[attr-defined]
+        stopped = getattr(result, "stopped", None)
+        if stopped:
+            detail += f"; partial recording: {stopped}"
         print(f"ttrecord: session {shown} ({status}, {detail})", file=sys.stderr)
         print(f"  ttrecord check {shown}\n  ttrecord report {shown}\n  ttrecord tui {shown}",
               file=sys.stderr)  # fmt: skip

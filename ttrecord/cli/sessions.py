@@ -42,7 +42,8 @@ class Sessions:
 
     Shows each session's program, start time, status, backend, event count and findings
     (computed on the spot for a small session never checked, else "not checked").
-    Files that are not ttrecord sessions are skipped.
+    Files that are not ttrecord sessions are skipped; a damaged session is listed as such
+    (and the command exits 2) without hiding the others.
     """
 
     @staticmethod
@@ -51,17 +52,20 @@ class Sessions:
                             help="folder to look in (default: current folder)")  # fmt: skip
 
     def run(self, args: argparse.Namespace) -> int:
-        from rich.console import Console
         from rich.table import Table
+        from rich.text import Text
+
+        from ttrecord import textsafe
 
         from ttrecord.errors import SessionError
+        from ttrecord.store.damage import DAMAGE
         from ttrecord.store.reader import Session, find_sessions
 
         folder = Path(args.folder)
         if not folder.is_dir():
             raise TtrecordError(f"{folder}: no such folder")
         paths = find_sessions(folder)
-        console = Console()
+        console = textsafe.console()  # session text is data, never markup or escapes
         if not paths:
             console.print(f"No ttrecord sessions in {folder}.")
             return 0
@@ -73,19 +77,29 @@ class Sessions:
             table.add_column(column, no_wrap=True)
         for column in ("events", "findings"):
             table.add_column(column, justify="right")
+        damaged = 0
         for path in paths:
             try:
                 with Session.open(path) as session:
                     info = session.info()
                     events = session.event_count()
                     findings = _findings(session, events)
-            except SessionError:
+                    abnormal = session.abnormal is not None
+                    started = time.strftime("%m-%d %H:%M", time.localtime(info.started_at))
+                    script = str(info.script)
+                    program = script if script.startswith("-m ") else Path(script).name
+            except (SessionError, *DAMAGE) as exc:  # one bad file does not hide the others
+                damaged += 1
+                reason = str(exc).removeprefix(f"{path}: ")
+                table.add_row(textsafe.clean(path.name),
+                              Text(textsafe.clean(f"cannot be read: {reason}"), style="red"), "",
+                              Text("damaged", style="bold red"), "", "", "")  # fmt: skip
                 continue
-            started = time.strftime("%m-%d %H:%M", time.localtime(info.started_at))
-            program = info.script if info.script.startswith("-m ") else Path(info.script).name
-            style = STATUS_STYLES.get(info.status, "")
-            status = f"[{style}]{info.status}[/]" if style else info.status
-            table.add_row(path.name, program, started, status, info.backend, str(events),
-                          findings)  # fmt: skip
+            status = Text(str(info.status), style=STATUS_STYLES.get(info.status, ""))
+            if abnormal:  # left `running` by a recorder that is gone
+                status.append(" (recording stopped abnormally)")
+            clean = textsafe.clean
+            table.add_row(clean(path.name), clean(program), started, status, clean(info.backend),
+                          str(events), findings)  # fmt: skip
         console.print(table)
-        return 0
+        return 2 if damaged else 0

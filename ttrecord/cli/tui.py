@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ttrecord.errors import TtrecordError
@@ -28,5 +29,12 @@ class Tui:
             raise TtrecordError(f"{missing[0]}: no such file or folder")
         from ttrecord.tui.app import DARK, LIGHT, TtrecordApp
 
-        TtrecordApp(args.sessions, theme=LIGHT if args.light else DARK).run()
-        return 0
+        app = TtrecordApp(args.sessions, theme=LIGHT if args.light else DARK)
+        app.run()
+        errors = app.unreadable()
+        if errors:  # shown in the UI; said once more here, and the exit status says it too
+            from ttrecord.textsafe import clean
+
+            print(f"ttrecord tui: {clean(errors[0], 500)}", file=sys.stderr)
+            return 2
+        return app.return_code or 0

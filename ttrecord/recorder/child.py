@@ -2,9 +2,14 @@
 
 Started by the supervisor as `python -m ttrecord.recorder.child CONFIG_JSON PROGRAM_ARGV…`.
 The program sees the argv, `__name__ == "__main__"`, `sys.path[0]` and standard streams it
-would see under plain `python`. The child's last records say how the program ended (an
-exception's type, message and traceback; the exit code); a process that dies leaves no such
-record, which is how the supervisor tells a crash from an exit.
+would see under plain `python`, and the same `sys.orig_argv`, `sys.excepthook` (called for an
+uncaught exception), signal handlers and faulthandler state. The child's last records say how
+the program ended (an exception's type, message and traceback; the exit code); a process that
+dies leaves no such record, which is how the supervisor tells a crash from an exit.
+
+The child never outlives the supervisor: it asks the kernel for SIGTERM when the supervisor
+dies (PR_SET_PDEATHSIG), so a killed `ttrecord run` does not leave the program running with
+nobody reading its log.
 """
 
 from __future__ import annotations
@@ -12,8 +17,8 @@ from __future__ import annotations
 import atexit
 import builtins
 import importlib.machinery
+import ctypes
 import io
-import faulthandler
 import json
 import os
 import runpy
@@ -34,6 +39,7 @@ from ttrecord.recorder.recorder import Recorder
 from ttrecord.recorder.regions import AuditRegions
 
 _TTRECORD_DIR = os.path.dirname(os.path.abspath(ttrecord.__file__))
+_RECORDER_DIR = os.path.join(_TTRECORD_DIR, "recorder") + os.sep
 
 
 def _user_traceback(tb: TracebackType | None) -> TracebackType | None:
@@ -56,15 +62,48 @@ def _exit_code(exc: SystemExit) -> int:
     return 1
 
 
+def _recorder_frame(tb: TracebackType) -> bool:
+    return tb.tb_frame.f_code.co_filename.startswith(_RECORDER_DIR)
+
+
+def _without_recorder(tb: TracebackType | None) -> TracebackType | None:
+    """The traceback as plain Python shows it: the proxy's frames between the program's
+    frame and ttnn's left out."""
+    tb = _user_traceback(tb)
+    head = tb
+    while head is not None and head.tb_next is not None:
+        nxt = head.tb_next
+        while nxt is not None and _recorder_frame(nxt):
+            nxt = nxt.tb_next
+        head.tb_next = nxt
+        head = nxt
+    return tb
+
+
+def _die_with_supervisor(supervisor: int | None) -> None:
+    """SIGTERM this process when the supervisor dies (Linux); exit now if it is already gone."""
+    if supervisor is None or not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != supervisor:  # it died before the request took effect
+        os._exit(128 + signal.SIGTERM)
+
+
 def _run_program(config: dict[str, Any], argv: list[str]) -> None:
     if config.get("module"):
         sys.argv = [config["module"], *argv]
+        sys.orig_argv = [sys.executable, "-m", config["module"], *argv]
         runpy.run_module(config["module"], run_name="__main__", alter_sys=True)
     else:
         # As `python script.py` does: argv[0] as typed, __file__ (and so every code object's
         # file name, which call sites use) absolute, the script's folder first on sys.path.
         script = os.path.abspath(config["script"])
         sys.argv = [config["script"], *argv]
+        sys.orig_argv = [sys.executable, config["script"], *argv]
         sys.path[0] = os.path.dirname(script)
         main_module = types.ModuleType("__main__")
         main_module.__file__ = script
@@ -77,9 +116,26 @@ def _run_program(config: dict[str, Any], argv: list[str]) -> None:
         exec(code, main_module.__dict__)
 
 
+def _uncaught(log: LogWriter, exc: BaseException, code: int) -> int:
+    """Record an exception that ended the program, then hand it to sys.excepthook (the
+    program's own, if it set one) as the interpreter would."""
+    tb = _without_recorder(exc.__traceback__)
+    text = "".join(traceback.format_exception(type(exc), exc, tb))
+    message = "" if isinstance(exc, KeyboardInterrupt) else str(exc)
+    log.write((RecordType.EXCEPTION, type(exc).__name__, message, text))
+    try:
+        sys.excepthook(type(exc), exc.with_traceback(tb), tb)
+    except BaseException:  # a failing hook: the interpreter prints both, so do we
+        sys.stderr.write("Error in sys.excepthook:\n")
+        traceback.print_exc()
+        sys.stderr.write("\nOriginal exception was:\n" + text)
+    return code
+
+
 def main() -> int:
     config = json.loads(sys.argv[1])
     program_argv = sys.argv[2:]
+    _die_with_supervisor(config.get("supervisor"))
     log = LogWriter(config["log"])
     try:
         chosen = backends.choose(config["backend"])
@@ -88,6 +144,12 @@ def main() -> int:
         log.write((RecordType.EXIT, exc.exit_code))
         return exc.exit_code  # the supervisor reports it
     print(f"ttrecord: backend {chosen.name} ({chosen.reason})", file=sys.stderr)
+    if chosen.name == "emulator":  # spawned workers import the same backend (last resort:
+        # a real ttnn importable in the worker still wins, as it would in plain python)
+        shim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spawn_path")
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            [*filter(None, [os.environ.get("PYTHONPATH")]), shim])
+        sys.path.append(shim)  # multiprocessing hands the parent's sys.path to its workers
     log.write((RecordType.HEADER, chosen.name, chosen.reason, chosen.version, os.getpid()))
 
     internal = [_TTRECORD_DIR, os.path.dirname(os.path.abspath(chosen.module.__file__))]
@@ -103,8 +165,8 @@ def main() -> int:
     install(chosen.module, recorder)
     audit._recorder = recorder
 
-    # Durability: a program that leaves through os._exit or is stopped by the supervisor's
-    # SIGUSR1 (before a timeout kill) still gets its queued records into the log.
+    # Durability: a program that leaves through os._exit still gets its queued records (the
+    # ends of calls are written when they return; only trailing frees can be queued).
     real_exit = os._exit
 
     def _exit(code: int) -> None:
@@ -112,8 +174,6 @@ def main() -> int:
         real_exit(code)
 
     os._exit = _exit
-    signal.signal(signal.SIGUSR1, lambda *_: log.flush_from_signal_handler())
-    faulthandler.enable()  # a native crash prints the Python stacks, as it would without us
 
     outcome = {"code": 0}
 
@@ -133,15 +193,9 @@ def main() -> int:
         code = _exit_code(exc)
     except KeyboardInterrupt as exc:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # finish the bookkeeping undisturbed
-        tb = "".join(traceback.format_exception(type(exc), exc, _user_traceback(exc.__traceback__)))
-        log.write((RecordType.EXCEPTION, "KeyboardInterrupt", "", tb))
-        sys.stderr.write(tb)
-        code = 130
+        code = _uncaught(log, exc, 130)
     except BaseException as exc:
-        tb = "".join(traceback.format_exception(type(exc), exc, _user_traceback(exc.__traceback__)))
-        log.write((RecordType.EXCEPTION, type(exc).__name__, str(exc), tb))
-        sys.stderr.write(tb)
-        code = 1
+        code = _uncaught(log, exc, 1)
     outcome["code"] = code
     return code
 

@@ -48,6 +48,7 @@ class ProgramEnd:
     header: tuple | None = None
     exception: tuple | None = None  # (type, message, traceback)
     exit_code: int | None = None
+    stopped: str | None = None  # why the child stopped recording (its log could not grow)
 
 
 @dataclass
@@ -78,6 +79,8 @@ class Decoder:
                 self.end.exception = rec[1:]
             elif tag == RecordType.EXIT:
                 self.end.exit_code = rec[1]
+            elif tag == RecordType.STOPPED:
+                self.end.stopped = rec[1]
 
     def _push(self, ev: Event) -> None:
         heapq.heappush(self._ready, (ev.seq, ev))

@@ -13,10 +13,17 @@ many bytes of `marshal` data: a record (a tuple whose first item is a one-letter
 see RecordType) or a list of records written together. The writer copies a frame in, then
 moves the committed offset past it; the reader reads only up to that offset, so the zeroed
 room the file is grown by is never mistaken for records. A truncated last frame is ignored.
+
+Storage faults never reach the program: the file's blocks are reserved (`posix_fallocate`)
+before the mapping grows over them, so a full disk (or a file-size limit) is an error returned
+to the writer, never a SIGBUS when the program touches a page with no block behind it. The
+last RESERVE bytes of the mapping are kept free for one STOPPED record saying why recording
+stopped; after it the writer drops everything and the program runs on unrecorded.
 """
 
 from __future__ import annotations
 
+import errno
 import marshal
 import mmap
 import os
@@ -37,6 +44,9 @@ _INITIAL_SIZE = 1 << 20
 _RELEASE_EVERY = 2 << 20
 _DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
 
+RESERVE = 4096  # kept free at the end of the mapping for the STOPPED record
+_NO_FALLOCATE = {errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
+
 
 class RecordType:
     """First item of every record tuple. Field order is documented at each producer."""
@@ -50,6 +60,7 @@ class RecordType:
     #               args, region, buffer)  -- alloc/free/warning/region events
     EXCEPTION = "X"  # (X, type, message, traceback)
     EXIT = "Z"  # (Z, exit_code)
+    STOPPED = "T"  # (T, reason)  -- recording stopped (the log cannot grow); nothing follows
 
 
 def encode(record: tuple) -> bytes:
@@ -91,6 +102,8 @@ class LogWriter:
         self.dropped = 0  # records marshal refused
         self._released = mmap.PAGESIZE  # pages below this offset were released (not page 0)
 
+        self.stopped: str | None = None  # why recording stopped (disk full, ...)
+
     def defer(self, record: tuple) -> None:
         """Queue a record; it reaches the file with the next `write` or `flush`."""
         with self._lock:
@@ -103,10 +116,19 @@ class LogWriter:
     def write(self, record: tuple) -> None:
         """Write the queued records and this one now, in one copy."""
         with self._lock:
-            if self.fd is None:
+            if self.fd is None or self.stopped is not None:
                 return
             pending = self._pending
             pending.append(record)
+            self._write_locked(pending)
+
+    def write_many(self, records: list[tuple]) -> None:
+        """Write the queued records and these now, in one copy."""
+        with self._lock:
+            if self.fd is None or self.stopped is not None:
+                return
+            pending = self._pending
+            pending.extend(records)
             self._write_locked(pending)
 
     def flush(self) -> None:
@@ -131,7 +153,7 @@ class LogWriter:
         self.fd = None
 
     def _flush_locked(self) -> None:
-        if self._pending and self.fd is not None:
+        if self._pending and self.fd is not None and self.stopped is None:
             self._write_locked(self._pending)
 
     def _write_locked(self, pending: list[tuple]) -> None:
@@ -149,8 +171,10 @@ class LogWriter:
         m = self._map
         start = self._end
         end = start + len(chunk)
-        if m is None or end > len(m):
-            m = self._grow(end)
+        if m is None or end + RESERVE > len(m):
+            m = self._grow(end + RESERVE)
+            if m is None:
+                return  # recording stopped
         m[start:end] = chunk
         _END.pack_into(m, 0, end)  # commit: the reader may now read up to `end`
         self._end = end
@@ -162,19 +186,56 @@ class LogWriter:
             except (OSError, ValueError):
                 pass
 
-    def _grow(self, needed: int) -> mmap.mmap:
+    def _reserve(self, start: int, size: int) -> None:
+        """Give the file real blocks up to `size` (a sparse file would SIGBUS on a full disk)."""
+        try:
+            os.posix_fallocate(self.fd, start, size - start)
+        except OSError as exc:
+            if exc.errno not in _NO_FALLOCATE:
+                raise
+            os.ftruncate(self.fd, size)  # a file system without fallocate: best effort
+
+    def _grow(self, needed: int) -> mmap.mmap | None:
         m = self._map
         size = max(_INITIAL_SIZE, 2 * len(m) if m is not None else 0)
         while size < needed:
             size *= 2
-        if m is None:
-            os.ftruncate(self.fd, size)
-            m = mmap.mmap(self.fd, size)
-            m[:HEADER_SIZE] = _END.pack(self._end) + MAGIC
-            self._map = m
-        else:
-            m.resize(size)  # grows the file and the mapping
+        try:
+            if m is None:
+                self._reserve(0, size)
+                m = mmap.mmap(self.fd, size)
+                m[:HEADER_SIZE] = _END.pack(self._end) + MAGIC
+                self._map = m
+            else:
+                self._reserve(len(m), size)
+                m.resize(size)  # the blocks are there: this only moves the file's end
+        except (OSError, ValueError) as exc:
+            self._stop(f"the event log cannot grow to {size} bytes"
+                       f" ({getattr(exc, 'strerror', None) or exc})")  # fmt: skip
+            return None
         return m
+
+    def _stop(self, reason: str) -> None:
+        """Write the STOPPED record into the reserved room (if a mapping exists) and stop."""
+        self.stopped = reason
+        self._pending.clear()
+        m = self._map
+        if m is None and self.fd is not None:
+            try:  # not even the first megabyte: try for just the header and the reserve
+                self._reserve(0, HEADER_SIZE + RESERVE)
+                m = self._map = mmap.mmap(self.fd, HEADER_SIZE + RESERVE)
+                m[:HEADER_SIZE] = _END.pack(self._end) + MAGIC
+            except (OSError, ValueError):
+                m = None
+        if m is not None:
+            frame = encode((RecordType.STOPPED, reason[:1000]))
+            end = self._end + len(frame)
+            if end <= len(m):
+                m[self._end : end] = frame
+                _END.pack_into(m, 0, end)
+                self._end = end
+        print(f"ttrecord: recording stopped: {reason}; the program continues unrecorded",
+              file=sys.stderr)  # fmt: skip
 
     def close(self) -> None:
         self.flush()

@@ -171,7 +171,10 @@ class Installation:
         original = warnings.warn
         self._saved_warn = original
 
-        def warn(message: Any, category: Any = None, stacklevel: int = 1, source: Any = None) -> None:
+        # Every argument the running Python's warnings.warn takes passes through unchanged
+        # (3.12 added the keyword-only skip_file_prefixes; later versions may add more).
+        def warn(message: Any, category: Any = None, stacklevel: int = 1, source: Any = None,
+                 *args: Any, **kwargs: Any) -> None:  # fmt: skip
             tl = recorder._thread()
             if tl.call == 0:  # the replay verifier's own calls
                 return
@@ -179,7 +182,7 @@ class Installation:
                 cat = category or (type(message) if isinstance(message, Warning) else UserWarning)
                 recorder.point("warning", getattr(cat, "__name__", "Warning"),
                                {"message": str(message)}, region=recorder.current_region())  # fmt: skip
-            original(message, category, stacklevel + 1, source)
+            original(message, category, stacklevel + 1, source, *args, **kwargs)
 
         warnings.warn = warn
 

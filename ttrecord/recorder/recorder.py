@@ -95,7 +95,8 @@ class Recorder(MemoryRecords):
         self._bugs: set[str] = set()
         # A forked child (multiprocessing) must not append to this process's log.
         self.off = False
-        os.register_at_fork(after_in_child=self._stop_in_fork)
+        self._forked = False
+        os.register_at_fork(before=self._before_fork, after_in_child=self._stop_in_fork)
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -107,6 +108,17 @@ class Recorder(MemoryRecords):
     def unwatch(self) -> None:
         """Stop watching Tensor deaths (at the end of recording)."""
         lifetimes.unwatch(self._watched, self.allocations.on_death)
+
+    def _before_fork(self) -> None:
+        """A forked process's ttnn calls are not recorded: say so in the session (once)."""
+        if self._forked or self.off:
+            return
+        self._forked = True
+        try:
+            self.point("note", "fork", {"message": "the program forked; ttnn calls in the"
+                                        " forked process are not recorded"}, write=True)  # fmt: skip
+        except Exception:
+            pass
 
     def next_seq(self) -> int:
         return next(self._seq)
@@ -287,8 +299,8 @@ class Recorder(MemoryRecords):
         ledger = self.allocations
         if exc is not None:
             with self._lock:
-                self.log.defer((_E, seq, end, "raised", f"{type(exc).__name__}: {exc}", (),
-                                device, trace, None))  # fmt: skip
+                records = [(_E, seq, end, "raised", f"{type(exc).__name__}: {exc}", (), device,
+                            trace, None)]  # fmt: skip
                 changes = [("free", b) for b in ledger.drain()] if ledger.deaths else []
                 if held:
                     ledger.freed_inputs([t for t, _ in held], changes)
@@ -296,8 +308,8 @@ class Recorder(MemoryRecords):
                 if self.per_call_snapshots or kind in _DECISIONS:
                     self._reconcile(changes)
                 if changes:
-                    records = self._change_records(changes, seq, phase, trace, tid, region)
-                    self.log.defer_many(records)
+                    records += self._change_records(changes, seq, phase, trace, tid, region)
+                self.log.write_many(records)  # durable when the call returns
             return
         extra = None
         if kind is not _OP:
@@ -318,7 +330,8 @@ class Recorder(MemoryRecords):
             if changes:
                 records = self._change_records(changes, seq, phase, trace, tid, region)
             records.append((_E, seq, end, "ok", None, outputs, device, trace, extra))
-            self.log.defer_many(records)
+            self.log.write_many(records)  # durable when the call returns: a crash between
+            # calls then names no call
 
     def _broken(self, exc: Exception) -> None:
         """Report a recorder failure once per kind (as a NOTE event and on stderr)."""

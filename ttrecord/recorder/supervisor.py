@@ -8,9 +8,15 @@ file in batches while the program runs, and when the child is gone decides how t
 - crashed: the child died of a signal, or left through os._exit inside a ttnn call; the call
   still open is stored with Status.DIED and named in `session.last_call`;
 - hung: `--timeout` expired; the child is stopped and the open call gets Status.HUNG;
-- interrupted: Ctrl-C. The program gets KeyboardInterrupt (a call it unwound through is
-  stored as raised with that error); the supervisor itself survives
-  SIGINT (a second Ctrl-C, or a child that ignores the first, gets the child killed).
+- interrupted: Ctrl-C. The program gets KeyboardInterrupt once (a call it unwound through is
+  stored as raised with that error); a second Ctrl-C gets the child killed. SIGTERM and
+  SIGHUP sent to the supervisor are forwarded the same way (see signals.py).
+
+The child never outlives the supervisor: it asks the kernel for SIGTERM when its parent dies
+(PR_SET_PDEATHSIG). The supervisor holds a lock on the log while it records, so a session left
+`running` by a supervisor that was killed is known to have stopped abnormally, and
+`ttrecord recover` (or any reader) finishes it from the log. When the session cannot be
+written (a full disk), recording stops, the program runs on and its exit code is kept.
 """
 
 from __future__ import annotations
@@ -30,12 +36,12 @@ from ttrecord.errors import TtrecordError
 from ttrecord.events import SessionStatus, Status
 from ttrecord.recorder.decode import Decoder
 from ttrecord.recorder.log import LogReader
+from ttrecord.recorder.signals import SignalRelay
+from ttrecord.store import liveness
 from ttrecord.store.writer import SessionWriter
 
 POLL_SECONDS = 0.02
 HUNG_EXIT_CODE = 124  # as timeout(1)
-_INTERRUPT_GRACE = 1.0  # seconds before a Ctrl-C the child did not see is forwarded to it
-_KILL_GRACE = 5.0  # seconds after forwarding before the child is killed
 # --timeout counts from the program's start; loading the backend (torch, ttnn) gets this long.
 _STARTUP_GRACE = 120.0
 
@@ -62,12 +68,16 @@ class RunResult:
     exit_code: int
     last_call: int | None
     events: int
+    stopped: str | None = None  # why recording stopped early (disk full, ...), if it did
 
 
 class Supervisor:
     def __init__(self, options: RunOptions) -> None:
         self.options = options
-        self._interrupts: list[float] = []
+        self._signals = SignalRelay()
+        self._stored_options: dict[str, Any] = {}
+        self._storage_error: str | None = None
+        self._storage_reported = False
 
     def _child_command(self, log_path: Path) -> list[str]:
         o = self.options
@@ -81,71 +91,93 @@ class Supervisor:
             "verify_replay": o.verify_replay,
             "script": o.script,
             "module": o.module,
+            "supervisor": os.getpid(),
         }
         return [sys.executable, "-m", "ttrecord.recorder.child", json.dumps(config), *o.argv]
 
+    def _open_log(self, log_path: Path) -> int:
+        """Take the log's lock (refusing a session another run is recording) and empty it
+        (refusing to touch a file of the same name that is not a ttrecord log)."""
+        if log_path.exists() and not liveness.is_ttrecord_log(log_path):
+            raise TtrecordError(f"{log_path} exists and is not a ttrecord event log;"
+                                " move it or choose another session name")  # fmt: skip
+        try:
+            fd = liveness.lock_log(log_path)
+        except BlockingIOError:
+            raise TtrecordError(f"{self.options.output} is being recorded by another"
+                                " `ttrecord run`") from None  # fmt: skip
+        os.ftruncate(fd, 0)
+        return fd
+
     def run(self) -> RunResult:
         o = self.options
-        log_path = o.output.with_name(o.output.name + ".log")
+        log_path = liveness.log_path(o.output)
+        lock_fd = None
         try:
-            log_path.unlink(missing_ok=True)
-            log_path.touch()
+            lock_fd = self._open_log(log_path)
             writer = SessionWriter(o.output)
         except (OSError, sqlite3.Error) as exc:
-            log_path.unlink(missing_ok=True)
+            if lock_fd is not None:
+                log_path.unlink(missing_ok=True)
+                os.close(lock_fd)
             raise TtrecordError(f"{o.output}: cannot write the session ({exc})") from None
         program = o.script if o.script is not None else f"-m {o.module}"
-        writer.start(
-            script=program,
-            argv=[o.script or o.module or "", *o.argv],
-            backend=o.backend,
-            options={"stack_depth": o.stack_depth, "audit_regions": list(o.audit_regions),
-                     "timeout": o.timeout, "backend_requested": o.backend,
-                     "callsites": o.callsites, "graph_capture": o.graph_capture,
-                     "verify_replay": o.verify_replay},  # fmt: skip
-        )
+        self._stored_options = {
+            "stack_depth": o.stack_depth, "audit_regions": list(o.audit_regions),
+            "timeout": o.timeout, "backend_requested": o.backend, "callsites": o.callsites,
+            "graph_capture": o.graph_capture, "verify_replay": o.verify_replay,
+            "supervisor_pid": os.getpid(),
+        }  # fmt: skip
+        try:
+            writer.start(script=program, argv=[o.script or o.module or "", *o.argv],
+                         backend=o.backend, options=self._stored_options)  # fmt: skip
+        except (OSError, sqlite3.Error) as exc:
+            writer.close()
+            log_path.unlink(missing_ok=True)
+            os.close(lock_fd)
+            raise TtrecordError(f"{o.output}: cannot write the session ({exc})") from None
         decoder = Decoder()
         reader = LogReader(str(log_path))
-        previous = signal.signal(signal.SIGINT, self._on_sigint)
+        relay = self._signals
+        relay.install()
         started = time.monotonic()
         hung = False
         try:
             proc = subprocess.Popen(self._child_command(log_path))
+            relay.block()
             header_seen = False
             while True:
                 self._drain(reader, decoder, writer)
                 if not header_seen and decoder.end.header is not None:
                     header_seen = True
-                    _, backend, reason, version, pid = decoder.end.header
-                    writer.update_session(backend=backend, backend_reason=reason,
-                                          ttnn_version=version, pid=pid)  # fmt: skip
+                    self._header(writer, decoder)
                     started = time.monotonic()  # the timeout counts from the program's start
-                try:
-                    proc.wait(timeout=POLL_SECONDS)
+                relay.act(proc)
+                if proc.poll() is not None:
                     break
-                except subprocess.TimeoutExpired:
-                    pass
+                relay.wait(POLL_SECONDS)
                 limit = o.timeout if header_seen else (o.timeout or 0) + _STARTUP_GRACE
                 if o.timeout is not None and time.monotonic() - started > limit:
                     hung = True
                     self._stop(proc)
                     break
-                self._handle_interrupts(proc)
             returncode = proc.wait()
             self._drain(reader, decoder, writer)
             while reader.more:
                 self._drain(reader, decoder, writer)
             if not header_seen and decoder.end.header is not None:
-                _, backend, reason, version, pid = decoder.end.header
-                writer.update_session(backend=backend, backend_reason=reason,
-                                      ttnn_version=version, pid=pid)  # fmt: skip
+                self._header(writer, decoder)
+            if self._storage_error is not None:
+                reader.close()
+                log_path.unlink(missing_ok=True)  # frees the disk for the session's last rows
             result = self._finish(writer, decoder, returncode, hung)
         finally:
-            signal.signal(signal.SIGINT, previous)
+            relay.restore()
             reader.close()
             writer.close()
             if not os.environ.get("TTRECORD_KEEP_LOG"):
                 log_path.unlink(missing_ok=True)
+            os.close(lock_fd)  # releases the lock: the session is final
         exc = decoder.end.exception
         if exc is not None and exc[0] == "TtrecordError":  # the child could not start the program
             for suffix in ("", "-wal", "-shm"):
@@ -153,82 +185,97 @@ class Supervisor:
             raise TtrecordError(exc[1])
         return result
 
+    def _header(self, writer: SessionWriter, decoder: Decoder) -> None:
+        _, backend, reason, version, pid = decoder.end.header
+        self._write(writer.update_session, backend=backend, backend_reason=reason,
+                    ttnn_version=version, pid=pid)  # fmt: skip
+
     # -- while running -------------------------------------------------------------------
 
     def _drain(self, reader: LogReader, decoder: Decoder, writer: SessionWriter) -> None:
-        decoder.feed(reader.read())
+        decoder.feed(reader.read())  # always: how the program ended is in the last records
         events = decoder.ready()
-        if events:
-            writer.add(events)
+        if events and self._storage_error is None:  # else the session cannot take more
+            self._write(writer.add, events)
 
-    def _on_sigint(self, signum: int, frame: Any) -> None:
-        self._interrupts.append(time.monotonic())
-
-    def _handle_interrupts(self, proc: subprocess.Popen) -> None:
-        """The child normally gets Ctrl-C itself (same process group); help it if it did not."""
-        if not self._interrupts:
-            return
-        first = self._interrupts[0]
-        waited = time.monotonic() - first
-        if len(self._interrupts) >= 2 or waited > _INTERRUPT_GRACE + _KILL_GRACE:
-            proc.kill()
-        elif waited > _INTERRUPT_GRACE and len(self._interrupts) == 1:
-            proc.send_signal(signal.SIGINT)
-            self._interrupts.append(first)  # count the forwarded one; the next step is a kill
+    def _write(self, method: Any, *args: Any, **kwargs: Any) -> bool:
+        """Call a writer method; a storage fault (full disk, I/O error) stops recording."""
+        if self._storage_error is not None:
+            return False
+        try:
+            method(*args, **kwargs)
+            return True
+        except (sqlite3.Error, OSError) as exc:
+            self._storage_error = f"cannot write {self.options.output} ({exc})"
+            if not self._storage_reported:
+                self._storage_reported = True
+                print(f"ttrecord: recording stopped: {self._storage_error}; the program"
+                      " continues unrecorded", file=sys.stderr)  # fmt: skip
+            return False
 
     def _stop(self, proc: subprocess.Popen) -> None:
-        """Timeout: let the child flush its queued records, then kill it."""
-        try:
-            proc.send_signal(signal.SIGUSR1)
-            time.sleep(0.1)
-        except ProcessLookupError:
-            pass
+        """Timeout: kill the child. Every call's begin and end is in the log already (ends are
+        written when a call returns), so nothing is left to flush."""
         proc.kill()
 
     # -- after the child is gone ---------------------------------------------------------
 
     def _finish(self, writer: SessionWriter, decoder: Decoder, returncode: int,
                 hung: bool) -> RunResult:  # fmt: skip
-        end = decoder.end
-        exc = end.exception
-        signal_number = -returncode if returncode < 0 else None
+        status, exit_code, signal_number, last = end_status(decoder, returncode, hung)
+        if self._signals.killed and self._signals.interrupted and not hung:
+            status, exit_code = SessionStatus.INTERRUPTED, 130  # a second Ctrl-C killed it
+        stopped = decoder.end.stopped or self._storage_error
         error_type = error_message = tb = None
-        if exc is not None:
-            error_type, error_message, tb = exc
-        if hung:
-            status, exit_code = SessionStatus.HUNG, HUNG_EXIT_CODE
-            signal_number = None
-            last = decoder.close_open_calls(Status.HUNG)
-        elif exc is not None and error_type == "KeyboardInterrupt":
-            # The interrupt unwound through the open call (it may have landed in the
-            # recorder's own bookkeeping around it): that call raised, the process lived on.
-            status, exit_code = SessionStatus.INTERRUPTED, 130
-            last = decoder.close_open_calls(Status.RAISED, error="KeyboardInterrupt")
-        elif signal_number is not None:
-            status = (SessionStatus.INTERRUPTED if signal_number == signal.SIGINT
-                      else SessionStatus.CRASHED)  # fmt: skip
-            exit_code = 128 + signal_number
-            last = decoder.close_open_calls(Status.DIED)
-        elif decoder.open_calls and end.exit_code is None:
-            status, exit_code = SessionStatus.CRASHED, returncode  # os._exit inside a call
-            last = decoder.close_open_calls(Status.DIED)
-        else:
-            # The program ended on its own; a call still open belongs to a daemon thread the
-            # interpreter stopped at exit: it is kept (DIED) but is not what ended the run.
-            status = SessionStatus.ERROR if exc is not None else SessionStatus.OK
-            exit_code = (returncode or 1) if exc is not None else returncode
-            decoder.close_open_calls(Status.DIED)
-            last = None
+        if decoder.end.exception is not None:
+            error_type, error_message, tb = decoder.end.exception
         events = decoder.ready()
+        self._storage_error = None  # the log is gone: try to store what is left and the end
         if events:
-            writer.add(events)
-        writer.finish(
-            status,
-            exit_code=exit_code,
-            signal=signal_number,
-            error_type=error_type,
-            error_message=error_message,
-            traceback=tb,
-            last_call=last,
-        )
-        return RunResult(self.options.output, status, exit_code, last, decoder.released)
+            self._write(writer.add, events)
+        if stopped:
+            self._stored_options["recording_stopped"] = stopped
+            self._write(writer.update_session, options=json.dumps(self._stored_options))
+        fields = dict(exit_code=exit_code, signal=signal_number, error_type=error_type,
+                      error_message=error_message, traceback=tb, last_call=last)  # fmt: skip
+        if not self._write(writer.finish, status, **fields):
+            self._storage_error = None  # at least the status and the exit code
+            self._write(writer.update_session, status=str(status), ended_at=time.time(),
+                        exit_code=exit_code, signal=signal_number)  # fmt: skip
+        return RunResult(self.options.output, status, exit_code, last, decoder.released,
+                         stopped)  # fmt: skip
+
+
+def end_status(decoder: Decoder, returncode: int | None,
+               hung: bool = False) -> tuple[SessionStatus, int | None, int | None, int | None]:  # fmt: skip
+    """How the run ended: (status, exit code, signal, seq of the call it ended in); closes the
+    calls still open. `returncode` is None when the child's end was not seen (recovery): a
+    child that wrote its exit record ended on its own, any other was stopped mid-run."""
+    end = decoder.end
+    exc = end.exception
+    error_type = exc[0] if exc is not None else None
+    if returncode is None:
+        returncode = end.exit_code if end.exit_code is not None else -signal.SIGKILL
+    signal_number = -returncode if returncode < 0 else None
+    if hung:
+        last = decoder.close_open_calls(Status.HUNG)
+        return SessionStatus.HUNG, HUNG_EXIT_CODE, None, last
+    if error_type == "KeyboardInterrupt":
+        # The interrupt unwound through the open call (it may have landed in the recorder's
+        # own bookkeeping around it): that call raised, the process lived on.
+        last = decoder.close_open_calls(Status.RAISED, error="KeyboardInterrupt")
+        return SessionStatus.INTERRUPTED, 130, signal_number, last
+    if signal_number is not None:
+        status = (SessionStatus.INTERRUPTED if signal_number == signal.SIGINT
+                  else SessionStatus.CRASHED)  # fmt: skip
+        return status, 128 + signal_number, signal_number, decoder.close_open_calls(Status.DIED)
+    if decoder.open_calls and end.exit_code is None and end.stopped is None:
+        last = decoder.close_open_calls(Status.DIED)  # os._exit inside a call
+        return SessionStatus.CRASHED, returncode, None, last
+    # The program ended on its own; a call still open belongs to a daemon thread the
+    # interpreter stopped at exit, or was running when the log stopped (a full disk): it is
+    # kept (DIED) but is not what ended the run.
+    decoder.close_open_calls(Status.DIED)
+    if exc is not None:
+        return SessionStatus.ERROR, returncode or 1, None, None
+    return SessionStatus.OK, returncode, None, None

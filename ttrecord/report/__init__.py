@@ -28,6 +28,7 @@ class CheckResult:
     events: int
     findings: list[Finding]
     sources: Callable[[str], str | None] = field(default=lambda _file: None, repr=False)
+    recording_stopped: str | None = None  # the session holds only part of the run, and why
 
     @property
     def finished(self) -> bool:
@@ -87,6 +88,7 @@ def check_session(path: str, store: bool = True, on_step: Callable[[str], None] 
     with Session.open(path) as session:
         info = session.info()
         stamp = (analysis_version(), session.fingerprint())
+        stopped = session.abnormal or (info.options or {}).get("recording_stopped")
         findings = analyze(session, on_step)
         events = session.event_count()
         texts: dict[str, str | None] = {}
@@ -104,7 +106,7 @@ def check_session(path: str, store: bool = True, on_step: Callable[[str], None] 
     return CheckResult(
         path=str(path), session_id=info.id, script=info.script, backend=info.backend,
         status=info.status, cwd=info.cwd, events=events, findings=findings,
-        sources=lambda file: texts.get(file),
+        sources=lambda file: texts.get(file), recording_stopped=stopped,
     )  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
+from ttrecord import textsafe
 from rich.console import Console
 from rich.padding import Padding
 from rich.table import Table
@@ -44,7 +45,7 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
     # Piped or redirected output has no terminal width; rich would assume 80 columns, too
     # narrow for the tables, so files get 120.
     tty = hasattr(out, "isatty") and out.isatty()
-    console = Console(file=out, highlight=False, width=None if tty else 120)
+    console = textsafe.console(file=out, width=None if tty else 120)  # session text is data
     with Session.open(path) as session:
         info = session.info()
         with Progress("reading the session", total=STEPS, quiet=quiet) as bar:
@@ -53,6 +54,8 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
             # Computed now: stored for the next report and the UI (quietly skipped when the
             # file is read-only or busy; a session still being recorded changes anyway).
             store_findings(path, findings, stamp, say_why=False)
+        info = textsafe.clean_deep(info)  # long texts cut, controls shown escaped
+        findings = textsafe.clean_deep(findings)
         devices = session.devices()
         for part in (_header(info), _status(info, session), _backend(info)):
             console.print(part, soft_wrap=True)  # paths and lines stay whole (and clickable)
@@ -139,6 +142,9 @@ def _status(info: SessionInfo, session: Session) -> Text:
     if info.error_type or info.error_message:
         message = f"{info.error_type or 'error'}: {info.error_message or ''}".replace("\n", "\n    ")
         text.append(f"\n  {message}", style="red")
+    stopped = (info.options or {}).get("recording_stopped")
+    if stopped and stopped != info.error_message:  # the session holds only part of the run
+        text.append(f"\n  partial recording: {stopped}", style="bold red")
     if info.status in ("crashed", "hung", "error", "running", "interrupted"):
         last, verb = session.last_call(), {"crashed": "died in", "hung": "hung in"}.get(
             info.status, "last call"

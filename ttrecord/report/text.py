@@ -14,6 +14,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from ttrecord.findings import Finding, Severity
+from ttrecord import textsafe
 from ttrecord.report import CheckResult
 
 STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold blue"}
@@ -116,7 +117,8 @@ def summary_line(result: CheckResult) -> Text:
 
 
 def render(result: CheckResult, out: TextIO) -> None:
-    console = Console(file=out, highlight=False, soft_wrap=False)
+    result = textsafe.clean_deep(result)  # long texts cut, controls shown as escapes
+    console = textsafe.console(file=out, soft_wrap=False)  # session text is data
     if not result.finished:
         console.print(Text.assemble(
             (f"The recorded run did not finish (status: {result.status}).", "bold red"),
@@ -125,4 +127,7 @@ def render(result: CheckResult, out: TextIO) -> None:
         console.print()
     for f in result.findings:
         print_finding(console, f, result)
+    if result.recording_stopped:  # never a silent pass over a partial recording
+        console.print(Text.assemble(("Partial recording: ", "bold red"),
+                                    str(result.recording_stopped)))  # fmt: skip
     console.print(summary_line(result))

@@ -7,6 +7,7 @@ page with LIMIT/keyset so a viewer never loads a million-event session into memo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -18,7 +19,8 @@ from typing import Any
 from ttrecord.errors import SessionError
 from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, Status, TensorRef
 from ttrecord.findings import Finding, Severity
-from ttrecord.store import schema
+from ttrecord.store import liveness, schema
+from ttrecord.store.opening import abnormal_message, connect_read_only
 from ttrecord.store.buffer_rows import (  # noqa: F401  (re-exported)
     MAP_ROW_COLUMNS,
     MapRow,
@@ -84,6 +86,8 @@ class Session:
         self._conn = conn
         self._callsites: dict[int, CallSite] | None = None
         self._buffers: dict[int, BufferRef] | None = None
+        # Set when the status says `running` but no `ttrecord run` records it any more.
+        self.abnormal: str | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Session:
@@ -101,12 +105,7 @@ class Session:
         if magic != _SQLITE_MAGIC:
             raise SessionError(f"{p}: not a ttrecord session (not an SQLite file)")
         try:
-            conn = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True, check_same_thread=False)
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-            if "session" not in tables:
-                raise SessionError(f"{p}: not a ttrecord session (no session table)")
-            row = conn.execute("SELECT format FROM session").fetchone()
+            conn, row, version = connect_read_only(p)
         except sqlite3.DatabaseError as exc:
             raise SessionError(f"{p}: damaged or truncated session ({exc})") from None
         if row is None or row[0] != schema.FORMAT:
@@ -116,7 +115,10 @@ class Session:
                 f"{p}: written by a newer ttrecord (schema {version}; this one reads up to"
                 f" {schema.SCHEMA_VERSION}); upgrade ttrecord"
             )
-        return cls(p, conn)
+        session = cls(p, conn)
+        if row[1] == "running" and not liveness.being_recorded(p):
+            session.abnormal = abnormal_message(p, conn)
+        return session
 
     def close(self) -> None:
         self._conn.close()
@@ -139,7 +141,7 @@ class Session:
         cur = self._conn.execute("SELECT * FROM session")
         names = [d[0] for d in cur.description]
         row = dict(zip(names, cur.fetchone()))
-        return SessionInfo(
+        info = SessionInfo(
             path=str(self.path),
             id=row["id"],
             script=row["script"],
@@ -162,6 +164,11 @@ class Session:
             last_call=row["last_call"],
             options=_loads(row["options"], {}),
         )
+        if self.abnormal is not None:  # every reader says so, through the status it shows
+            info = dataclasses.replace(info, status="crashed",
+                                       error_type=info.error_type or "RecordingStopped",
+                                       error_message=info.error_message or self.abnormal)  # fmt: skip
+        return info
 
     def counts(self) -> dict[tuple[str, str], int]:
         """Events per (phase, kind)."""
@@ -542,6 +549,12 @@ def find_sessions(folder: str | os.PathLike[str]) -> list[Path]:
         try:
             Session.open(path).close()
         except SessionError:
-            continue
-        found.append(path)
-    return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+            continue  # another program's file, or one that cannot be told to be a session
+        found.append(path)  # (a session whose contents are damaged is listed: readers say so)
+    def mtime(p: Path) -> float:
+        try:
+            return p.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    return sorted(found, key=mtime, reverse=True)

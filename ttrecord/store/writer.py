@@ -138,7 +138,16 @@ class SessionWriter:
             traceback=traceback,
             last_call=last_call,
         )
+        self.seal()
+
+    def seal(self) -> None:
+        """Make the file self-contained: WAL folded in and journal mode back to DELETE, so it
+        reads from read-only places and readers create no -wal/-shm files beside it."""
         self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        try:
+            self._conn.execute("PRAGMA journal_mode = DELETE")
+        except sqlite3.OperationalError:  # a reader still has it open: stays WAL, still readable
+            pass
 
     def close(self) -> None:
         self._conn.close()
@@ -150,7 +159,10 @@ class SessionWriter:
         try:
             yield
         except BaseException:
-            self._conn.execute("ROLLBACK")
+            try:
+                self._conn.execute("ROLLBACK")
+            except sqlite3.OperationalError:  # SQLite rolled back already (a full disk)
+                pass
             raise
         self._conn.execute("COMMIT")
 

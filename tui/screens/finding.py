@@ -53,13 +53,13 @@ class FindingScreen(Screen):
             if f.file:
                 title.append(f"\nat {f.file}:{f.line}" + (f" in {f.function}" if f.function else ""))
             yield Static(title, id="title", classes="block")
-            yield Static(f.message, id="message", classes="block")
+            yield Static(Text(f.message), id="message", classes="block")  # data, not markup
             yield Static("Evidence", classes="label")
             yield Static(self._evidence(), id="evidence", classes="block")
-            yield Static(self._where(), id="where", classes="label")
+            yield Static(Text(self._where()), id="where", classes="label")  # data, not markup
             yield Static("Loading source…", id="source")
             yield Static("Fix", classes="label")
-            yield Static(f.fix, id="fix", classes="block")
+            yield Static(Text(f.fix), id="fix", classes="block")
             yield Static("Stack", classes="label")
             yield Static(self._stack(), id="stack", classes="block")
             yield Static("Related events (enter: show on the timeline)", classes="label")

@@ -14,6 +14,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from ttrecord.textsafe import clean, clean_deep
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import Session
 from ttrecord.tui.format import SEVERITY_STYLE, STATUS_STYLE, site, size_text, when
@@ -110,7 +111,7 @@ class OverviewScreen(Screen):
         notices = list(data.notices)
         if live:
             notices.append(f"Following the recording live (every {POLL_SECONDS:g} s).")
-        self.query_one("#notices", Static).update("\n".join(notices))
+        self.query_one("#notices", Static).update(Text("\n".join(notices)))  # data, not markup
         if live and not data.findings:
             if self._live_findings:
                 self.data = replace(data, findings=self._live_findings)
@@ -172,9 +173,9 @@ class OverviewScreen(Screen):
         try:
             # Its own connection: a long analysis must not hold up the shared handle's queries.
             with Session.open(self.path) as session:
-                self.post_message(FindingsComputed(analyse(session)))
+                self.post_message(FindingsComputed(clean_deep(analyse(session))))
         except Exception as exc:  # the analysis failing must not take the viewer down
-            self.post_message(FindingsComputed((), f"The analysis failed: {exc}"))
+            self.post_message(FindingsComputed((), clean(f"The analysis failed: {exc}", 500)))
 
     def on_findings_computed(self, message: FindingsComputed) -> None:
         if self.data is not None:

@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from ttrecord.textsafe import clean
 from ttrecord.tui.format import SEVERITY_STYLE, STATUS_STYLE, when
 from ttrecord.tui.messages import Loaded
 from ttrecord.tui.snapshots import SessionSummary, summarize
@@ -44,7 +45,7 @@ class SessionsScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static(self.note, id="sessions-note")
+        yield Static(Text(clean(self.note)), id="sessions-note")  # folder names are data
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
         yield Footer()
 
@@ -61,10 +62,10 @@ class SessionsScreen(Screen):
 
     def action_reload(self) -> None:
         if not self.paths:
-            self.query_one("#sessions-note", Static).update(
-                self.note + "\nNo ttrecord sessions here. Record one with"
+            self.query_one("#sessions-note", Static).update(Text(
+                clean(self.note) + "\nNo ttrecord sessions here. Record one with"
                 " `ttrecord run -o session.db script.py`, or pass session files."
-            )
+            ))  # fmt: skip
             return
         self._load(list(self.paths))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.markup import escape
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -86,7 +86,7 @@ class TimelineScreen(Screen):
         try:
             return parse_filter(line)
         except FilterError as exc:
-            self.query_one("#status", Static).update(f"[red]{escape(str(exc))}[/]")
+            self.query_one("#status", Static).update(Text(str(exc), "red"))
             return None
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -99,7 +99,7 @@ class TimelineScreen(Screen):
 
     def on_row_count(self, message: RowCount) -> None:
         if message.error:
-            self.query_one("#status", Static).update(f"[red]{escape(message.error)}[/]")
+            self.query_one("#status", Static).update(Text(message.error, "red"))
             return
         self._status(message.total)
 

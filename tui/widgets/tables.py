@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ttrecord.textsafe import clean
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -27,7 +28,8 @@ def fill_table(table: DataTable, columns: Sequence[str], rows: Iterable[Sequence
     for label, width in zip(columns, widths):
         table.add_column(label, width=width)
     for i, row in enumerate(rows):
-        table.add_row(*[c if isinstance(c, Text) else str(c) for c in row],
+        # A str cell would be parsed as markup: session text goes in as Text (data).
+        table.add_row(*[c if isinstance(c, Text) else Text(clean(c)) for c in row],
                       key=keys[i] if keys else None)  # fmt: skip
     if rows:
         table.move_cursor(row=min(max(cursor, 0), len(rows) - 1), animate=False)
