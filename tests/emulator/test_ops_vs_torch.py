@@ -139,11 +139,11 @@ def test_small_add_is_cheap(device):
     a = _dev(device, torch.randn(32, 32))
     for _ in range(50):
         ttnn.add(a, a)
-    start = time.perf_counter()
+    start = time.thread_time()  # CPU time: a loaded machine does not make the add dearer
     for _ in range(500):
         ttnn.add(a, a)
-    per_call = (time.perf_counter() - start) / 500
-    assert per_call < 400e-6  # generous: shared CI cores; ~35 µs when idle
+    per_call = (time.thread_time() - start) / 500
+    assert per_call < 400e-6  # generous; ~35 µs when idle
 
 
 def test_device_ops_reject_host_tensors_but_layout_ops_run_on_host():

@@ -54,6 +54,19 @@ for _ in range(3):
 '''
 
 
+def _is_session(db: Path) -> bool:
+    from ttrecord.errors import SessionError
+    from ttrecord.store.reader import Session
+
+    if not db.exists():
+        return False
+    try:
+        with Session.open(db):
+            return True
+    except SessionError:
+        return False
+
+
 async def _until(pilot, condition, what: str, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -79,7 +92,7 @@ async def test_ui_follows_a_recording_from_start_to_crash(tmp_path, monkeypatch)
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 120
-        while not db.exists() and time.monotonic() < deadline:
+        while not _is_session(db) and time.monotonic() < deadline:  # created, schema written
             await asyncio.sleep(0.05)
         app = TtrecordApp([str(db)])
         async with app.run_test(size=(120, 40)) as pilot:
