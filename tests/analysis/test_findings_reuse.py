@@ -1,6 +1,7 @@
 """`ttrecord report` and the UI reuse stored findings only when the stamp stored with them (the
 analysis version and the session's fingerprint) still matches; otherwise they recompute."""
 
+import os
 import sqlite3
 
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from ttrecord.cli.main import main
 from ttrecord.events import SessionStatus
 from ttrecord.report import summary
+from ttrecord.store import liveness
 from ttrecord.store.reader import Session
 from ttrecord.store.writer import replace_findings
 from ttrecord.testing import SessionBuilder
@@ -130,8 +132,12 @@ def test_a_session_still_being_recorded_gets_no_stored_findings(tmp_path, capsys
     tid, x, w, y = captured_step(b)
     b.execute(tid, line=31)
     path = b.write(tmp_path / "s.db", status=SessionStatus.RUNNING)
+    fd = liveness.lock_log(liveness.log_path(path))  # its recorder is alive
     # WHEN reported
-    assert main(["report", path]) == 0
+    try:
+        assert main(["report", path]) == 0
+    finally:
+        os.close(fd)
     # THEN the report is shown but nothing is stored (the session keeps changing)
     assert "RUNNING" in capsys.readouterr().out
     with Session.open(path) as s:

@@ -33,7 +33,7 @@ out = step(x, w)
 tid = ttnn.begin_trace_capture(device, cq_id=0)
 out = step(x, w)
 ttnn.end_trace_capture(device, tid, cq_id=0)
-bias = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)  # MARK:late
+bias = ttnn.from_torch(torch.ones(32, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)  # MARK:late
 print("late", bias.buffer_address())
 ttnn.execute_trace(device, tid, cq_id=0, blocking=True)
 ttnn.release_trace(device, tid)
@@ -75,5 +75,6 @@ def test_exact_allocations_and_frees_with_5000_live_buffers(tmp_path):
     tr004 = [f for f in findings if f["id"] == "TR004"]
     assert len(tr004) == 1, findings
     assert tr004[0]["line"] == _line("late")
-    # 32x32 bf16 tile: one 2048-byte page, 2048 bytes per bank
+    # 32x64 bf16: two 2048-byte tile pages over 8 DRAM banks, 2048 bytes per bank (another
+    # shape than the inputs: a same-spec tensor made after capture reads as a new input, TR005)
     assert tr004[0]["evidence"]["allocated"]["range"] == f"[{late:#x}, {late + 2048:#x})"

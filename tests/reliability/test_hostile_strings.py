@@ -38,7 +38,7 @@ def test_command_shows_hostile_text_as_data(hostile, capsys, name):
     code = main(COMMANDS[name](str(hostile), str(hostile.parent)))
     took = time.monotonic() - started
     out, err = capsys.readouterr()
-    assert code in (0, 1), err
+    assert code in ((0, 1, 3) if name.startswith("check") else (0, 1)), err  # 3: run did not finish
     assert "Traceback" not in err
     if not name.endswith(("json", "sarif")):
         assert unsafe(out + err) == []

@@ -39,6 +39,7 @@ device = ttnn.open_device(device_id=0, trace_region_size=800768)
 x = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
 y = ttnn.exp(x)
 wait(1)
+print("the program's stderr", file=sys.stderr, flush=True)
 tid = ttnn.begin_trace_capture(device, cq_id=0)
 y = ttnn.exp(x)
 try:

@@ -71,8 +71,8 @@ def test_run_tui_follows_the_program_from_its_start_to_its_crash(tmp_path):
         assert os.waitstatus_to_exitcode(status) == 128 + 11  # the program died of SIGSEGV
         out = (tmp_path / "live.db.out").read_text()
         assert "ttrecord: backend emulator" in out  # the run's own chatter went there
-        assert "Segmentation fault" in out  # and so did the program's stderr
-        assert "Segmentation fault" not in term.text()
+        assert "the program's stderr" in out  # and so did the program's stderr
+        assert "the program's stderr" not in term.text()
     finally:
         if pid:
             os.kill(pid, 9)
