@@ -19,7 +19,7 @@ import torch
 
 from . import errors
 from .buffer import DeviceBuffer
-from .codec import TensorSpec, to_storage
+from .codec import TensorSpec, decode, encode, to_storage
 from .types import (
     DRAM_MEMORY_CONFIG,
     DataType,
@@ -27,11 +27,13 @@ from .types import (
     MemoryConfig,
     Shape,
     StorageType,
+    TensorMemoryLayout,
     dtype_from_torch,
     element_size,
 )
 
 _tensor_ids = itertools.count()
+_INTERLEAVED = TensorMemoryLayout.INTERLEAVED
 
 
 def check_read(device: Any) -> None:
@@ -229,7 +231,8 @@ class Tensor:
             raise RuntimeError(
                 "TT_FATAL @ ttnn/core/tensor/tensor.cpp:0: is_allocated()\ninfo:\nBuffer is not allocated"
             )
-        return buffer.device.read_values(buffer.desc, self._spec, chip if self._chip is None else self._chip)
+        desc = buffer.desc
+        return decode(buffer.device.read_pages(desc, chip if self._chip is None else self._chip), self._spec)
 
     def _chip_values(self) -> list[torch.Tensor]:
         """Values on every chip this tensor spans."""
@@ -370,7 +373,7 @@ def resolve_memory_config(device: Any, spec: TensorSpec) -> TensorSpec:
     memory_config = spec.memory_config
     if memory_config is None:
         return spec._replace(memory_config=DRAM_MEMORY_CONFIG)
-    if memory_config.is_sharded() and memory_config.shard_spec is None:
+    if memory_config.memory_layout is not _INTERLEAVED and memory_config.shard_spec is None:
         from .sharding import default_shard_spec
 
         shard = default_shard_spec(spec.shape, spec.layout, memory_config.memory_layout, device.config)
@@ -381,7 +384,7 @@ def resolve_memory_config(device: Any, spec: TensorSpec) -> TensorSpec:
 def allocate_for(device: Any, spec: TensorSpec) -> DeviceBuffer:
     """Allocate the device buffer a tensor of `spec` (resolved) needs: interleaved or sharded."""
     memory_config = spec.memory_config or DRAM_MEMORY_CONFIG
-    if memory_config.is_sharded():
+    if memory_config.memory_layout is not _INTERLEAVED:
         from .sharding import placement
 
         place, page_size, num_pages = placement(
@@ -403,6 +406,10 @@ def write_values(tensor: Tensor, values: torch.Tensor, chip: Optional[int] = Non
     no capture check: callers decide)."""
     buffer = tensor._buffer
     device = buffer.device
+    desc = buffer.desc
+    if chip is None and tensor._chip is None and desc.placement is None and len(device.chip_ids) == 1:
+        device.write_pages(desc, encode(values, tensor._spec, desc.aligned_page_size))  # the common case
+        return
     if tensor._chip is not None:
         chips: Any = (tensor._chip,)
     elif chip is not None:

@@ -18,6 +18,10 @@ from ..tensor import Tensor, new_device_tensor, write_values
 from ..types import DataType, Layout, MemoryConfig, Shape, TensorMemoryLayout
 
 
+_ONE_CHIP = (0,)
+_INTERLEAVED = TensorMemoryLayout.INTERLEAVED
+
+
 def _fatal(message: str) -> RuntimeError:
     return RuntimeError(f"TT_FATAL @ ttnn/cpp/ttnn/operations/op.cpp:0: valid_inputs\ninfo:\n{message}")
 
@@ -68,14 +72,23 @@ def run(
     for t in inputs[1:]:
         if t.device() is not device:
             raise _fatal(f"{name}: operands need to be on the same device")
-    views = {t._chip for t in inputs if t._chip is not None}
-    if len(views) > 1:
-        raise _fatal(f"{name}: operands are on different devices of the mesh")
-    chips = tuple(views) if views else tuple(range(device.num_chips))
+    view = None  # the one chip of get_device_tensors views, if the inputs are such views
+    for t in inputs:
+        if t._chip is not None:
+            if view is not None and t._chip != view:
+                raise _fatal(f"{name}: operands are on different devices of the mesh")
+            view = t._chip
+    chips = _ONE_CHIP if view is None and len(device.chip_ids) == 1 else (
+        (view,) if view is not None else tuple(range(len(device.chip_ids))))
+    views = view is not None
     with device.lock:
-        per_chip = [[t._values(c) for t in inputs] for c in chips]
+        if chips is _ONE_CHIP and not collective:  # the common case: one chip
+            per_chip = [[t._values() for t in inputs]]
+            results = [fn(*per_chip[0])]
+        else:
+            per_chip = [[t._values(c) for t in inputs] for c in chips]
+            results = fn(per_chip) if collective else [fn(*values) for values in per_chip]
         scratch = new_device_tensor(device, first.spec) if temporary else None
-        results = fn(per_chip) if collective else [fn(*values) for values in per_chip]
         result = results[0]
         if output_tensor is not None:
             out = output_tensor
@@ -86,7 +99,7 @@ def run(
                 )
         else:
             out_memory = memory_config or first.spec.memory_config
-            if memory_config is None and out_memory is not None and out_memory.is_sharded() and (
+            if memory_config is None and out_memory is not None and out_memory.memory_layout is not _INTERLEAVED and (
                 tuple(result.shape) != tuple(first.shape) or out_layout != first.layout
             ):  # the input's shard spec does not fit another shape: interleaved in the same memory
                 out_memory = MemoryConfig(TensorMemoryLayout.INTERLEAVED, out_memory.buffer_type)
@@ -96,8 +109,11 @@ def run(
                 out._chip = chips[0]
         if after_output is not None:
             after_output(device)
-        for c, r in zip(chips, results):
-            write_values(out, r, c)
+        if chips is _ONE_CHIP:
+            write_values(out, result)
+        else:
+            for c, r in zip(chips, results):
+                write_values(out, r, c)
         recorded_chips = chips if views else None
         if scratch is None:
             if device.capturing:

@@ -63,21 +63,26 @@ def _binary(name: str, torch_fn: Callable[[torch.Tensor, Any], torch.Tensor]):
         input_tensor_b_activations: Any = None,
         **_: Any,
     ) -> Tensor:
-        pre_a, pre_b, post = _chain(input_tensor_a_activations), _chain(input_tensor_b_activations), _chain(activations)
+        fused = bool(input_tensor_a_activations or input_tensor_b_activations or activations)
+        if fused:
+            pre_a, pre_b, post = _chain(input_tensor_a_activations), _chain(input_tensor_b_activations), _chain(activations)
         if isinstance(input_tensor_b, Tensor):
-            def fn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-                if a.dtype != b.dtype or pre_a or pre_b or post:
-                    a, b = as_float(a), as_float(b)
-                return post(torch_fn(pre_a(a), pre_b(b)))
-
             inputs = [input_tensor_a, input_tensor_b]
+            if fused:
+                def fn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+                    return post(torch_fn(pre_a(as_float(a)), pre_b(as_float(b))))
+            else:
+                def fn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+                    if a.dtype != b.dtype:
+                        a, b = as_float(a), as_float(b)
+                    return torch_fn(a, b)
         else:
+            inputs = [input_tensor_a]
             scalar = float(input_tensor_b)  # baked into the op (and into a trace)
 
             def fn(a: torch.Tensor) -> torch.Tensor:
-                return post(torch_fn(pre_a(a if a.is_floating_point() else a.float()), scalar))
-
-            inputs = [input_tensor_a]
+                a = a if a.is_floating_point() else a.float()
+                return post(torch_fn(pre_a(a), scalar)) if fused else torch_fn(a, scalar)
         return run(
             f"ttnn.{name}",
             inputs,
