@@ -17,6 +17,7 @@ from ttrecord.analysis import (
     replay_verification,
     trace_inputs,
     trace_memory,
+    trace_region,
     transfers_in_capture,
 )
 from ttrecord.analysis.context import Context
@@ -32,6 +33,7 @@ DETECTORS: list[Detector] = [
     baked_values.detect,  # TR007
     lifecycle.detect,  # TR009
     replay_verification.detect,  # TR011
+    trace_region.detect,  # TR016
 ]
 
 

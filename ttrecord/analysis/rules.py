@@ -67,6 +67,8 @@ RULES: dict[str, Rule] = {
         Rule("TR011", Severity.ERROR, "Replay differs from eager run",
              "Keep every captured input alive and write new data into it in place; allocate"
              " nothing over trace memory while the trace lives."),
+        Rule("TR016", Severity.ERROR, "Trace region too small",
+             "Open the device with a larger trace_region_size (at least 10% headroom)."),
     )
 }  # fmt: skip
 
@@ -96,6 +98,8 @@ WHY: dict[str, str] = {
     "TR011": "With `ttrecord run --verify-replay`: after a replay, an output differed from an"
     " eager re-run of the captured ops on the same inputs, or a tensor the trace does not own"
     " changed. The replay read or wrote memory that no longer holds what the capture assumed.",
+    "TR016": "A capture's trace buffers do not fit in the trace_region_size the device was"
+    " opened with (end_trace_capture raises), or live traces fill more than 90% of it.",
 }
 
 
