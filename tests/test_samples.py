@@ -45,6 +45,7 @@ EXPECTED_MARKERS = {
     "trace_lifecycle.py": ["TR009", "TR009"],
     "overlapping_traces.py": ["TR010"],
     "trace_region_too_small.py": ["TR016"],
+    "compile_in_capture.py": ["TR013"],
     "address_drift.py": [],
     "crash_in_replay.py": [],
     "hang_in_replay.py": [],
@@ -71,6 +72,7 @@ RUNS = {
     "trace_lifecycle": ["trace_lifecycle.py"],
     "overlapping_traces": ["overlapping_traces.py"],
     "trace_region_too_small": ["trace_region_too_small.py"],
+    "compile_in_capture": ["compile_in_capture.py"],
     "address_drift": ["address_drift.py"],
     "address_drift_extra": ["address_drift.py", "--extra-alloc"],
     "crash_in_replay": ["crash_in_replay.py"],
@@ -354,6 +356,15 @@ def test_trace_region_too_small_fails_at_the_second_capture(results):
     assert r.returncode == 1
     assert ("Creating trace buffers of size 36864B on MeshDevice 1, but only 32768B is allocated"
             " for trace region.") in r.stderr  # fmt: skip
+
+
+def test_compile_in_capture_grows_the_program_cache_and_replays_right(results):
+    """The emulator counts program-cache entries (2 warm-up keys, 2 more in the capture) but does
+    not abort the compile the way a device does."""
+    r = results["compile_in_capture"]
+    _ok(r)
+    assert _line(r.stdout, "program cache entries:") == "4"
+    assert _line(r.stdout, "replay:").split()[0] == "3.0"
 
 
 def test_address_drift_only_with_the_extra_allocation(results):

@@ -26,6 +26,7 @@ HAZARDS = [
     "readback_in_capture", "host_write_in_capture", "sync_in_capture", "alloc_after_capture",
     "stale_input", "freed_input", "aliasing", "baked_value", "host_op_in_capture",
     "trace_lifecycle", "overlapping_traces", "trace_region_too_small",
+    "compile_in_capture",
 ]  # fmt: skip
 CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe", "reallocated_input", "sharded_cnn_executor",
          "mesh_paged_decode"]
@@ -94,7 +95,7 @@ def test_check_reports_exactly_the_marked_lines_in_every_format(sample, sessions
     assert (want == []) == (sample in CLEAN)
     code, out = _check(path, "json", capsys)
     assert _json(out) == want
-    errors = {"TR001", "TR002", "TR003", "TR004", "TR005", "TR009", "TR010", "TR016"}
+    errors = {"TR001", "TR002", "TR003", "TR004", "TR005", "TR009", "TR010", "TR013", "TR016"}
     assert code == (1 if any(rule in errors for rule, _ in want) else 0)
     assert _sarif(_check(path, "sarif", capsys)[1], sample) == want
     text = _check(path, "text", capsys)[1]

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from ttrecord.analysis import (
     baked_values,
+    compile_in_capture,
     lifecycle,
     replay_verification,
     trace_inputs,
@@ -33,6 +34,7 @@ DETECTORS: list[Detector] = [
     baked_values.detect,  # TR007
     lifecycle.detect,  # TR009
     replay_verification.detect,  # TR011
+    compile_in_capture.detect,  # TR013
     trace_region.detect,  # TR016
 ]
 

@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import torch
 
+from .. import program_cache as _program_cache
 from .. import trace as _trace
 from ..codec import TensorSpec, to_storage
 from ..tensor import Tensor, new_device_tensor, write_values
@@ -72,6 +73,7 @@ def run(
     if len(views) > 1:
         raise _fatal(f"{name}: operands are on different devices of the mesh")
     chips = tuple(views) if views else tuple(range(device.num_chips))
+    _program_cache.lookup(device, name, inputs, out_dtype, out_layout, memory_config)
     with device.lock:
         per_chip = [[t._values(c) for t in inputs] for c in chips]
         scratch = new_device_tensor(device, first.spec) if temporary else None
