@@ -46,6 +46,7 @@ EXPECTED_MARKERS = {
     "overlapping_traces.py": ["TR010"],
     "trace_region_too_small.py": ["TR016"],
     "compile_in_capture.py": ["TR013"],
+    "prep_differs.py": ["TR015"],
     "address_drift.py": [],
     "crash_in_replay.py": [],
     "hang_in_replay.py": [],
@@ -73,6 +74,7 @@ RUNS = {
     "overlapping_traces": ["overlapping_traces.py"],
     "trace_region_too_small": ["trace_region_too_small.py"],
     "compile_in_capture": ["compile_in_capture.py"],
+    "prep_differs": ["prep_differs.py"],
     "address_drift": ["address_drift.py"],
     "address_drift_extra": ["address_drift.py", "--extra-alloc"],
     "crash_in_replay": ["crash_in_replay.py"],
@@ -365,6 +367,13 @@ def test_compile_in_capture_grows_the_program_cache_and_replays_right(results):
     _ok(r)
     assert _line(r.stdout, "program cache entries:") == "4"
     assert _line(r.stdout, "replay:").split()[0] == "3.0"
+
+
+def test_prep_differs_replays_right(results):
+    """Another path in the prep run is a warm-up hazard, not a corruption on the emulator."""
+    r = results["prep_differs"]
+    _ok(r)
+    assert _line(r.stdout, "replay:").split()[0] == "6.0"
 
 
 def test_address_drift_only_with_the_extra_allocation(results):

@@ -1,14 +1,14 @@
 """TR013: a call inside a capture that grew the program cache (an incomplete warm-up)."""
 
-from ttrecord.events import Kind
+from ttrecord.events import Kind, Phase
 from ttrecord.testing import SessionBuilder, tensor
 
 from analysis_helpers import H, W, X, Y, rules_at
 
 
-def _op(b: SessionBuilder, name: str, x, w, out, line: int, shape=(32, 32)):
+def _op(b: SessionBuilder, name: str, x, w, out, line: int, shape=(32, 32), **fields):
     return b._add(Kind.OP, name, line, inputs=(tensor(x, shape), tensor(w, shape)),
-                  outputs=(tensor(out, shape),))  # fmt: skip
+                  outputs=(tensor(out, shape),), **fields)  # fmt: skip
 
 
 def _miss(b: SessionBuilder, call) -> None:
@@ -22,8 +22,11 @@ def _run(b: SessionBuilder, warm_shape=(32, 32), capture_shape=(64, 32), miss=Tr
     x, w = b.alloc(X), b.alloc(W)
     if warm:
         h = b.alloc(H)
-        _op(b, "ttnn.add", x, w, h, line=10, shape=warm_shape)
+        _op(b, "ttnn.add", x, w, h, line=10, shape=warm_shape, phase=Phase.PREP)  # as stored
+        y = b.alloc(Y)
+        b.op("ttnn.relu", [h], [y], line=11, phase=Phase.PREP)
         b.free(h)
+        b.free(y)
     tid = b.begin_trace(line=20)
     h = b.alloc(H)
     call = _op(b, "ttnn.add", x, w, h, line=10, shape=capture_shape)
@@ -69,7 +72,7 @@ def test_same_key_as_the_warm_up_says_the_cache_was_emptied(analyze_both):
 
 def test_no_growth_no_finding(analyze_both):
     b = SessionBuilder()
-    _run(b, miss=False)
+    _run(b, capture_shape=(32, 32), miss=False)
     assert analyze_both(b) == []
 
 
@@ -83,7 +86,7 @@ def test_several_compiles_in_one_capture_are_one_finding(analyze_both):
 
 def test_growth_after_the_capture_is_not_tr013(analyze_both):
     b = SessionBuilder()
-    tid = _run(b, miss=False)
+    _run(b, capture_shape=(32, 32), miss=False)
     x = b.alloc(X + 0x10000)
     call = b.op("ttnn.gelu", [x], [b.alloc(X + 0x20000)], line=40)
     _miss(b, call)

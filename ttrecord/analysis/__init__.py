@@ -15,6 +15,7 @@ from ttrecord.analysis import (
     baked_values,
     compile_in_capture,
     lifecycle,
+    prep_drift,
     replay_verification,
     trace_inputs,
     trace_memory,
@@ -35,6 +36,7 @@ DETECTORS: list[Detector] = [
     lifecycle.detect,  # TR009
     replay_verification.detect,  # TR011
     compile_in_capture.detect,  # TR013
+    prep_drift.detect,  # TR015
     trace_region.detect,  # TR016
 ]
 

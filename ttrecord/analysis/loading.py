@@ -28,6 +28,7 @@ _CORE = (
     "SELECT seq FROM events WHERE kind NOT IN ('op', 'alloc', 'free', 'h2d', 'd2h')"
     " OR phase = 'capture' OR region IS NOT NULL"
     " OR buffer IN (SELECT id FROM buffers WHERE buffer_type = 'TRACE')"  # TR016: trace buffers
+    " OR (phase = 'prep' AND kind = 'op' AND parent IS NULL)"  # TR015: prep runs
 )
 # Host-to-device calls that made a new device tensor (which may be meant as a trace input).
 _NEW_TENSORS = (
