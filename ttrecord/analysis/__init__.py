@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from ttrecord.analysis import (
     baked_values,
+    compile_after_capture,
     compile_in_capture,
     lifecycle,
     prep_drift,
@@ -36,6 +37,7 @@ DETECTORS: list[Detector] = [
     lifecycle.detect,  # TR009
     replay_verification.detect,  # TR011
     compile_in_capture.detect,  # TR013
+    compile_after_capture.detect,  # TR014
     prep_drift.detect,  # TR015
     trace_region.detect,  # TR016
 ]

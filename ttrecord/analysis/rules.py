@@ -70,6 +70,9 @@ RULES: dict[str, Rule] = {
         Rule("TR013", Severity.ERROR, "Compile inside trace capture",
              "Warm up with the exact captured sequence (same shapes, dtypes, layouts and memory"
              " configs) before begin_trace_capture."),
+        Rule("TR014", Severity.WARNING, "Compile after capture while a trace is live",
+             "Compile every op (run each path once) before the first begin_trace_capture, or"
+             " release the trace before running new ops."),
         Rule("TR015", Severity.WARNING, "Capture differs from its prep run",
              "Make the prep run execute exactly the captured sequence (same ops, shapes,"
              " dtypes, layouts and memory configs) before begin_trace_capture."),
@@ -107,6 +110,8 @@ WHY: dict[str, str] = {
     "TR013": "The device's program cache grew during a call inside a capture: the warm-up did"
     " not compile that program, and compiling writes kernel binaries, which a capture cannot"
     " record (real ttnn aborts: 'Writes are not supported during trace capture').",
+    "TR014": "The device's program cache grew during a call made while a trace was live: the"
+    " op's kernel binaries were allocated after capture, possibly over memory the trace writes.",
     "TR015": "The capture runs other ops, or the same ops on other shapes, dtypes, layouts or"
     " memory configs, than the prep run right before it: the prep run warmed another path.",
     "TR016": "A capture's trace buffers do not fit in the trace_region_size the device was"
