@@ -9,8 +9,10 @@ warm-up order: compile every path before the first capture.
 The recorder notes a `program_cache_miss` under a call that grew the device's program cache
 while a trace was live (see TR013 for misses inside a capture), and the buffers that call left
 allocated that are none of its outputs (the kernel binaries, as the ledger sees them). Rule:
-such a buffer overlapping a range a live trace reads, writes or creates is an error; otherwise
-a warning; one finding per call site, naming the op and the live trace(s). A compile whose
+a warning, one per call site, naming the op and the live trace(s). A binary that overlaps a
+range a live trace reads, writes or creates and is alive at a replay is an allocation over
+trace memory, reported once, by TR004 at the same line (its finding names the overlap); TR014
+then stays silent so that one mistake gives one finding. A compile whose
 binaries are not visible is not reported: the 0.81.1 mock device lists no kernel-binary buffer
 and the emulator does not allocate them, and a finding on every first call after a capture
 (e.g. the `ttnn.copy` that refreshes a captured input) would be disproved by most runs.
@@ -23,7 +25,7 @@ from collections.abc import Sequence
 from ttrecord.analysis.context import Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
 from ttrecord.events import BufferRef, Event, Kind, Phase
-from ttrecord.findings import Finding, Severity
+from ttrecord.findings import Finding
 
 
 def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
@@ -45,6 +47,8 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
         bins = [b for b in binaries.get(seq, ()) if buffer_key(b) not in outputs]
         if call is None or not live or not bins:
             continue
+        if any(t.footprint.hits(b) for b in bins for t in live):
+            continue  # an allocation over trace memory: TR004
         call = ctx.outermost(call)
         site = ctx.site(call)
         key = (site.file, site.line) if site else call.seq
@@ -57,7 +61,6 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
 
 def _finding(ctx: Context, call: Event, note: Event, live: list[TraceInfo],
              bins: list[BufferRef]) -> Finding:  # fmt: skip
-    hits = [(b, t) for b in bins for t in live if t.footprint.hits(b)]
     traces = ", ".join(f"trace {t.trace_id} (captured at {where(ctx, t.begin)})" for t in live)
     message = (
         f"`{call.name}` compiled after capture while {traces} is live on device {note.device}:"
@@ -66,17 +69,10 @@ def _finding(ctx: Context, call: Event, note: Event, live: list[TraceInfo],
     )
     evidence: dict = {"op": call.name, "traces": [t.trace_id for t in live],
                       "binaries": [range_evidence(b)["range"] for b in bins]}  # fmt: skip
-    if hits:
-        b, t = hits[0]
-        message += (f"; {b.buffer_type} [{b.address:#x}, {b.end:#x}) overlaps memory trace"
-                    f" {t.trace_id} uses, which every replay overwrites.")  # fmt: skip
-        severity = Severity.ERROR
-    else:
-        message += ", allocated while the trace's memory counts as free."
-        severity = Severity.WARNING
+    message += (", allocated while the trace's memory counts as free: a later compile or"
+                " allocation can land on memory the trace writes.")  # fmt: skip
     fix = (f"Run `{call.name}` with these shapes and configs once before the first"
            " begin_trace_capture (compile every path first, then capture), or release the trace"
            " before compiling new ops.")  # fmt: skip
-    return finding("TR014", ctx, call, message, fix=fix, severity=severity,
-                   related=[t.begin.seq for t in live], evidence=evidence,
-                   trace=(hits[0][1] if hits else live[0]).trace_id)  # fmt: skip
+    return finding("TR014", ctx, call, message, fix=fix, related=[t.begin.seq for t in live],
+                   evidence=evidence, trace=live[0].trace_id)  # fmt: skip
