@@ -16,6 +16,7 @@ TR013, which reports the same mistake with the compile it caused.
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Sequence
 
@@ -32,14 +33,22 @@ _PATH_FIELDS = frozenset(("shape", "dtype", "layout", "memory_config", "storage"
 
 def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
     prep_ops: list[Event] = []
+    captured_ops: list[Event] = []
     compiled: set[int] = set()
     for ev in events:
-        if ev.kind is Kind.OP and ev.parent is None and ev.phase is Phase.PREP:
-            prep_ops.append(ev)
+        if ev.kind is Kind.OP and ev.parent is None:
+            if ev.phase is Phase.PREP:
+                prep_ops.append(ev)
+            elif ev.phase is Phase.CAPTURE:
+                captured_ops.append(ev)
         elif ev.kind is Kind.NOTE and ev.name == "program_cache_miss" and ev.parent is not None:
             call = ctx.calls.get(ev.parent)
             if call is not None:
                 compiled.add(ctx.outermost(call).seq)
+    if not prep_ops:
+        return []
+    prep_seqs = [e.seq for e in prep_ops]
+    captured_seqs = [e.seq for e in captured_ops]
     findings = []
     previous_end: dict[int | None, int] = {}
     for t in sorted(ctx.traces, key=lambda t: t.begin.seq):
@@ -47,20 +56,21 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
             continue
         after = previous_end.get(t.device, 0)
         previous_end[t.device] = t.end.seq
-        prep = [e for e in prep_ops if after < e.seq < t.begin.seq and e.device == t.device]
+        prep = _between(prep_ops, prep_seqs, after, t.begin.seq, t.device)
         if not prep:
             continue
-        captured = [ctx.calls[s] for s in _captured_seqs(events, t)]
+        captured = _between(captured_ops, captured_seqs, t.begin.seq, t.end.seq, t.device)
         f = _first_divergence(ctx, t, prep, captured, compiled)
         if f is not None:
             findings.append(f)
     return findings
 
 
-def _captured_seqs(events: Sequence[Event], t: TraceInfo) -> list[int]:
-    begin, end = t.begin.seq, t.end.seq  # type: ignore[union-attr]
-    return [e.seq for e in events if begin < e.seq < end and e.kind is Kind.OP
-            and e.parent is None and e.device == t.device]  # fmt: skip
+def _between(ops: list[Event], seqs: list[int], after: int, before: int,
+             device: int | None) -> list[Event]:  # fmt: skip
+    """The ops of `device` with after < seq < before (bisect: no pass over the run per trace)."""
+    lo, hi = bisect.bisect_right(seqs, after), bisect.bisect_left(seqs, before)
+    return [e for e in ops[lo:hi] if e.device == device]
 
 
 def _first_divergence(ctx: Context, t: TraceInfo, prep: list[Event], captured: list[Event],
