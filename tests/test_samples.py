@@ -25,7 +25,7 @@ from typing import NamedTuple, Optional
 import pytest
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
-HAZARD_IDS = {f"TR{n:03d}" for n in range(1, 11)}
+HAZARD_IDS = {f"TR{n:03d}" for n in range(1, 17)}
 
 # sample -> the hazard ids its `# expect:` markers must name
 EXPECTED_MARKERS = {
@@ -46,6 +46,9 @@ EXPECTED_MARKERS = {
     "host_op_in_capture.py": ["TR008", "TR008"],
     "trace_lifecycle.py": ["TR009", "TR009"],
     "overlapping_traces.py": ["TR010"],
+    "trace_region_too_small.py": ["TR016"],
+    "compile_in_capture.py": ["TR013"],
+    "prep_differs.py": ["TR015"],
     "address_drift.py": [],
     "crash_in_replay.py": [],
     "hang_in_replay.py": [],
@@ -73,6 +76,9 @@ RUNS = {
     "host_op_in_capture": ["host_op_in_capture.py"],
     "trace_lifecycle": ["trace_lifecycle.py"],
     "overlapping_traces": ["overlapping_traces.py"],
+    "trace_region_too_small": ["trace_region_too_small.py"],
+    "compile_in_capture": ["compile_in_capture.py"],
+    "prep_differs": ["prep_differs.py"],
     "address_drift": ["address_drift.py"],
     "address_drift_extra": ["address_drift.py", "--extra-alloc"],
     "crash_in_replay": ["crash_in_replay.py"],
@@ -349,6 +355,29 @@ def test_overlapping_traces_second_output_destroyed(results):
     _ok(r)
     assert float(_line(r.stdout, "trace B output after B's replay:").split()[0]) == 2.0
     assert _line(r.stdout, "overwritten by the other trace:") == "True"
+
+
+def test_trace_region_too_small_fails_at_the_second_capture(results):
+    r = results["trace_region_too_small"]
+    assert r.returncode == 1
+    assert ("Creating trace buffers of size 36864B on MeshDevice 1, but only 32768B is allocated"
+            " for trace region.") in r.stderr  # fmt: skip
+
+
+def test_compile_in_capture_grows_the_program_cache_and_replays_right(results):
+    """The emulator counts program-cache entries (2 warm-up keys, 2 more in the capture) but does
+    not abort the compile the way a device does."""
+    r = results["compile_in_capture"]
+    _ok(r)
+    assert _line(r.stdout, "program cache entries:") == "4"
+    assert _line(r.stdout, "replay:").split()[0] == "3.0"
+
+
+def test_prep_differs_replays_right(results):
+    """Another path in the prep run is a warm-up hazard, not a corruption on the emulator."""
+    r = results["prep_differs"]
+    _ok(r)
+    assert _line(r.stdout, "replay:").split()[0] == "6.0"
 
 
 def test_address_drift_only_with_the_extra_allocation(results):

@@ -25,14 +25,15 @@ TTRECORD = Path(sys.executable).with_name("ttrecord")
 HAZARDS = [
     "readback_in_capture", "host_write_in_capture", "sync_in_capture", "alloc_after_capture",
     "stale_input", "freed_input", "aliasing", "baked_value", "host_op_in_capture",
-    "trace_lifecycle", "overlapping_traces", "multi_trace",
+    "trace_lifecycle", "overlapping_traces", "multi_trace", "trace_region_too_small",
+    "compile_in_capture", "prep_differs",
 ]  # fmt: skip
 CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe", "reallocated_input",
          "input_reallocated_after_capture", "sharded_cnn_executor", "mesh_paged_decode"]  # fmt: skip
 # `# expect: TR010` or, for a finding of another severity than the rule's usual one,
 # `# expect: TR010 info`
 EXPECT = re.compile(r"#\s*expect:\s*(TR\d{3})(?:\s+(error|warning|info))?")
-ERRORS = {"TR001", "TR002", "TR003", "TR004", "TR005", "TR007", "TR009", "TR010"}
+ERRORS = {"TR001", "TR002", "TR003", "TR004", "TR005", "TR007", "TR009", "TR010", "TR013", "TR016"}
 
 
 def expected(sample: str) -> list[tuple[str, int]]:

@@ -17,6 +17,7 @@ EXPECTED_STATUS = {
     "readback_in_capture": ("error", 1),
     "host_write_in_capture": ("error", 1),
     "sync_in_capture": ("error", 1),
+    "trace_region_too_small": ("error", 1),
 }
 SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.py"))
 

@@ -13,10 +13,14 @@ from collections.abc import Callable, Sequence
 
 from ttrecord.analysis import (
     baked_values,
+    compile_after_capture,
+    compile_in_capture,
     lifecycle,
+    prep_drift,
     replay_verification,
     trace_inputs,
     trace_memory,
+    trace_region,
     transfers_in_capture,
 )
 from ttrecord.analysis.context import Context
@@ -33,6 +37,10 @@ DETECTORS: list[Detector] = [
     baked_values.detect,  # TR007
     lifecycle.detect,  # TR009
     replay_verification.detect,  # TR011
+    compile_in_capture.detect,  # TR013
+    compile_after_capture.detect,  # TR014
+    prep_drift.detect,  # TR015
+    trace_region.detect,  # TR016
 ]
 
 

@@ -123,6 +123,18 @@ class EventFacts:
             self._eager = {k: [tuple(v) for v in d.values()] for k, d in eager.items()}
         return self._eager.get(site, [])
 
+    def last_call_at(self, site: SiteKey, before: int) -> Event | None:
+        """The last eager/prep call of op `site[3]` at a call site before `before` (a warm-up)."""
+        found = None
+        for ev in self._events:
+            if ev.seq >= before:
+                break
+            s = ev.callsite
+            if (ev.kind is Kind.OP and ev.parent is None and s is not None and ev.phase in
+                    (Phase.EAGER, Phase.PREP) and (s.file, s.line, s.function, ev.name) == site):  # fmt: skip
+                found = ev
+        return found
+
 
 def _note(out: dict[Key, list[int]], seq: int, refs, keys: set[Key]) -> None:
     for ref in refs:
@@ -252,3 +264,13 @@ class SessionFacts:
             self._eager = {k: sorted((tuple(v) for v in d.values()), key=lambda v: v[1])
                            for k, d in eager.items()}  # fmt: skip
         return self._eager.get(site, [])
+
+    def last_call_at(self, site: SiteKey, before: int) -> Event | None:
+        rows = self._session.query(
+            "SELECT max(e.seq) FROM events e JOIN callsites c ON c.id = e.callsite"
+            " WHERE c.file = ? AND c.line = ? AND c.function = ? AND e.name = ? AND e.kind = 'op'"
+            " AND e.parent IS NULL AND e.phase IN ('eager', 'prep') AND e.seq < ?",
+            [*site, before],
+        )
+        seq = rows[0][0] if rows else None
+        return self.event(seq) if seq is not None else None

@@ -27,6 +27,10 @@ from ttrecord.events import BufferRef, Event, Kind, Phase
 _CORE = (
     "SELECT seq FROM events WHERE kind NOT IN ('op', 'alloc', 'free', 'h2d', 'd2h')"
     " OR phase = 'capture' OR region IS NOT NULL"
+    " OR buffer IN (SELECT id FROM buffers WHERE buffer_type = 'TRACE')"  # TR016: trace buffers
+    " OR (phase = 'prep' AND kind = 'op' AND parent IS NULL)"  # TR015: prep runs
+    " OR (kind = 'alloc' AND parent IN (SELECT parent FROM events WHERE kind = 'note'"
+    " AND name = 'program_cache_miss'))"  # TR014: what a compiling call left allocated
 )
 # Host-to-device calls that made a new device tensor (which may be meant as a trace input).
 _NEW_TENSORS = (

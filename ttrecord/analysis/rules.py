@@ -67,6 +67,17 @@ RULES: dict[str, Rule] = {
         Rule("TR011", Severity.ERROR, "Replay differs from eager run",
              "Keep every captured input alive and write new data into it in place; allocate"
              " nothing over trace memory while the trace lives."),
+        Rule("TR013", Severity.ERROR, "Compile inside trace capture",
+             "Warm up with the exact captured sequence (same shapes, dtypes, layouts and memory"
+             " configs) before begin_trace_capture."),
+        Rule("TR014", Severity.WARNING, "Compile after capture while a trace is live",
+             "Compile every op (run each path once) before the first begin_trace_capture, or"
+             " release the trace before running new ops."),
+        Rule("TR015", Severity.WARNING, "Capture differs from its prep run",
+             "Make the prep run execute exactly the captured sequence (same ops, shapes,"
+             " dtypes, layouts and memory configs) before begin_trace_capture."),
+        Rule("TR016", Severity.ERROR, "Trace region too small",
+             "Open the device with a larger trace_region_size (at least 10% headroom)."),
     )
 }  # fmt: skip
 
@@ -96,6 +107,15 @@ WHY: dict[str, str] = {
     "TR011": "With `ttrecord run --verify-replay`: after a replay, an output differed from an"
     " eager re-run of the captured ops on the same inputs, or a tensor the trace does not own"
     " changed. The replay read or wrote memory that no longer holds what the capture assumed.",
+    "TR013": "The device's program cache grew during a call inside a capture: the warm-up did"
+    " not compile that program, and compiling writes kernel binaries, which a capture cannot"
+    " record (real ttnn aborts: 'Writes are not supported during trace capture').",
+    "TR014": "The device's program cache grew during a call made while a trace was live: the"
+    " op's kernel binaries were allocated after capture, possibly over memory the trace writes.",
+    "TR015": "The capture runs other ops, or the same ops on other shapes, dtypes, layouts or"
+    " memory configs, than the prep run right before it: the prep run warmed another path.",
+    "TR016": "A capture's trace buffers do not fit in the trace_region_size the device was"
+    " opened with (end_trace_capture raises), or live traces fill more than 90% of it.",
 }
 
 

@@ -142,7 +142,15 @@ class MeshDevice:
         """Program caching is a dispatch-speed feature; nothing to emulate."""
 
     def disable_and_clear_program_cache(self) -> None:
-        """See enable_program_cache."""
+        """Empties the program cache (emulator/program_cache.py): every op compiles again."""
+        from .program_cache import clear
+
+        clear(self)
+
+    def num_program_cache_entries(self) -> int:
+        from .program_cache import entries
+
+        return entries(self)
 
     def __repr__(self) -> str:
         shape = f"{self.mesh_shape[0]}x{self.mesh_shape[1]}" if len(self.mesh_shape) == 2 else "?"

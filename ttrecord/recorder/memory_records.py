@@ -82,19 +82,19 @@ class MemoryRecords:
                 self.log.defer((_P, next(self._seq), parent, t, tid, kind, kind, phase, buf[0],
                                 trace, None, {"temporary": True}, region, buf))  # fmt: skip
 
-    def _cache_grew(self) -> bool:
-        """Whether the program cache grew since the last check (a compile: kernel binaries are
-        buffers no tensor names). Checked only while a trace is live; cheap on real ttnn. A
-        backend without the count (the emulator) is not asked again."""
+    def _cache_grew(self) -> int:
+        """How many entries the program cache gained since the last check (a compile: kernel
+        binaries are buffers no tensor names). Checked only while a trace is live (or being
+        captured); cheap on real ttnn. A backend without the count is not asked again."""
         if self._cache_entries == -2:
-            return False
+            return 0
         total = 0
         for dev in self.devices.objects:
             try:
                 total += int(dev.num_program_cache_entries())
             except Exception:
                 self._cache_entries = -2
-                return False
-        grew = self._cache_entries >= 0 and total > self._cache_entries
+                return 0
+        grew = total - self._cache_entries if self._cache_entries >= 0 else 0
         self._cache_entries = total
-        return grew
+        return max(grew, 0)

@@ -319,16 +319,21 @@ class Recorder(MemoryRecords):
             if held:
                 ledger.freed_inputs([t for t, _ in held], changes)
             outputs = self._outputs(result, changes)
+            compiled = self._cache_grew() if self._live_traces and kind is _OP else 0
             if self.per_call_snapshots:
                 if kind is _OP or kind not in _NO_SNAPSHOT_AFTER:
                     self._reconcile(changes)
-            elif kind in _DECISIONS or (self._live_traces and kind is _OP and self._cache_grew()):
+            elif kind in _DECISIONS or compiled:
                 self._reconcile(changes)
             if temporaries:
                 self._temporary_records(temporaries, seq, phase, trace, tid, region)
             records = []
             if changes:
                 records = self._change_records(changes, seq, phase, trace, tid, region)
+            if compiled:  # TR013/TR014: this call compiled programs while a trace was live
+                records.append((_P, next(self._seq), seq, end, tid, "note", "program_cache_miss",
+                                phase, device, trace, None, {"new_entries": compiled}, region,
+                                None))  # fmt: skip
             records.append((_E, seq, end, "ok", None, outputs, device, trace, extra))
             self.log.write_many(records)  # durable when the call returns: a crash between
             # calls then names no call

@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import torch
 
+from .. import program_cache as _program_cache
 from .. import trace as _trace
 from ..codec import TensorSpec, to_storage
 from ..tensor import Tensor, new_device_tensor, write_values
@@ -81,6 +82,7 @@ def run(
     chips = _ONE_CHIP if view is None and len(device.chip_ids) == 1 else (
         (view,) if view is not None else tuple(range(len(device.chip_ids))))
     views = view is not None
+    _program_cache.lookup(device, name, inputs, out_dtype, out_layout, memory_config)
     with device.lock:
         if chips is _ONE_CHIP and not collective:  # the common case: one chip
             per_chip = [[t._values() for t in inputs]]

@@ -1,0 +1,151 @@
+"""TR016 trace region too small or nearly full.
+
+A captured trace's commands live in a buffer in the device's trace region, whose size is fixed
+when the device opens (`trace_region_size`). ttnn learns that a capture does not fit only at
+`end_trace_capture`, which raises "Creating trace buffers of size NB on MeshDevice M, but only
+KB is allocated for trace region." The region is split over the DRAM banks, so the allocator
+report shows per-bank sizes while the message and `trace_region_size` are totals: both are
+shown here.
+
+Rules, per device, following the trace-buffer allocations (children of `end_trace_capture`)
+and their frees (`release_trace`):
+- an `end_trace_capture` that raised the trace-region message is an error;
+- otherwise a high-water mark of live trace buffers above 90% of the region is a warning (the
+  next trace, or a longer sequence length, will not fit).
+Both are pinned to the `open_device` call, where `trace_region_size` is set.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ttrecord.analysis.context import Context
+from ttrecord.analysis.rules import finding, where
+from ttrecord.events import BufferRef, Event, Kind, Status
+from ttrecord.findings import Finding, Severity
+
+WARN_FRACTION = 0.9
+_TOO_SMALL = re.compile(
+    r"Creating trace buffers of size (\d+)B on MeshDevice (\d+), but only (\d+)B is allocated for"
+    r" trace region"
+)
+
+
+@dataclass
+class _Region:
+    open_ev: Event | None
+    size: int | None  # trace_region_size (total over banks)
+    banks: int
+    used: int = 0  # live trace buffers, total bytes
+    peak: int = 0
+    peak_at: Event | None = None
+    sizes: dict[int, int] = field(default_factory=dict)  # trace id -> buffer bytes (total)
+    live: dict[tuple, int] = field(default_factory=dict)  # buffer key -> total bytes
+
+    def per_bank(self, total: int) -> int:
+        return -(-total // self.banks)
+
+
+def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    regions: dict[int | None, _Region] = {}
+    findings: list[Finding] = []
+    failed: set[int | None] = set()
+    for ev in events:
+        kind = ev.kind
+        if kind is Kind.DEVICE_OPEN and ev.status is Status.OK:
+            args = ev.args or {}
+            size = args.get("trace_region_size")
+            regions[ev.device] = _Region(ev, int(size) if isinstance(size, int) else None,
+                                         int(args.get("num_dram_banks") or 1))  # fmt: skip
+        elif kind is Kind.ALLOC and ev.buffer is not None and ev.buffer.buffer_type == "TRACE":
+            reg = _region(regions, ev.device)
+            nbytes = _total(ev.buffer, reg.banks)
+            reg.live[_key(ev.buffer)] = nbytes
+            reg.used += nbytes
+            if ev.trace is not None:
+                reg.sizes[ev.trace] = reg.sizes.get(ev.trace, 0) + nbytes
+            if reg.used > reg.peak:
+                reg.peak, reg.peak_at = reg.used, ev
+        elif kind is Kind.FREE and ev.buffer is not None and ev.buffer.buffer_type == "TRACE":
+            reg = _region(regions, ev.device)
+            reg.used -= reg.live.pop(_key(ev.buffer), 0)
+        elif kind is Kind.TRACE_END and ev.status is Status.RAISED and ev.error:
+            match = _TOO_SMALL.search(ev.error)
+            if match and ev.device not in failed:
+                failed.add(ev.device)
+                findings.append(_too_small(ctx, ev, _region(regions, ev.device), match))
+    for device, reg in regions.items():
+        if device in failed or not reg.size or reg.peak <= WARN_FRACTION * reg.size:
+            continue
+        findings.append(_nearly_full(ctx, reg))
+    return findings
+
+
+def _region(regions: dict, device: int | None) -> _Region:
+    reg = regions.get(device)
+    if reg is None:
+        reg = regions[device] = _Region(None, None, 1)
+    return reg
+
+
+def _key(buf: BufferRef) -> tuple:
+    return (buf.device, buf.buffer_type, buf.address)
+
+
+def _total(buf: BufferRef, banks: int) -> int:
+    """A trace buffer's size as ttnn counts it (all banks); `buf.size` is the per-bank footprint."""
+    if buf.page_size and buf.num_pages:
+        return buf.page_size * buf.num_pages
+    return buf.size * banks
+
+
+def _sizes(reg: _Region, total: int) -> str:
+    return f"{total:,} B ({reg.per_bank(total):,} B per DRAM bank over {reg.banks} banks)"
+
+
+def _evidence(reg: _Region, needed: int | None = None) -> dict:
+    ev: dict = {"trace_region_size": reg.size, "dram_banks": reg.banks,
+                "high_water": reg.peak, "high_water_per_bank": reg.per_bank(reg.peak),
+                "trace_sizes": {str(t): s for t, s in sorted(reg.sizes.items())}}  # fmt: skip
+    if reg.size:
+        ev["region_per_bank"] = reg.size // reg.banks
+    if needed is not None:
+        ev["needed"] = needed
+        ev["needed_per_bank"] = reg.per_bank(needed)
+    return ev
+
+
+def _too_small(ctx: Context, end: Event, reg: _Region, match: re.Match) -> Finding:
+    needed, mesh, allocated = (int(g) for g in match.groups())
+    if reg.size is None:
+        reg.size = allocated
+    others = f"; live traces already hold {_sizes(reg, reg.used)}" if reg.used else ""
+    culprit = reg.open_ev or end
+    message = (
+        f"end_trace_capture at {where(ctx, end)} needs {_sizes(reg, needed)} of trace buffers"
+        f"{others}, but trace_region_size is {_sizes(reg, allocated)}."
+        f" ttnn: \"Creating trace buffers of size {needed}B on MeshDevice {mesh}, but only"
+        f" {allocated}B is allocated for trace region.\""
+    )
+    fix = (f"Open the device with trace_region_size of at least {needed} (plus headroom for"
+           " longer sequences), or release a trace before capturing the next.")  # fmt: skip
+    return finding("TR016", ctx, culprit, message, fix=fix, related=[end.seq],
+                   evidence=_evidence(reg, needed), trace=end.trace)  # fmt: skip
+
+
+def _nearly_full(ctx: Context, reg: _Region) -> Finding:
+    assert reg.size and reg.open_ev is not None
+    percent = 100.0 * reg.peak / reg.size
+    per_trace = ", ".join(f"trace {t}: {s:,} B" for t, s in sorted(reg.sizes.items()))
+    at = reg.peak_at
+    message = (
+        f"Live trace buffers reach {_sizes(reg, reg.peak)}, {percent:.0f}% of trace_region_size"
+        f" {_sizes(reg, reg.size)} ({per_trace}). A longer sequence or one more trace will fail"
+        " at end_trace_capture with \"Creating trace buffers of size ... but only ... is"
+        " allocated for trace region\"."
+    )
+    fix = "Open the device with a larger trace_region_size (at least 10% headroom)."
+    return finding("TR016", ctx, reg.open_ev, message, fix=fix, severity=Severity.WARNING,
+                   related=[at.parent or at.seq] if at else (), evidence=_evidence(reg))  # fmt: skip
