@@ -74,13 +74,16 @@ class TimelineScreen(Screen):
 
     def on_grown(self, message: Grown) -> None:
         table = self.query_one(EventTable)
-        self._live = message.status == RUNNING
+        was_live, self._live = self._live, message.status == RUNNING
         if not self._live and self._poll is not None:
             self._poll.stop()  # the run is over (or was never running): nothing more to follow
             self._poll = None
         if message.generation == table.generation:
+            before = table.total
             table.grow(message.total)
-            self._status(table.total)
+            # Only news replaces the status line (it may be showing a filter error).
+            if self._live or was_live or table.total != before:
+                self._status(table.total)
 
     def _filter(self, line: str) -> EventFilter | None:
         try:
