@@ -15,6 +15,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from ttrecord.cli.main import main
@@ -33,6 +34,7 @@ CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe", "reallocate
 # `# expect: TR010` or, for a finding of another severity than the rule's usual one,
 # `# expect: TR010 info`
 EXPECT = re.compile(r"#\s*expect:\s*(TR\d{3})(?:\s+(error|warning|info))?")
+CHECK_SCHEMA = json.loads((ROOT / "docs" / "check-json.schema.json").read_text())
 ERRORS = {"TR001", "TR002", "TR003", "TR004", "TR005", "TR007", "TR009", "TR010", "TR013", "TR016"}
 
 
@@ -103,6 +105,7 @@ def test_check_reports_exactly_the_marked_lines_in_every_format(sample, sessions
     want = expected(sample)
     assert (want == []) == (sample in CLEAN)
     code, out = _check(path, "json", capsys)
+    jsonschema.Draft202012Validator(CHECK_SCHEMA).validate(json.loads(out))
     assert _json(out) == want
     severities = expected_severities(sample)
     assert sorted(f["severity"] for f in json.loads(out)["findings"]) == sorted(severities)
