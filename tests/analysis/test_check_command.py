@@ -49,6 +49,18 @@ def test_output_file(tmp_path, capsys):
     assert json.loads(out.read_text())["runs"][0]["results"][0]["ruleId"] == "TR004"
 
 
+def test_output_file_is_not_overwritten_without_force(tmp_path, capsys):
+    session = _session(tmp_path, "error")
+    out = tmp_path / "report.json"
+    out.write_text("keep me")
+    assert main(["check", session, "--format", "json", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("ttrecord check: ") and "--force" in err
+    assert out.read_text() == "keep me"
+    assert main(["check", session, "--format", "json", "-o", str(out), "--force"]) == 1
+    assert json.loads(out.read_text())["findings"][0]["id"] == "TR004"
+
+
 def test_unusable_input_is_one_line_and_exit_2(tmp_path, capsys):
     not_a_session = tmp_path / "notes.db"
     not_a_session.write_text("hello")

@@ -15,6 +15,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from ttrecord.cli.main import main
@@ -33,6 +34,7 @@ CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe", "reallocate
 # `# expect: TR010` or, for a finding of another severity than the rule's usual one,
 # `# expect: TR010 info`
 EXPECT = re.compile(r"#\s*expect:\s*(TR\d{3})(?:\s+(error|warning|info))?")
+CHECK_SCHEMA = json.loads((ROOT / "docs" / "check-json.schema.json").read_text())
 ERRORS = {"TR001", "TR002", "TR003", "TR004", "TR005", "TR007", "TR009", "TR010", "TR013", "TR016"}
 
 
@@ -103,6 +105,7 @@ def test_check_reports_exactly_the_marked_lines_in_every_format(sample, sessions
     want = expected(sample)
     assert (want == []) == (sample in CLEAN)
     code, out = _check(path, "json", capsys)
+    jsonschema.Draft202012Validator(CHECK_SCHEMA).validate(json.loads(out))
     assert _json(out) == want
     severities = expected_severities(sample)
     assert sorted(f["severity"] for f in json.loads(out)["findings"]) == sorted(severities)
@@ -112,3 +115,37 @@ def test_check_reports_exactly_the_marked_lines_in_every_format(sample, sessions
     assert _text(text, sample) == want
     if not want:
         assert "No trace hazards found" in text
+
+
+def _multitool() -> str | None:
+    """The SARIF multitool (`npm install @microsoft/sarif-multitool`): $SARIF_MULTITOOL or on PATH."""
+    import os
+    import shutil
+
+    return os.environ.get("SARIF_MULTITOOL") or shutil.which("sarif-multitool")
+
+
+def test_sarif_of_every_sample_passes_the_multitool_with_github_rules(sessions, tmp_path, capsys):
+    tool = _multitool()
+    if not tool:
+        pytest.skip("needs the SARIF multitool (npm install @microsoft/sarif-multitool; "
+                    "SARIF_MULTITOOL=path or sarif-multitool on PATH)")  # fmt: skip
+    logs = tmp_path / "sarif"
+    logs.mkdir()
+    for sample in HAZARDS + CLEAN:
+        (logs / f"{sample}.sarif").write_text(_check(sessions[sample], "sarif", capsys)[1])
+    out = tmp_path / "validation.sarif"
+    proc = subprocess.run(
+        [tool, "validate", str(logs), "--rule-kind", "Gh;Sarif", "--level", "Error;Warning;Note",
+         "-o", str(out), "--log", "ForceOverwrite"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.exists(), proc.stdout + proc.stderr
+    results = [r for run in json.loads(out.read_text())["runs"] for r in run.get("results", [])]
+    # Notes remain by design: SARIF2006 (URIs reachable: no network here), SARIF2002/2003/2010/
+    # 2011/2012 (optional message strings, VCS details, columns). Errors or warnings may not.
+    bad = [(r["ruleId"], r.get("level"), r["message"].get("arguments")) for r in results
+           if r.get("level", "warning") in ("error", "warning")]  # fmt: skip
+    assert bad == []
+    # the tool did analyze them: its notes name our logs' rules
+    assert any(r["ruleId"] == "SARIF2006" for r in results)

@@ -52,3 +52,29 @@ def test_results_point_at_the_line_relative_to_the_session_folder(tmp_path):
     assert loc["artifactLocation"] == {"uri": "pkg/model.py", "uriBaseId": "SRCROOT"}
     assert loc["region"] == {"startLine": 30}
     assert run["originalUriBaseIds"]["SRCROOT"]["uri"] == tmp_path.as_uri() + "/"
+
+
+def test_driver_and_rules_link_absolute_documentation(tmp_path):
+    driver = _document(tmp_path)["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"].startswith("https://")
+    assert driver["informationUri"].endswith("/check.md")
+    for rule in driver["rules"]:
+        assert rule["helpUri"].startswith(driver["informationUri"] + "#")
+
+
+def test_a_finding_without_a_call_site_still_has_a_location(tmp_path):
+    from ttrecord.findings import Finding, Severity
+
+    doc = _document(tmp_path)
+    result = check_session(tmp_path / "s.db")
+    orphan = Finding("TR009", Severity.ERROR, "t", "m", "f")  # no file, line or function
+    for script, want in ((str(tmp_path / "prog.py"), (tmp_path / "prog.py").as_uri()),
+                         ("-m pkg.prog", (tmp_path / "s.db").as_uri())):  # fmt: skip
+        result.findings, result.script, result.cwd = [orphan], script, None
+        out = io.StringIO()
+        sarif.render(result, out)
+        (res,) = json.loads(out.getvalue())["runs"][0]["results"]
+        (loc,) = res["locations"]
+        assert loc["physicalLocation"]["artifactLocation"] == {"uri": want}
+        assert "region" not in loc["physicalLocation"]  # no line was recorded: none is made up
+    assert all(r.get("locations") for r in doc["runs"][0]["results"])

@@ -23,3 +23,18 @@ def test_cli_parser_does_not_import_textual():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_not_on_a_terminal_is_a_one_line_error(workdir):
+    """GIVEN a readable session WHEN `ttrecord tui` runs with stdout piped THEN it exits 2 at
+    once with one line on stderr and writes no escape codes (instead of starting the UI)."""
+    from tui_sessions import build_empty
+
+    session = build_empty(workdir)
+    proc = subprocess.run([sys.executable, "-m", "ttrecord.cli.main", "tui", str(session)],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("ttrecord tui: standard output is not a terminal")
+    assert "\x1b" not in proc.stderr

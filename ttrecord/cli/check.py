@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ttrecord.errors import TtrecordError
@@ -36,6 +37,8 @@ class Check:
                             " run did not finish")  # fmt: skip
         parser.add_argument("-o", "--output", metavar="FILE",
                             help="write the report to FILE instead of standard output")  # fmt: skip
+        parser.add_argument("-f", "--force", action="store_true",
+                            help="replace FILE if it exists")  # fmt: skip
         parser.add_argument("-q", "--quiet", action="store_true",
                             help="no progress bar on the terminal")  # fmt: skip
 
@@ -45,6 +48,8 @@ class Check:
         if args.output is None:
             return run_check(args.session, args.format, args.fail_on, sys.stdout, args.quiet,
                              getattr(args, "allow_incomplete", False))  # fmt: skip
+        if os.path.lexists(args.output) and not args.force:  # as `run` and `export` refuse
+            raise TtrecordError(f"{args.output}: already exists (use --force to replace it)")
         try:
             out = open(args.output, "w", encoding="utf-8")
         except OSError as exc:

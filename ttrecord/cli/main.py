@@ -33,6 +33,22 @@ COMMANDS: list[tuple[str, str, str]] = [
 ]
 
 
+# The exit-code contract of every command (the README's "Exit codes" table says the same).
+EXIT_CODES = """\
+exit codes:
+  0    nothing reached --fail-on (check, run --check); captures match (diff)
+  1    a finding at or above --fail-on (check, run --check); drift (diff)
+  2    usage error, or a session or input that cannot be read (one line on
+       stderr)
+  3    check of a run that did not finish: it crashed, raised, hung or was
+       interrupted (--allow-incomplete turns this off)
+  130  ttrecord itself interrupted (Ctrl-C)
+  run  exits with the program's own code (128+N when signal N killed it, 124
+       when --timeout stopped it); with --check, the check's code when the
+       program exited 0
+"""
+
+
 def _load(module: str, cls: str) -> type:
     return getattr(importlib.import_module(f"ttrecord.cli.{module}"), cls)
 
@@ -41,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ttrecord",
         description="Record a ttnn program and find every trace-capture hazard at once.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ttrecord {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -27,6 +27,9 @@ class Tui:
         missing = [p for p in args.sessions if not Path(p).exists()]
         if missing:  # unreadable sessions are shown in the UI; absent ones are a typo
             raise TtrecordError(f"{missing[0]}: no such file or folder")
+        if not _on_terminal(sys.stdout):  # Textual would write escape codes into a pipe and wait
+            raise TtrecordError("standard output is not a terminal; the UI needs one"
+                                " (for text use `ttrecord report` or `ttrecord check`)")  # fmt: skip
         from ttrecord.tui.app import DARK, LIGHT, TtrecordApp
 
         app = TtrecordApp(args.sessions, theme=LIGHT if args.light else DARK)
@@ -38,3 +41,11 @@ class Tui:
             print(f"ttrecord tui: {clean(errors[0], 500)}", file=sys.stderr)
             return 2
         return app.return_code or 0
+
+
+def _on_terminal(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False

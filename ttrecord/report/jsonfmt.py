@@ -1,9 +1,10 @@
 """`ttrecord check --format json`: one object with the session, its findings and a summary.
 
 The shape is a stable interface for scripts and CI:
-{"session", "backend", "status", "findings": [{"id", "severity", "title", "message", "file",
-"line", "function", "callers", "occurrences", "folded", "events", "evidence", "fix"}],
-"summary": {...}}.
+{"version", "session", "backend", "status", "findings": [{"id", "severity", "title", "message",
+"file", "line", "function", "callers", "occurrences", "folded", "events", "evidence", "fix"}],
+"summary": {...}}. Its JSON Schema is docs/check-json.schema.json (described in
+docs/check-json.md); additions keep VERSION, changes to existing keys bump it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import Any, TextIO
 
 from ttrecord.findings import Finding
 from ttrecord.report import CheckResult
+
+VERSION = 1  # the contract version of this document
 
 
 def finding_dict(f: Finding) -> dict[str, Any]:
@@ -35,6 +38,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
 
 def document(result: CheckResult) -> dict[str, Any]:
     return {
+        "version": VERSION,
         "session": result.path,
         "backend": result.backend,
         "status": result.status,

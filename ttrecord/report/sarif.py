@@ -9,6 +9,7 @@ matches them to the repository, other files as absolute file URIs.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
@@ -18,6 +19,10 @@ from ttrecord.findings import Finding, Severity
 from ttrecord.report import CheckResult
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+# The project's documentation (docs/ of the repository). SARIF requires absolute URIs for the
+# tool's informationUri and a rule's helpUri (multitool rule SARIF1005), so this is the one place
+# to change when the documentation moves; the same base as the JSON schemas' $id.
+DOCS_URL = "https://ttrecord.dev/docs/"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
@@ -43,11 +48,13 @@ def _rule(rule_id: str) -> dict[str, Any]:
         "shortDescription": {"text": r.title},
         "fullDescription": {"text": r.why},
         "help": {"text": r.help},
+        "helpUri": f"{DOCS_URL}check.md#rules",  # the catalog table, one row per rule id
         "defaultConfiguration": {"level": _LEVEL[r.severity]},
     }
 
 
-def _result(f: Finding, index: dict[str, int], cwd: str | None, script: str | None = None) -> dict[str, Any]:
+def _result(f: Finding, index: dict[str, int], cwd: str | None, script: str | None = None,
+            session: str | None = None) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": f.rule,
         "ruleIndex": index[f.rule],
@@ -64,8 +71,9 @@ def _result(f: Finding, index: dict[str, int], cwd: str | None, script: str | No
         },  # fmt: skip
     }
     # Every result has a location (code scanning rejects one without): the finding's line, or
-    # for the rare finding with no recorded call at all, the recorded program itself.
-    file = f.file or (script if script and not script.startswith("-m ") else None)
+    # for the rare finding with no recorded call at all, the recorded program itself, or (a
+    # program run as `-m module`) the session file the finding comes from.
+    file = f.file or (script if script and not script.startswith("-m ") else None) or session
     if file:
         location: dict[str, Any] = {
             "physicalLocation": {
@@ -104,10 +112,12 @@ def document(result: CheckResult) -> dict[str, Any]:
             "driver": {
                 "name": "ttrecord",
                 "version": __version__,
+                "informationUri": f"{DOCS_URL}check.md",
                 "rules": [_rule(r) for r in rule_ids],
             }
         },
-        "results": [_result(f, index, result.cwd, result.script) for f in result.findings],
+        "results": [_result(f, index, result.cwd, result.script, os.path.abspath(result.path))
+                    for f in result.findings],
         "invocations": [
             {
                 "executionSuccessful": True,

@@ -1,0 +1,27 @@
+"""The exit-code table: `ttrecord --help` and the README list the same codes (what each command
+returns is tested with the command)."""
+
+import re
+from pathlib import Path
+
+from ttrecord.cli.main import build_parser
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _readme_codes() -> dict[int, str]:
+    text = README.read_text()
+    section = text[text.index("## Exit codes"):]
+    section = section[: section.index("\n## ", 1)]
+    return {int(m.group(1)): m.group(2) for m in re.finditer(r"^\| (\d+) \| (.+) \|$", section, re.M)}
+
+
+def test_help_and_readme_list_the_same_exit_codes():
+    help_text = build_parser().format_help()
+    epilog = help_text[help_text.index("exit codes:"):]
+    help_codes = {int(m.group(1)) for m in re.finditer(r"^  (\d+) ", epilog, re.M)}
+    readme = _readme_codes()
+    assert help_codes == set(readme) == {0, 1, 2, 3, 130}
+    assert "--fail-on" in readme[1] and "did not finish" in readme[3]
+    assert "program's own code" in epilog and "program's own code" in README.read_text()
+    assert all(len(line) <= 80 for line in epilog.splitlines())
