@@ -1,4 +1,4 @@
-"""The hazard catalog (DESIGN.md, TR001–TR010, and TR011 for verified replays) and the helpers detectors use to build findings.
+"""The hazard catalog (DESIGN.md: TR001–TR016) and the helpers detectors use to build findings.
 
 Ids, severities and titles are stable: CI configurations, SARIF consumers and stored sessions
 refer to them. The `help` text is the default fix a reporter shows when a rule is listed on its

@@ -10,7 +10,7 @@ from ttrecord.errors import TtrecordError
 
 
 class Check:
-    """Find every trace-capture hazard (TR001-TR010) in a recorded session.
+    """Find every trace-capture hazard (TR001-TR016) in a recorded session.
 
     ttrecord check SESSION.db                     findings with their lines, in the terminal
     ttrecord check SESSION.db --format sarif -o ttrecord.sarif   for GitHub code scanning
