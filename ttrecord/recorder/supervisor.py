@@ -231,11 +231,14 @@ class Supervisor:
             error_type, error_message, tb = decoder.end.exception
         events = decoder.ready()
         self._storage_error = None  # the log is gone: try to store what is left and the end
+        if stopped:  # the status first, while a small write still fits (indexes may not)
+            self._stored_options["recording_stopped"] = stopped
+            self._write(writer.update_session, options=json.dumps(self._stored_options),
+                        status=str(status), ended_at=time.time(), exit_code=exit_code,
+                        signal=signal_number)  # fmt: skip
+            self._storage_error = None
         if events:
             self._write(writer.add, events)
-        if stopped:
-            self._stored_options["recording_stopped"] = stopped
-            self._write(writer.update_session, options=json.dumps(self._stored_options))
         fields = dict(exit_code=exit_code, signal=signal_number, error_type=error_type,
                       error_message=error_message, traceback=tb, last_call=last)  # fmt: skip
         if not self._write(writer.finish, status, **fields):
