@@ -262,7 +262,7 @@ class Recorder(MemoryRecords):
         ledger = self.allocations
         with self._lock:
             # Frees since the last call go first, then buffers first seen as inputs.
-            changes = [("free", b) for b in ledger.drain()] if ledger.deaths else []
+            changes = self._frees_since(None)
             inputs, scalars, device, cq, has_dev, held = self._scan(instance, args, kwargs)
             if held:
                 n = len(changes)
@@ -292,19 +292,16 @@ class Recorder(MemoryRecords):
 
     def _end(self, state: tuple, result: Any, exc: BaseException | None, args: tuple,
              kwargs: dict) -> None:  # fmt: skip
-        """Queue the end record and the buffers the call allocated or freed."""
+        """Write the end record and the buffers the call allocated or freed."""
         seq, kind, phase, trace, device, tid, region, graphed, held = state
         end = _now() - self.t0
         temporaries = self.temporaries.end() if graphed else ()
-        ledger = self.allocations
         if exc is not None:
             with self._lock:
                 records = [(_E, seq, end, "raised", f"{type(exc).__name__}: {exc}", (), device,
                             trace, None)]  # fmt: skip
-                changes = [("free", b) for b in ledger.drain()] if ledger.deaths else []
-                if held:
-                    ledger.freed_inputs([t for t, _ in held], changes)
-                ledger.dirty = True  # a failed call may have left anything behind
+                changes = self._frees_since(held)
+                self.allocations.dirty = True  # a failed call may have left anything behind
                 if self.per_call_snapshots or kind in _DECISIONS:
                     self._reconcile(changes)
                 if changes:
@@ -315,9 +312,7 @@ class Recorder(MemoryRecords):
         if kind is not _OP:
             extra, device, trace = self._lifecycle(kind, result, args, kwargs, device, trace)
         with self._lock:
-            changes = [("free", b) for b in ledger.drain()] if ledger.deaths else []
-            if held:
-                ledger.freed_inputs([t for t, _ in held], changes)
+            changes = self._frees_since(held)
             outputs = self._outputs(result, changes)
             compiled = self._cache_grew() if self._live_traces and kind is _OP else 0
             if self.per_call_snapshots:
@@ -337,6 +332,15 @@ class Recorder(MemoryRecords):
             records.append((_E, seq, end, "ok", None, outputs, device, trace, extra))
             self.log.write_many(records)  # durable when the call returns: a crash between
             # calls then names no call
+
+    def _frees_since(self, held: tuple | list | None) -> list:
+        """("free", buffer) changes: tensors that died since the last call, and the inputs the
+        call freed (`held`: its inputs, checked with is_allocated())."""
+        ledger = self.allocations
+        changes = [("free", b) for b in ledger.drain()] if ledger.deaths else []
+        if held:
+            ledger.freed_inputs([t for t, _ in held], changes)
+        return changes
 
     def _broken(self, exc: Exception) -> None:
         """Report a recorder failure once per kind (as a NOTE event and on stderr)."""
