@@ -13,6 +13,8 @@ untouched pages cost no RAM.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 
@@ -24,6 +26,9 @@ class BankedMemory:
         self.base = base
         self.limit = limit
         self._data = np.zeros((num_banks, 0), dtype=np.uint8)
+        # Growing replaces `_data`: a write through a view taken before that would be lost, so
+        # taking a view and using it is one step under this lock (threads share a device).
+        self._lock = threading.Lock()
 
     def _ensure(self, end: int) -> None:
         needed = end - self.base
@@ -46,6 +51,10 @@ class BankedMemory:
         return region.reshape(self.num_banks, rows, page_size)
 
     def read_pages(self, address: int, num_pages: int, page_size: int) -> np.ndarray:
+        with self._lock:
+            return self._read_pages(address, num_pages, page_size)
+
+    def _read_pages(self, address: int, num_pages: int, page_size: int) -> np.ndarray:
         """Copy of the buffer's pages, shape (num_pages, page_size), in page order."""
         banks = self.num_banks
         region = self._region(address, num_pages, page_size)
@@ -55,6 +64,10 @@ class BankedMemory:
         return ordered[:num_pages]
 
     def write_pages(self, address: int, pages: np.ndarray) -> None:
+        with self._lock:
+            return self._write_pages(address, pages)
+
+    def _write_pages(self, address: int, pages: np.ndarray) -> None:
         """Store `pages` (shape (num_pages, page_size)) at the buffer's page slots."""
         num_pages, page_size = pages.shape
         banks = self.num_banks
@@ -70,12 +83,20 @@ class BankedMemory:
             region[:rest, full_rows, :] = pages[full_rows * banks :]
 
     def read_placed(self, address: int, banks: np.ndarray, slots: np.ndarray, page_size: int) -> np.ndarray:
+        with self._lock:
+            return self._read_placed(address, banks, slots, page_size)
+
+    def _read_placed(self, address: int, banks: np.ndarray, slots: np.ndarray, page_size: int) -> np.ndarray:
         """Pages of a sharded buffer: page i at bank banks[i], address + slots[i] × page_size."""
         rows = int(slots.max()) + 1 if len(slots) else 1
         region = self._region(address, rows * self.num_banks, page_size)
         return region[banks, slots]
 
     def write_placed(self, address: int, banks: np.ndarray, slots: np.ndarray, pages: np.ndarray) -> None:
+        with self._lock:
+            return self._write_placed(address, banks, slots, pages)
+
+    def _write_placed(self, address: int, banks: np.ndarray, slots: np.ndarray, pages: np.ndarray) -> None:
         page_size = pages.shape[1]
         rows = int(slots.max()) + 1 if len(slots) else 1
         region = self._region(address, rows * self.num_banks, page_size)
