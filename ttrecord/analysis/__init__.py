@@ -1,8 +1,9 @@
 """Hazard analysis: recorded events in, findings out.
 
-Each detector module covers one family of the hazard catalog (TR001–TR011, see `rules.py`)
-and exposes `detect(events, ctx) -> list[Finding]`, a pure function of the event stream and the
-facts `Context` derives from it. Adding a detector is one module and one line in DETECTORS.
+Each rule of the hazard catalog is one module of `catalog/` that declares itself (id, texts,
+the facts it needs, its `detect(events, ctx) -> list[Finding]`, a pure function of the event
+stream and the facts `Context` derives from it); `registry.py` finds them. Adding a rule is
+adding one module there.
 `analyze(session)` runs them all over a stored session; `ttrecord check` stores the result with
 `replace_findings` so viewers read findings without recomputing them.
 """
@@ -11,56 +12,37 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ttrecord.analysis import (
-    baked_values,
-    compile_after_capture,
-    compile_in_capture,
-    lifecycle,
-    prep_drift,
-    replay_verification,
-    trace_inputs,
-    trace_memory,
-    trace_region,
-    transfers_in_capture,
-)
 from ttrecord.analysis.context import Context
 from ttrecord.analysis.grouping import group
 from ttrecord.events import Event
 from ttrecord.findings import Finding
 
-Detector = Callable[[Sequence[Event], Context], list[Finding]]
-
-DETECTORS: list[Detector] = [
-    transfers_in_capture.detect,  # TR001 TR002 TR003 TR008
-    trace_memory.detect,  # TR004 TR010
-    trace_inputs.detect,  # TR005 TR006
-    baked_values.detect,  # TR007
-    lifecycle.detect,  # TR009
-    replay_verification.detect,  # TR011
-    compile_in_capture.detect,  # TR013
-    compile_after_capture.detect,  # TR014
-    prep_drift.detect,  # TR015
-    trace_region.detect,  # TR016
-]
-
 
 def run_detectors(events: Sequence[Event], ctx: Context | None = None,
                   on_step: Callable[[str], None] | None = None) -> list[Finding]:  # fmt: skip
-    """Every detector over one event list, one finding per mistake (`grouping`), ordered by
-    severity, then source position, then rule. `on_step(name)` is called before each detector
+    """Every registered rule over one event list, one finding per mistake (`grouping`), ordered
+    by severity, then source position, then rule. `on_step(name)` is called before each rule
     (progress bars)."""
+    from ttrecord.analysis.registry import rules
+
     ctx = ctx or Context(events)
     found = []
-    for detect in DETECTORS:
+    for rule in rules().values():
         if on_step is not None:
-            on_step(f"checking {detect.__module__.rsplit('.', 1)[-1].replace('_', ' ')}")
-        found += detect(events, ctx)
+            on_step(f"checking {rule.id} {rule.title[0].lower()}{rule.title[1:]}")
+        found += rule.detect(events, ctx)
     findings = group(found)
     findings.sort(key=lambda f: (-f.severity.rank, f.file or "", f.line or 0, f.rule, f.events[:1]))
     return findings
 
 
-STEPS = 1 + len(DETECTORS)  # for progress bars: loading, then each detector
+def __getattr__(name: str) -> int:
+    """`STEPS`, for progress bars: loading, then each registered rule."""
+    if name == "STEPS":
+        from ttrecord.analysis.registry import rules
+
+        return 1 + len(rules())
+    raise AttributeError(name)
 
 
 def load_context(session) -> Context:

@@ -9,12 +9,12 @@ build a context from a hand-made event list; `analyze()` adds what only the sess
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from ttrecord.analysis.facts import EventFacts, SessionFacts
+from ttrecord.analysis.trace_overlap import Spans, TraceWindow
 from ttrecord.events import CALL_KINDS, BufferRef, CallSite, Event, Kind, Phase, Status
 
 RangeKey = tuple[int, str]  # (device, buffer type)
@@ -90,6 +90,13 @@ class TraceInfo:
         return RangeIndex(self.accesses)
 
     @cached_property
+    def window(self) -> TraceWindow:
+        """What TR004's overlap rule needs of it (`trace_overlap`); for ended traces."""
+        assert self.end is not None
+        return TraceWindow(self.device, self.end.seq, self.release.seq if self.release else None,
+                           [e.seq for e in self.executes], self.footprint.spans)  # fmt: skip
+
+    @cached_property
     def written(self) -> RangeIndex:
         return RangeIndex([a for a in self.accesses if a.role != "read"])
 
@@ -109,32 +116,19 @@ class RangeIndex:
         self._accesses: dict[RangeKey, list[Access]] = {}
         for acc in accesses:
             self._accesses.setdefault((acc.buffer.device, acc.buffer.buffer_type), []).append(acc)
-        self._starts: dict[RangeKey, list[int]] = {}
-        self._ends: dict[RangeKey, list[int]] = {}
-        for key, accs in self._accesses.items():
-            starts: list[int] = []
-            ends: list[int] = []
-            for a in sorted(accs, key=lambda a: a.buffer.address):
-                if starts and a.buffer.address <= ends[-1]:
-                    ends[-1] = max(ends[-1], a.buffer.end)
-                else:
-                    starts.append(a.buffer.address)
-                    ends.append(a.buffer.end)
-            self._starts[key] = starts
-            self._ends[key] = ends
+        self.spans: dict[RangeKey, Spans] = {
+            key: Spans((a.buffer.address, a.buffer.end) for a in accs)
+            for key, accs in self._accesses.items()
+        }
 
     def hits(self, buf: BufferRef) -> bool:
-        key = (buf.device, buf.buffer_type)
-        starts = self._starts.get(key)
-        if not starts or buf.size <= 0:
-            return False
-        i = bisect.bisect_left(starts, buf.end) - 1  # last interval starting before buf ends
-        return i >= 0 and self._ends[key][i] > buf.address
+        spans = self.spans.get((buf.device, buf.buffer_type))
+        return spans is not None and buf.size > 0 and spans.hits(buf.address, buf.end)
 
     def intervals(self) -> Iterator[tuple[int, str, int, int]]:
         """Merged ranges: (device, buffer type, start, end)."""
-        for (device, btype), starts in self._starts.items():
-            for start, end in zip(starts, self._ends[(device, btype)]):
+        for (device, btype), spans in self.spans.items():
+            for start, end in zip(spans.starts, spans.ends):
                 yield device, btype, start, end
 
     def overlapping(self, buf: BufferRef) -> list[Access]:

@@ -34,15 +34,21 @@ from ttrecord.events import Event, Kind, Phase
 from ttrecord.findings import Finding
 
 
-def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
+def detect_stale_inputs(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    """TR005."""
+    traces = [t for t in ctx.traces if t.end is not None]
+    return _freed_and_stale(events, ctx, traces) if traces else []
+
+
+def detect_aliasing(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    """TR006."""
     traces = [t for t in ctx.traces if t.end is not None]
     if not traces:
         return []
-    findings = _freed_and_stale(events, ctx, traces)
+    findings = []
     for t in traces:
         findings += _aliasing(ctx, t)
-    findings += _overwritten_outputs(events, ctx, traces)
-    return findings
+    return findings + _overwritten_outputs(events, ctx, traces)
 
 
 def _freed_and_stale(

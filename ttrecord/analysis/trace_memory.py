@@ -18,6 +18,7 @@ potentially unsafe due to the existence of an active trace") and the damage depe
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 
 from ttrecord.analysis.context import Access, Context, TraceInfo, buffer_key
@@ -28,59 +29,56 @@ from ttrecord.findings import Finding, Severity
 _MAX_RANGES = 4  # trace ranges listed in one finding's evidence
 
 
-def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
-    return detect_allocations(events, ctx) + detect_overlapping_traces(events, ctx)
-
-
 def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
-    """TR004 in one pass: post-capture allocations wait until they are freed or a replay hits."""
-    pending_traces = sorted((t for t in ctx.traces if t.end is not None), key=lambda t: t.end.seq)
-    live: dict[int | None, list[TraceInfo]] = {}
-    candidates: dict[tuple, tuple[Event, list[TraceInfo], int]] = {}
-    reported: set[tuple[int, int]] = set()
-    findings: list[Finding] = []
-    nxt = 0
+    """TR004: every allocation outside a capture, with when it ended (its free, or the next
+    allocation at its address), asked of each trace it can be over (`trace_overlap`)."""
+    traces = [t for t in ctx.traces if t.end is not None and t.executes]
+    if not traces:
+        return []
+    allocs: list[tuple[Event, int]] = []  # (allocation, its index in events), in seq order
+    ends: list[int | None] = []
+    open_: dict[tuple[int, str, int], int] = {}  # address -> its allocation's position
     for i, ev in enumerate(events):
-        while nxt < len(pending_traces) and pending_traces[nxt].end.seq < ev.seq:
-            t = pending_traces[nxt]
-            live.setdefault(t.device, []).append(t)
-            nxt += 1
         kind = ev.kind
         if kind is Kind.ALLOC:
-            buf = ev.buffer
-            if buf is None or ev.phase is Phase.CAPTURE:
+            if ev.buffer is None or ev.phase is Phase.CAPTURE:
                 continue
-            key = buffer_key(buf)
-            candidates.pop(key, None)
-            # Which ranges it overlaps is worked out only for a reported one: most allocations
-            # over trace memory are freed before the next replay.
-            hits = [t for t in live.get(buf.device, ()) if t.footprint.hits(buf)]
+            key = buffer_key(ev.buffer)
+            if key in open_:
+                ends[open_[key]] = ev.seq
+            open_[key] = len(allocs)
+            allocs.append((ev, i))
+            ends.append(None)
+        elif kind is Kind.FREE and ev.buffer is not None:
+            at = open_.pop(buffer_key(ev.buffer), None)
+            if at is not None:
+                ends[at] = ev.seq
+    hits: list[tuple[int, int, int, TraceInfo, Event, int]] = []
+    for t in traces:
+        window = t.window
+        cut = window.suspects(allocs, _alloc_seq)
+        for n, (alloc, index) in enumerate(allocs[cut], cut.start):
+            buf = alloc.buffer
+            assert buf is not None
+            replay = window.replay_over(buf.device, buf.buffer_type, buf.address, buf.end,
+                                        alloc.seq, ends[n])  # fmt: skip
             # A buffer on exactly an input's range is the trace's input (tt-metal's executors
             # free it and allocate one of the same spec); whether it was written before each
             # replay is TR005's question.
-            hits = [t for t in hits if not _is_input_range(ctx, t, ev)]
-            if hits:
-                candidates[key] = (ev, hits, i)
-        elif kind is Kind.FREE:
-            if ev.buffer is not None and candidates:
-                candidates.pop(buffer_key(ev.buffer), None)
-        elif kind is Kind.TRACE_EXECUTE:
-            if not candidates:
-                continue
-            for alloc, hits, index in candidates.values():
-                for trace in hits:
-                    if trace.device != ev.device or trace.trace_id != ev.trace:
-                        continue
-                    if (alloc.seq, id(trace)) in reported:
-                        continue
-                    reported.add((alloc.seq, id(trace)))
-                    maker = _allocating_call(ctx, events, alloc, index)
-                    accesses = trace.footprint.overlapping(alloc.buffer)
-                    findings.append(_allocation_finding(ctx, alloc, maker, trace, accesses, ev))
-        elif kind is Kind.TRACE_RELEASE:
-            traces = live.get(ev.device, [])
-            live[ev.device] = [t for t in traces if t.trace_id != ev.trace]
+            if replay is not None and not _is_input_range(ctx, t, alloc):
+                hits.append((replay, alloc.seq, t.end.seq, t, alloc, index))
+    hits.sort(key=lambda h: h[:3])  # by replay, as the replays reveal them
+    findings = []
+    for replay, _, _, trace, alloc, index in hits:
+        execute = trace.executes[bisect.bisect_left(trace.window.executes, replay)]
+        maker = _allocating_call(ctx, events, alloc, index)
+        accesses = trace.footprint.overlapping(alloc.buffer)  # type: ignore[arg-type]
+        findings.append(_allocation_finding(ctx, alloc, maker, trace, accesses, execute))
     return findings
+
+
+def _alloc_seq(item: tuple[Event, int]) -> int:
+    return item[0].seq
 
 
 def _is_input_range(ctx: Context, trace: TraceInfo, alloc: Event) -> bool:

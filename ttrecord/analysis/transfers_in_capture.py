@@ -40,11 +40,12 @@ def classify(ev: Event) -> str | None:
     return None
 
 
-def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
-    findings = _scan(ctx, [e for e in events if e.phase is Phase.CAPTURE], region=None)
+def detect(events: Sequence[Event], ctx: Context, rule: str) -> list[Finding]:
+    """The findings of one rule (TR001, TR002, TR003 or TR008): its catalog module's detector."""
+    findings = _scan(ctx, [e for e in events if e.phase is Phase.CAPTURE], None, rule)
     seen = {(f.rule, f.file, f.line) for f in findings}
     for name, instances in _group_regions(ctx).items():
-        for f in _scan(ctx, [e for inst in instances for e in inst.events], region=name):
+        for f in _scan(ctx, [e for inst in instances for e in inst.events], name, rule):
             if (f.rule, f.file, f.line) not in seen:  # a real capture already showed it
                 findings.append(f)
     return findings
@@ -57,13 +58,13 @@ def _group_regions(ctx: Context) -> dict[str, list]:
     return groups
 
 
-def _scan(ctx: Context, events: Iterable[Event], region: str | None) -> list[Finding]:
+def _scan(ctx: Context, events: Iterable[Event], region: str | None, only: str) -> list[Finding]:
     """Group hazardous calls by (rule, scope, user line): one finding each, culprit first."""
     groups: dict[tuple, list[tuple[Event, Event]]] = {}
     counted: set[tuple[str, int]] = set()
     for ev in events:
         rule = classify(ev)
-        if rule is None:
+        if rule != only:
             continue
         top = ctx.outermost(ev)
         if (rule, top.seq) in counted:

@@ -1,0 +1,35 @@
+"""TR004 allocation over trace memory: the rule's declaration."""
+
+from __future__ import annotations
+
+from ttrecord.analysis import trace_memory, trace_overlap
+from ttrecord.analysis.rules import Rule
+from ttrecord.findings import Severity
+
+RULE = Rule(
+    id="TR004",
+    title="Allocation over trace memory",
+    severity=Severity.ERROR,
+    levels="error",
+    summary="buffer allocated after capture over memory the trace uses, live across a replay",
+    reported_when=(
+        "a buffer allocated after `end_trace_capture` of a trace not yet released overlaps a range"
+        " that trace reads, writes or creates, and is still allocated when `execute_trace` of that"
+        " trace runs (not a tensor of an input's spec on exactly its range: that is the input); "
+        "the message says whether the trace writes the range or only reads it"
+    ),
+    at="the call that allocated it",
+    why=(
+        "A buffer allocated after end_trace_capture (trace not released) overlapping an address "
+        "range the trace reads or writes, live across an execute_trace: the replay silently "
+        "overwrites it."
+    ),
+    fix=(
+        "Allocate every buffer the program needs before capture, or release the trace "
+        "(ttnn.release_trace) before allocating; deallocate post-capture tensors before the next "
+        "execute_trace."
+    ),
+    detect=trace_memory.detect_allocations,
+    facts=("allocations_over_traces",),
+    highlight=trace_overlap.highlight,
+)

@@ -1,0 +1,35 @@
+"""TR005 stale or freed trace input: the rule's declaration."""
+
+from __future__ import annotations
+
+from ttrecord.analysis import trace_inputs
+from ttrecord.analysis.rules import Rule
+from ttrecord.findings import Severity
+
+RULE = Rule(
+    id="TR005",
+    title="Stale or freed trace input",
+    severity=Severity.ERROR,
+    levels="error",
+    summary="stale or freed trace input",
+    reported_when=(
+        "a trace input is freed and the trace is replayed afterwards while no tensor of its spec "
+        "on its range was written since; or before a replay a host-to-device call made a *new* "
+        "device tensor with an input's shape, dtype and buffer type, nothing used that tensor "
+        "before the replay, and nothing was written into the captured input since the previous "
+        "replay"
+    ),
+    at="the free (e.g. `ttnn.deallocate`) / the write that made the new tensor",
+    why=(
+        "A buffer the trace reads is freed after capture, or new input data goes to a new tensor "
+        "instead of into the captured buffer before execute_trace: the replay computes on stale or"
+        " foreign data."
+    ),
+    fix=(
+        "Keep the captured input tensors alive and write new data into them with "
+        "ttnn.copy_host_to_device_tensor(host, captured_input) or ttnn.copy(new, captured_input) "
+        "before execute_trace."
+    ),
+    detect=trace_inputs.detect_stale_inputs,
+    facts=("trace_input_lifetimes",),
+)

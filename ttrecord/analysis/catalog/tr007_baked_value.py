@@ -1,0 +1,30 @@
+"""TR007 value baked into the trace: the rule's declaration."""
+
+from __future__ import annotations
+
+from ttrecord.analysis import baked_values
+from ttrecord.analysis.rules import Rule
+from ttrecord.findings import Severity
+
+RULE = Rule(
+    id="TR007",
+    title="Value baked into the trace",
+    severity=Severity.WARNING,
+    levels="error",
+    summary="Python value baked into the trace (values recorded at that line differ)",
+    reported_when=(
+        "a scalar or shape argument of a captured op took more than one value across the eager "
+        "(and prep) calls at the same call site and the captured call (one finding per call site, "
+        "counting the traces that captured it; warning in audit mode, where nothing was captured)"
+    ),
+    at="the captured op",
+    why=(
+        "A Python scalar or shape argument of a captured op differed between eager iterations of "
+        "the same call site; every replay uses the captured value."
+    ),
+    fix=(
+        "Pass values that change between steps as device tensors (updated with "
+        "ttnn.copy_host_to_device_tensor), or capture one trace per value."
+    ),
+    detect=baked_values.detect,
+)

@@ -1,0 +1,31 @@
+"""TR009 trace lifecycle error: the rule's declaration."""
+
+from __future__ import annotations
+
+from ttrecord.analysis import lifecycle
+from ttrecord.analysis.rules import Rule
+from ttrecord.findings import Severity
+
+RULE = Rule(
+    id="TR009",
+    title="Trace lifecycle error",
+    severity=Severity.ERROR,
+    levels="error",
+    summary="trace lifecycle (execute after release, never released, never ended, wrong device)",
+    reported_when=(
+        "`execute_trace` of a trace never captured on that device, released, still being captured,"
+        " or captured on another device; `begin_trace_capture` during another capture; "
+        "`release_trace` of a trace not live; and, in a run that ended normally, a capture never "
+        "ended or a trace never released"
+    ),
+    at="the execute / begin / release call; the `begin_trace_capture`",
+    why=(
+        "Execute of a released or unknown trace, a trace never released, a capture never ended, or"
+        " a capture replayed on another device."
+    ),
+    fix=(
+        "Pair every begin_trace_capture with end_trace_capture, execute only live traces on the "
+        "device that captured them, and call ttnn.release_trace when done."
+    ),
+    detect=lifecycle.detect,
+)

@@ -1,0 +1,35 @@
+"""TR011 replay differs from eager run: the rule's declaration."""
+
+from __future__ import annotations
+
+from ttrecord.analysis import replay_verification
+from ttrecord.analysis.rules import Rule
+from ttrecord.findings import Severity
+
+RULE = Rule(
+    id="TR011",
+    title="Replay differs from eager run",
+    severity=Severity.ERROR,
+    levels="error",
+    summary=(
+        "a verified replay (`run --verify-replay`) computed or overwrote something its eager ops "
+        "would not"
+    ),
+    reported_when=(
+        "(sessions recorded with `--verify-replay`) after a replay, an output the program holds "
+        "differs from the eager re-run of the op that wrote it, an input an op updates in place "
+        "differs from its re-run copy, or a tensor the trace does not own changed; info when a "
+        "replay could not be verified"
+    ),
+    at="the `execute_trace`",
+    why=(
+        "With `ttrecord run --verify-replay`: after a replay, an output differed from an eager "
+        "re-run of the captured ops on the same inputs, or a tensor the trace does not own "
+        "changed. The replay read or wrote memory that no longer holds what the capture assumed."
+    ),
+    fix=(
+        "Keep every captured input alive and write new data into it in place; allocate nothing "
+        "over trace memory while the trace lives."
+    ),
+    detect=replay_verification.detect,
+)

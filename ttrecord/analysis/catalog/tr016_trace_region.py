@@ -1,0 +1,31 @@
+"""TR016 trace region too small: the rule's declaration."""
+
+from __future__ import annotations
+
+from ttrecord.analysis import trace_region
+from ttrecord.analysis.rules import Rule
+from ttrecord.findings import Severity
+
+RULE = Rule(
+    id="TR016",
+    title="Trace region too small",
+    severity=Severity.ERROR,
+    levels="error",
+    summary=(
+        "a capture does not fit the trace region (error), or live traces fill more than 90% of it "
+        "(warning)"
+    ),
+    reported_when=(
+        "`end_trace_capture` raised \"Creating trace buffers of size NB on MeshDevice M, but only "
+        "KB is allocated for trace region.\"; warning when the live trace buffers' high-water mark "
+        "exceeds 90% of `trace_region_size`"
+    ),
+    at="the `open_device` call (where `trace_region_size` is set)",
+    why=(
+        "A capture's trace buffers do not fit in the trace_region_size the device was opened with "
+        "(end_trace_capture raises), or live traces fill more than 90% of it."
+    ),
+    fix="Open the device with a larger trace_region_size (at least 10% headroom).",
+    detect=trace_region.detect,
+    facts=("trace_buffers",),
+)
