@@ -3,7 +3,8 @@
 A trace replays with the addresses it captured, so every buffer its captured calls read or
 wrote is an address range the trace owns until it is released. A buffer allocated after the
 capture ended that lands on such a range and is still allocated when the trace executes is
-what TR004 is about; the map highlights exactly those.
+what TR004 is about; the map highlights what the rules declare (`Rule.highlight`), TR004's by
+the same code its detector uses.
 
 A decode loop allocates 100,000s of buffers and the view shows a screenful, so buffers stay
 plain row tuples (`MapRow`) and become `MapBar`s only when looked at (`Bars`).
@@ -170,64 +171,21 @@ class MemoryMap:
         return [g for g in self.groups if g.address < end and address < g.end]
 
 
-def _executed_while_live(executes: list[int], start: int, stop: int | None) -> bool:
-    """Did the trace run (a seq in `executes`, sorted) while [start, stop) was allocated?"""
-    i = bisect.bisect_right(executes, start)
-    return i < len(executes) and (stop is None or executes[i] < stop)
+def _highlights(rows: list[MapRow], key: tuple[int, str], ended: list[TraceRow],
+                ranges: dict[int, list[TraceRange]],
+                executes: dict[int, list[int]]) -> dict[int, tuple[MapRow, tuple[TraceRange, ...]]]:  # fmt: skip
+    """Buffer id -> its row and the trace ranges it is marked for: what the rules that declare
+    a memory-map highlight (TR004: `ttrecord.analysis.trace_overlap.highlight`) mark."""
+    from ttrecord.analysis.registry import rules
 
-
-def _hazards(rows: list[MapRow], key: tuple[int, str], ended: list[TraceRow],
-             ranges: dict[int, list[TraceRange]],
-             executes: dict[int, list[int]]) -> dict[int, tuple[MapRow, tuple[TraceRange, ...]]]:  # fmt: skip
-    """Buffer id -> its row and the trace ranges it sat on while the trace executed.
-
-    `rows` are one map's buffers in allocation order and `ended` the captured traces by
-    end_seq. A trace's suspects are the buffers allocated after its capture ended and before
-    both its release and its last execution: a bisect each way in allocation order, then a
-    bisect per suspect into the union of the trace's ranges. A decode loop replays right
-    after capturing, so most buffers are no trace's suspect.
-    """
-    device, buffer_type = key
-    alloc = itemgetter(3)
-    found: dict[int, tuple[MapRow, list[TraceRange]]] = {}
-    for t in ended:
-        executes_t = executes.get(t.id)
-        own = [r for r in ranges.get(t.id, ()) if r.buffer_type == buffer_type]
-        if t.device != device or not own or not executes_t:
-            continue
-        # Allocated after the capture ended, before the release and before the last replay.
-        lo = bisect.bisect_right(rows, t.end_seq, key=alloc)
-        hi = bisect.bisect_left(rows, executes_t[-1], key=alloc)
-        if t.release_seq is not None:
-            hi = min(hi, bisect.bisect_left(rows, t.release_seq, key=alloc))
-        if lo >= hi:
-            continue
-        starts, ends = _union(own)
-        for row in rows[lo:hi]:
-            address = row[1]
-            end = address + row[2]
-            k = bisect.bisect_left(starts, end)
-            if not k or ends[k - 1] <= address:
-                continue  # on none of the trace's addresses
-            if not _executed_while_live(executes_t, row[3], row[4]):
-                continue
-            hits = [r for r in own if r.address < end and address < r.end and r.buffer_id != row[0]]
-            if hits:
-                found.setdefault(row[0], (row, []))[1].extend(hits)
-    return {buffer_id: (row, tuple(hits)) for buffer_id, (row, hits) in found.items()}
-
-
-def _union(ranges: list[TraceRange]) -> tuple[list[int], list[int]]:
-    """The address ranges merged into disjoint spans: their starts and ends, ascending."""
-    starts: list[int] = []
-    ends: list[int] = []
-    for address, end in sorted((r.address, r.end) for r in ranges):
-        if ends and address <= ends[-1]:
-            ends[-1] = max(ends[-1], end)
-        else:
-            starts.append(address)
-            ends.append(end)
-    return starts, ends
+    found: dict[int, tuple[MapRow, tuple[TraceRange, ...]]] = {}
+    for rule in rules().values():
+        if rule.highlight is not None:
+            marked = rule.highlight(key, rows, ended, ranges, executes)
+            for buffer_id, (row, hits) in marked.items():
+                seen = found[buffer_id][1] if buffer_id in found else ()
+                found[buffer_id] = (row, seen + tuple(h for h in hits if h not in seen))
+    return found
 
 
 def layout(rows_by_key: dict[tuple[int, str], list[MapRow]], traces: list[TraceRow],
@@ -258,7 +216,7 @@ def layout(rows_by_key: dict[tuple[int, str], list[MapRow]], traces: list[TraceR
     maps = []
     for key in sorted(k for k, rows in rows_by_key.items() if rows):
         rows = rows_by_key[key]
-        hazards = _hazards(rows, key, ended, ranges, executes)
+        hazards = _highlights(rows, key, ended, ranges, executes)
         # Stable: by address, then allocation order (alloc_seq, then id).
         bars = Bars(sorted(rows, key=itemgetter(1)), key, last_seq, hazards)
         groups = tuple(

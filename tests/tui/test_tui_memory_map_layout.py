@@ -95,7 +95,9 @@ def test_map_from_plain_rows_equals_map_from_buffer_rows(session):
 def test_hazards_are_every_allocation_over_a_live_executed_trace_range(session):
     """GIVEN the same session WHEN the map is loaded THEN a bar's hazards are, in trace end
     order, the ranges of traces whose capture ended before it was allocated, released after,
-    executed while it was allocated, on its device, type and addresses (checked pairwise)."""
+    executed while it was allocated, on its device, type and addresses (checked pairwise),
+    unless it is exactly a trace input's footprint on that input's range (that is the input) or
+    was allocated inside another capture (that is TR010's, trace against trace), as TR004."""
     traces = session.traces()
     executes = trace_executions(traces, trace_execute_rows(session))
     by_id = {row.id: row for row in session.buffers()}
@@ -104,6 +106,9 @@ def test_hazards_are_every_allocation_over_a_live_executed_trace_range(session):
         for t in sorted((t for t in traces if t.end_seq is not None), key=lambda t: t.end_seq)
         for role, bid in buffers_by_trace(traces, session.capture_buffers()).get(t.id, [])
     ]
+    made = {(t.id, owner.id) for t, role, owner in ranges if role == "writes"}
+    inputs = {(t.id, owner.buffer.address, owner.buffer.end) for t, role, owner in ranges
+              if role == "reads" and (t.id, owner.id) not in made}  # fmt: skip
     maps = load_maps(session)
     checked = 0
     for m in maps:
@@ -117,6 +122,8 @@ def test_hazards_are_every_allocation_over_a_live_executed_trace_range(session):
                 and owner.buffer.address < row.buffer.end and row.buffer.address < owner.buffer.end
                 and any(row.alloc_seq < s and (row.free_seq is None or s < row.free_seq)
                         for s in executes.get(t.id, []))
+                and (t.id, row.buffer.address, row.buffer.end) not in inputs
+                and row.alloc_phase != "capture"
             ]  # fmt: skip
             assert [(r.trace.id, r.role, r.buffer_id) for r in bar.hazards] == expected
             checked += bool(expected)
@@ -136,3 +143,29 @@ def test_bars_run_by_address_then_time_and_find_their_hazards_and_buffers(sessio
         seqs = {b.start for b in bars[::3]}
         assert m.bars.allocated_at(seqs) == [i for i, b in enumerate(bars) if b.start in seqs]
         assert list(m.lines) == [*m.groups, *bars]
+
+
+def test_the_map_highlights_exactly_the_allocations_tr004_reports(session):
+    """GIVEN the same session WHEN the map is loaded and TR004's detector runs on it THEN the
+    highlighted bars are the allocations the detector reports: one overlap rule, not two."""
+    from ttrecord.analysis import load_context
+    from ttrecord.analysis.trace_memory import detect_allocations
+
+    from ttrecord.events import Kind
+
+    ctx = load_context(session)
+    allocs = {e.seq: e.buffer for e in ctx.events if e.kind is Kind.ALLOC}
+    rows = session.buffers()
+
+    def buffer_at(seq):  # the stored buffer an allocation event made (or confirmed)
+        b = allocs[seq]
+        return next(r.id for r in rows if r.buffer.address == b.address and r.buffer.device == b.device
+                    and r.buffer.buffer_type == b.buffer_type and r.alloc_seq <= seq
+                    and (r.free_seq is None or seq < r.free_seq))  # fmt: skip
+
+    # A finding's events: the call that made the buffer (the allocation itself when no call
+    # did), the allocation, the replay, the trace's access.
+    reported = {buffer_at(next(s for s in f.events if s in allocs))
+                for f in detect_allocations(ctx.events, ctx)}  # fmt: skip
+    marked = {m.bars[i].buffer.id for m in load_maps(session) for i in m.bars.hazard_indices}
+    assert len(reported) >= 3 and marked == reported

@@ -128,7 +128,7 @@ class RangeIndex:
     def intervals(self) -> Iterator[tuple[int, str, int, int]]:
         """Merged ranges: (device, buffer type, start, end)."""
         for (device, btype), spans in self.spans.items():
-            for start, end in zip(spans.starts, spans.ends):
+            for start, end in zip(spans.starts, spans.ends, strict=True):
                 yield device, btype, start, end
 
     def overlapping(self, buf: BufferRef) -> list[Access]:

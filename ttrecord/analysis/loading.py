@@ -17,21 +17,24 @@ queries for the whole session, not one per trace.
 
 from __future__ import annotations
 
-import bisect
 import json
 
 from ttrecord.analysis.context import Context, TraceInfo, buffer_key
 from ttrecord.analysis.facts import SessionFacts
-from ttrecord.events import BufferRef, Event, Kind, Phase
+from ttrecord.events import Event, Kind, Phase
 
 _CORE = (
     "SELECT seq FROM events WHERE kind NOT IN ('op', 'alloc', 'free', 'h2d', 'd2h')"
     " OR phase = 'capture' OR region IS NOT NULL"
-    " OR buffer IN (SELECT id FROM buffers WHERE buffer_type = 'TRACE')"  # TR016: trace buffers
-    " OR (phase = 'prep' AND kind = 'op' AND parent IS NULL)"  # TR015: prep runs
-    " OR (kind = 'alloc' AND parent IN (SELECT parent FROM events WHERE kind = 'note'"
-    " AND name = 'program_cache_miss'))"  # TR014: what a compiling call left allocated
 )
+# Events a rule can ask for by name in `Rule.facts` (see `ttrecord.analysis.registry`): more
+# of the core selection (a condition on events), or a loader run once the traces are known.
+CORE_PARTS = {
+    "trace_buffers": "buffer IN (SELECT id FROM buffers WHERE buffer_type = 'TRACE')",
+    "prep_runs": "(phase = 'prep' AND kind = 'op' AND parent IS NULL)",
+    "compile_allocations": "(kind = 'alloc' AND parent IN (SELECT parent FROM events"
+    " WHERE kind = 'note' AND name = 'program_cache_miss'))",  # what a compiling call left
+}
 # Host-to-device calls that made a new device tensor (which may be meant as a trace input).
 _NEW_TENSORS = (
     "SELECT t.seq, t.buffer FROM events e JOIN tensors t ON t.seq = e.seq WHERE e.kind = 'h2d'"
@@ -39,17 +42,32 @@ _NEW_TENSORS = (
 )
 
 
+def wanted() -> set[str]:
+    """The facts the registered rules declare."""
+    from ttrecord.analysis.registry import rules
+
+    names = {name for rule in rules().values() for name in rule.facts}
+    unknown = names - CORE_PARTS.keys() - LOADERS.keys()
+    if unknown:
+        raise KeyError(f"rules declare facts no loader provides: {', '.join(sorted(unknown))}")
+    return names
+
+
 def load(session) -> tuple[list[Event], SessionFacts, list[TraceInfo]]:
     """The events the detectors scan (in seq order), the facts for the rest, and the traces.
 
     Every capture-phase event and trace call is in the first batch, so the traces derived from
     it are those of the whole run."""
-    events, facts = load_core(session)
+    names = wanted()
+    events, facts = load_core(session, names)
     core = [e.seq for e in events]
     all_traces = Context(events, facts=facts).traces
     traces = [t for t in all_traces if t.end is not None]
     have = set(core)
-    extra = _related(session, facts, traces, _executes(events)) - have
+    extra: set[int] = set()
+    for name in sorted(names & LOADERS.keys()):
+        extra |= LOADERS[name](session, facts, traces)
+    extra -= have
     while extra:
         events = sorted(events + session.events_at(extra), key=lambda e: e.seq)
         have |= extra
@@ -63,26 +81,19 @@ def load(session) -> tuple[list[Event], SessionFacts, list[TraceInfo]]:
     return events, facts, all_traces
 
 
-def load_core(session) -> tuple[list[Event], SessionFacts]:
+def load_core(session, names: set[str] | None = None) -> tuple[list[Event], SessionFacts]:
     """Trace calls, everything inside a capture or audit region and every other call that is
-    not an op or transfer, with the facts for the rest: what the traces are derived from (and
-    all a report needs besides the findings)."""
+    not an op or transfer (and the `CORE_PARTS` named), with the facts for the rest: what the
+    traces are derived from (and all a report needs besides the findings)."""
     facts = SessionFacts(session)
-    events = session.events_at([seq for (seq,) in session.query(_CORE)])
+    names = wanted() if names is None else names
+    sql = " OR ".join([_CORE, *(CORE_PARTS[n] for n in sorted(names & CORE_PARTS.keys()))])
+    events = session.events_at([seq for (seq,) in session.query(sql)])
     facts.prefetch(
         buffer_key(r.buffer) for e in events if e.phase is Phase.CAPTURE
         for r in e.outputs if r.buffer is not None
     )  # fmt: skip
     return events, facts
-
-
-def _executes(events: list[Event]) -> dict[tuple[int | None, int], list[int]]:
-    """Seqs of the execute_trace calls per (device, trace id), in order."""
-    runs: dict[tuple[int | None, int], list[int]] = {}
-    for e in events:
-        if e.kind is Kind.TRACE_EXECUTE and e.trace is not None:
-            runs.setdefault((e.device, e.trace), []).append(e.seq)
-    return runs
 
 
 def _frees(session, events: list[Event]) -> set[int]:
@@ -96,75 +107,66 @@ def _frees(session, events: list[Event]) -> set[int]:
     )}  # fmt: skip
 
 
-def _post_capture_buffers(session, traces: list[TraceInfo], until: dict[int, int],
-                          executes: dict[tuple[int | None, int], list[int]],
-                          input_keys: set[tuple[int, str, int]]) -> list[tuple]:  # fmt: skip
-    """(alloc, free, id, device, buffer type, address, size) of the buffers that can matter, in
-    allocation order: those allocated between a trace's capture and its id's last replay (before
-    its release), and those at a trace input's address. By allocation time, not address: in a
-    decode loop every eager step reuses the addresses the trace touches."""
+def _until(session, traces: list[TraceInfo]) -> dict[int, int]:
+    """Each trace's release, or past the end of the run."""
+    last = session.query("SELECT max(seq) FROM events")[0][0] or 0
+    return {id(t): t.release.seq if t.release else last + 1 for t in traces}
+
+
+def _windows(traces: list[TraceInfo], until: dict[int, int]) -> list[list[int]]:
+    """The merged (capture end, last replay or release) windows of the traces."""
     windows = []
     for t in traces:
-        runs = executes.get((t.device, t.trace_id))
-        if runs and runs[-1] > t.end.seq:
-            windows.append((t.end.seq, min(until[id(t)], runs[-1])))
+        w = t.window
+        if w.executes and w.executes[-1] > w.end:
+            windows.append((w.end, min(until[id(t)], w.executes[-1])))
     merged: list[list[int]] = []
     for lo, hi in sorted(windows):
         if merged and lo <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], hi)
         else:
             merged.append([lo, hi])
-    columns = "b.alloc_seq, b.free_seq, b.id, b.device, b.buffer_type, b.address, b.size"
-    rows = session.query(
-        f"SELECT {columns} FROM json_each(?) w JOIN buffers b"
-        " ON b.alloc_seq > json_extract(w.value, '$[0]')"
-        " AND b.alloc_seq < json_extract(w.value, '$[1]')",
-        (json.dumps(merged),),
-    )
-    by_type: dict[tuple[int, str], list[int]] = {}
-    for device, btype, address in input_keys:
-        by_type.setdefault((device, btype), []).append(address)
-    for (device, btype), addresses in by_type.items():
-        rows += session.query(
-            f"SELECT {columns} FROM buffers b WHERE b.device = ? AND b.buffer_type = ?"
-            " AND b.address IN (SELECT value FROM json_each(?))",
-            (device, btype, json.dumps(addresses)),
-        )
-    return sorted(set(rows), key=lambda r: (r[0], r[2]))  # (alloc, id): free may be None
+    return merged
 
 
-def _related(session, facts: SessionFacts, traces: list[TraceInfo],
-             executes: dict[tuple[int | None, int], list[int]]) -> set[int]:  # fmt: skip
+_COLUMNS = "b.alloc_seq, b.free_seq, b.id, b.device, b.buffer_type, b.address, b.size"
+
+
+def allocations_over_traces(session, facts: SessionFacts, traces: list[TraceInfo]) -> set[int]:
+    """TR004: the buffers allocated while a trace can be replayed that sit on its memory at a
+    replay (`trace_overlap`), with their frees and the calls that made them. By allocation
+    time, not address: in a decode loop every eager step reuses the addresses the trace
+    touches, but frees them before the next replay."""
     if not traces:
         return set()
-    last = session.query("SELECT max(seq) FROM events")[0][0] or 0
-    until = {id(t): t.release.seq if t.release else last + 1 for t in traces}
-    seqs: set[int] = set()
-    # A buffer at an input's address matters to TR005 even when freed before any replay.
-    input_keys = {buffer_key(acc.buffer) for t in traces for acc in t.inputs()}
-    facts.prefetch(input_keys)  # one query, not one per trace input below
-    rows = _post_capture_buffers(session, traces, until, executes, input_keys)
-    starts = [r[0] for r in rows]
+    rows = session.query(
+        f"SELECT {_COLUMNS} FROM json_each(?) w JOIN buffers b"
+        " ON b.alloc_seq > json_extract(w.value, '$[0]')"
+        " AND b.alloc_seq < json_extract(w.value, '$[1]')",
+        (json.dumps(_windows(traces, _until(session, traces))),),
+    )
+    rows.sort(key=lambda r: (r[0], r[2]))  # (alloc, id): free may be None
     over: set[int] = set()
     for t in traces:
-        runs = executes.get((t.device, t.trace_id), [])
-        lo = bisect.bisect_right(starts, t.end.seq)
-        hi = bisect.bisect_left(starts, until[id(t)])
-        for alloc, free, buffer_id, device, btype, address, size in rows[lo:hi]:
-            if buffer_id in over:
-                continue
-            # TR004 needs the buffer still allocated at a replay of the trace (by its id, as
-            # the rule matches execute_trace calls).
-            i = bisect.bisect_right(runs, alloc)
-            replayed = i < len(runs) and (free is None or runs[i] < free)
-            if not replayed and (device, btype, address) not in input_keys:
-                continue
-            if t.footprint.hits(BufferRef(device, btype, address, size)):
+        window = t.window
+        for alloc, free, buffer_id, device, btype, address, size in rows[window.suspects(rows)]:
+            if buffer_id not in over and window.replay_over(device, btype, address,
+                                                            address + size, alloc, free):  # fmt: skip
                 over.add(buffer_id)
-                seqs.add(alloc)
-                if free is not None:
-                    seqs.add(free)
-    # Trace inputs: their frees; new tensors made instead of writing into them.
+    return _buffer_events(session, over)
+
+
+def trace_input_lifetimes(session, facts: SessionFacts, traces: list[TraceInfo]) -> set[int]:
+    """TR005: the frees of trace inputs, the buffers later allocated at an input's address
+    while the trace lives (even when freed before any replay), and host-to-device calls that
+    made a new device tensor instead of writing into an input."""
+    if not traces:
+        return set()
+    until = _until(session, traces)
+    input_keys = {buffer_key(acc.buffer) for t in traces for acc in t.inputs()}
+    facts.prefetch(input_keys)  # one query, not one per trace input below
+    seqs: set[int] = set()
+    at_inputs: set[int] = set()
     input_buffers: set[int] = set()
     for t in traces:
         for acc in t.inputs():
@@ -173,17 +175,32 @@ def _related(session, facts: SessionFacts, traces: list[TraceInfo],
                     if free is not None:
                         seqs.add(free)
                     input_buffers.add(buffer_id)
+                elif t.window.end < alloc < until[id(t)]:
+                    at_inputs.add(buffer_id)
     seqs.update(
         seq for seq, buffer_id in session.query(_NEW_TENSORS) if buffer_id not in input_buffers
     )
-    if over:  # the allocation and free events of those buffers, and the calls that made them
-        ids = json.dumps(sorted(over))
-        seqs.update(seq for (seq,) in session.query(
-            "SELECT seq FROM events WHERE buffer IN (SELECT value FROM json_each(?))", (ids,)
-        ))  # fmt: skip
-        seqs.update(seq for (seq,) in session.query(
-            "SELECT min(seq) FROM tensors WHERE role = 'out' AND buffer IN"
-            " (SELECT value FROM json_each(?)) GROUP BY buffer",
-            (ids,),
-        ))  # fmt: skip
+    return seqs | _buffer_events(session, at_inputs)
+
+
+def _buffer_events(session, ids: set[int]) -> set[int]:
+    """The allocation and free events of these buffers, and the calls that output them."""
+    if not ids:
+        return set()
+    seqs: set[int] = set()
+    js = json.dumps(sorted(ids))
+    seqs.update(seq for (seq,) in session.query(
+        "SELECT seq FROM events WHERE buffer IN (SELECT value FROM json_each(?))", (js,)
+    ))  # fmt: skip
+    seqs.update(seq for (seq,) in session.query(
+        "SELECT min(seq) FROM tensors WHERE role = 'out' AND buffer IN"
+        " (SELECT value FROM json_each(?)) GROUP BY buffer",
+        (js,),
+    ))  # fmt: skip
     return seqs
+
+
+LOADERS = {
+    "allocations_over_traces": allocations_over_traces,
+    "trace_input_lifetimes": trace_input_lifetimes,
+}

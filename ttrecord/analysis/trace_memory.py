@@ -66,7 +66,7 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             # free it and allocate one of the same spec); whether it was written before each
             # replay is TR005's question.
             if replay is not None and not _is_input_range(ctx, t, alloc):
-                hits.append((replay, alloc.seq, t.end.seq, t, alloc, index))
+                hits.append((replay, alloc.seq, window.end, t, alloc, index))
     hits.sort(key=lambda h: h[:3])  # by replay, as the replays reveal them
     findings = []
     for replay, _, _, trace, alloc, index in hits:
