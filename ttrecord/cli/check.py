@@ -10,7 +10,7 @@ from ttrecord.errors import TtrecordError
 
 
 class Check:
-    """Find every trace-capture hazard (TR001-TR016) in a recorded session.
+    """Find every trace-capture hazard (the rules listed below) in a recorded session.
 
     ttrecord check SESSION.db                     findings with their lines, in the terminal
     ttrecord check SESSION.db --format sarif -o ttrecord.sarif   for GitHub code scanning
@@ -25,6 +25,7 @@ class Check:
 
     @staticmethod
     def prepare_parser(parser: argparse.ArgumentParser) -> None:
+        _list_rules_in_help(parser)
         parser.add_argument("session", metavar="SESSION.db", help="a recorded session")
         parser.add_argument("--format", choices=("text", "json", "sarif"), default="text",
                             help="output format (default: text)")  # fmt: skip
@@ -57,3 +58,17 @@ class Check:
         with out:
             return run_check(args.session, args.format, args.fail_on, out, args.quiet,
                              getattr(args, "allow_incomplete", False))  # fmt: skip
+
+
+def _list_rules_in_help(parser: argparse.ArgumentParser) -> None:
+    """Append the registered rules to this command's help, when the help is shown: importing
+    every rule module (~50 ms) is not a cost every `ttrecord` command should pay."""
+    format_help = parser.format_help
+
+    def with_rules() -> str:
+        from ttrecord.analysis.registry import rules
+        from ttrecord.report.rule_docs import help_list
+
+        return format_help().rstrip("\n") + "\n\n" + help_list(rules().values()) + "\n"
+
+    parser.format_help = with_rules  # type: ignore[method-assign]

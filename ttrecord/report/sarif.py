@@ -1,6 +1,6 @@
 """`ttrecord check --format sarif`: SARIF 2.1.0, for GitHub code scanning and editors.
 
-Every catalog rule is listed in the tool's rules (id, title, why, help = the fix), so a viewer
+Every registered rule is listed in the tool's rules (id, title, why, help = the fix), so a viewer
 can explain a rule id even without results. Each result points at the user's line; files under
 the session's working folder are given relative to it (base id SRCROOT) so that code scanning
 matches them to the repository, other files as absolute file URIs.
@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, TextIO
 
 from ttrecord import __version__
-from ttrecord.analysis.rules import RULES
+from ttrecord.analysis.registry import rules
 from ttrecord.findings import Finding, Severity
 from ttrecord.report import CheckResult
 
@@ -41,13 +41,13 @@ def _artifact(file: str, cwd: str | None) -> dict[str, Any]:
 
 
 def _rule(rule_id: str) -> dict[str, Any]:
-    r = RULES[rule_id]
+    r = rules()[rule_id]
     return {
         "id": r.id,
         "name": "".join(w.capitalize() for w in r.title.replace("/", " ").split()),
         "shortDescription": {"text": r.title},
         "fullDescription": {"text": r.why},
-        "help": {"text": r.help},
+        "help": {"text": r.fix},
         "helpUri": f"{DOCS_URL}check.md#rules",  # the catalog table, one row per rule id
         "defaultConfiguration": {"level": _LEVEL[r.severity]},
     }
@@ -105,7 +105,7 @@ def _result(f: Finding, index: dict[str, int], cwd: str | None, script: str | No
 
 
 def document(result: CheckResult) -> dict[str, Any]:
-    rule_ids = sorted(RULES)
+    rule_ids = sorted(rules())
     index = {r: i for i, r in enumerate(rule_ids)}
     run: dict[str, Any] = {
         "tool": {

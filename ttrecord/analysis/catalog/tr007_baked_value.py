@@ -10,7 +10,7 @@ RULE = Rule(
     id="TR007",
     title="Value baked into the trace",
     severity=Severity.WARNING,
-    levels="error",
+    levels="error / warning",
     summary="Python value baked into the trace (values recorded at that line differ)",
     reported_when=(
         "a scalar or shape argument of a captured op took more than one value across the eager "

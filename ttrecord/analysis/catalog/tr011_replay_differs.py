@@ -10,7 +10,7 @@ RULE = Rule(
     id="TR011",
     title="Replay differs from eager run",
     severity=Severity.ERROR,
-    levels="error",
+    levels="error / info",
     summary=(
         "a verified replay (`run --verify-replay`) computed or overwrote something its eager ops "
         "would not"

@@ -10,7 +10,7 @@ RULE = Rule(
     id="TR016",
     title="Trace region too small",
     severity=Severity.ERROR,
-    levels="error",
+    levels="error / warning",
     summary=(
         "a capture does not fit the trace region (error), or live traces fill more than 90% of it "
         "(warning)"
