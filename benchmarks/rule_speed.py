@@ -22,7 +22,7 @@ import time
 from collections import Counter
 
 from benchmarks import synthetic
-from ttrecord.analysis import DETECTORS
+from ttrecord.analysis.registry import rules as registered_rules
 from ttrecord.analysis.context import Context
 from ttrecord.analysis.loading import load
 from ttrecord.store.reader import Session
@@ -51,12 +51,12 @@ def measure(shape: str, n_events: int) -> list[dict]:
                 "captures": captures, "replays": replays}  # fmt: skip
         rows.append({**base, "step": "load", "cpu_s": round(load_s, 3),
                      "events_loaded": len(events)})  # fmt: skip
-        for detect in DETECTORS:
+        for rule in registered_rules().values():
             c0 = time.process_time()
-            findings = detect(events, ctx)
+            findings = rule.detect(events, ctx)
             cpu = time.process_time() - c0
             rules = Counter(f.rule for f in findings)
-            rows.append({**base, "step": detect.__module__.rsplit(".", 1)[-1],
+            rows.append({**base, "step": rule.id,
                          "cpu_s": round(cpu, 3), "findings": dict(sorted(rules.items()))})  # fmt: skip
     return rows
 

@@ -4,8 +4,13 @@ The list is kept by hand because tui/ installs as ttrecord.tui, which automatic 
 cannot express; an editable install hides a missing entry, a wheel does not.
 """
 
-import tomllib
+import sys
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the project supports 3.10, where the same parser is the tomli package (test extra)
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 

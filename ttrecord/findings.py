@@ -22,7 +22,7 @@ class Severity(str, Enum):
 
 @dataclass(slots=True)
 class Finding:
-    rule: str  # stable id, TR001 ... TR016 (analysis/rules.py)
+    rule: str  # stable id of a registered rule (analysis/registry.py, analysis/catalog/)
     severity: Severity
     title: str
     message: str  # one paragraph, in the user's terms

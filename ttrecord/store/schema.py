@@ -135,7 +135,7 @@ TABLES: dict[str, dict] = {
     "findings": dict(
         columns={
             "id": int,
-            "rule": str,  # TR001 ... TR016
+            "rule": str,  # a registered rule id (analysis/catalog/)
             "severity": str,  # "error" | "warning" | "info"
             "title": str,
             "message": str,
