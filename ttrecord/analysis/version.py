@@ -12,16 +12,27 @@ from functools import lru_cache
 from pathlib import Path
 
 
-@lru_cache(maxsize=1)
 def analysis_version() -> str:
+    from ttrecord.analysis import catalog
+
+    return _version(tuple(catalog.__path__))
+
+
+@lru_cache(maxsize=4)
+def _version(rule_path: tuple[str, ...]) -> str:
+    """Also over the rule modules found outside the package (a folder added to the catalog's
+    search path): a rule added there changes what the analysis finds."""
     import ttrecord
 
     digest = hashlib.sha256(ttrecord.__version__.encode())
     root = Path(ttrecord.__file__).parent
     files = sorted((root / "analysis").rglob("*.py"))  # without importing the detectors
     files += [root / "events.py", root / "findings.py"]
+    files += sorted(p for folder in rule_path if not Path(folder).is_relative_to(root)
+                    for p in Path(folder).glob("*.py"))  # fmt: skip
     for path in files:
-        digest.update(path.relative_to(root).as_posix().encode())
+        name = path.relative_to(root) if path.is_relative_to(root) else path
+        digest.update(name.as_posix().encode())
         try:
             digest.update(path.read_bytes())
         except OSError:  # a frozen install without sources: version alone
