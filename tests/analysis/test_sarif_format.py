@@ -8,7 +8,7 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from ttrecord.analysis.registry import rules
+from ttrecord.analysis.registry import rules as registered
 from ttrecord.report import check_session, sarif
 from ttrecord.testing import SessionBuilder
 
@@ -43,7 +43,7 @@ def test_results_point_at_the_line_relative_to_the_session_folder(tmp_path):
     assert doc["version"] == "2.1.0"
     (run,) = doc["runs"]
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == sorted(rules())
+    assert [r["id"] for r in rules] == sorted(registered())
     assert all(r["help"]["text"] and r["shortDescription"]["text"] for r in rules)
     (result,) = run["results"]
     assert result["ruleId"] == "TR004" and result["level"] == "error"

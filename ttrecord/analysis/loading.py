@@ -23,7 +23,7 @@ from ttrecord.analysis.context import Context, TraceInfo, buffer_key
 from ttrecord.analysis.facts import SessionFacts
 from ttrecord.events import Event, Kind, Phase
 
-_CORE = (
+_BASE = (
     "SELECT seq FROM events WHERE kind NOT IN ('op', 'alloc', 'free', 'h2d', 'd2h')"
     " OR phase = 'capture' OR region IS NOT NULL"
 )
@@ -35,6 +35,7 @@ CORE_PARTS = {
     "compile_allocations": "(kind = 'alloc' AND parent IN (SELECT parent FROM events"
     " WHERE kind = 'note' AND name = 'program_cache_miss'))",  # what a compiling call left
 }
+_CORE = " OR ".join([_BASE, *CORE_PARTS.values()])  # all of it (what `report` reads)
 # Host-to-device calls that made a new device tensor (which may be meant as a trace input).
 _NEW_TENSORS = (
     "SELECT t.seq, t.buffer FROM events e JOIN tensors t ON t.seq = e.seq WHERE e.kind = 'h2d'"
@@ -87,7 +88,7 @@ def load_core(session, names: set[str] | None = None) -> tuple[list[Event], Sess
     traces are derived from (and all a report needs besides the findings)."""
     facts = SessionFacts(session)
     names = wanted() if names is None else names
-    sql = " OR ".join([_CORE, *(CORE_PARTS[n] for n in sorted(names & CORE_PARTS.keys()))])
+    sql = " OR ".join([_BASE, *(CORE_PARTS[n] for n in sorted(names & CORE_PARTS.keys()))])
     events = session.events_at([seq for (seq,) in session.query(sql)])
     facts.prefetch(
         buffer_key(r.buffer) for e in events if e.phase is Phase.CAPTURE

@@ -10,9 +10,9 @@ starting with `_`) with a module-level `RULE = Rule(...)` (`ttrecord.analysis.ru
 - `facts`: names of the loaders in `analysis/loading.py` (`LOADERS`) whose events it scans
   besides the core ones (trace calls, everything inside a capture or audit region);
 - `highlight` (optional): the buffers it marks in the UI's memory map, with the trace ranges
-  they sit on (`trace_overlap.MapHighlight` is the signature).
-Nothing else names a rule: `check`, its `--help`, SARIF, the UI and the generated README/docs
-tables (`python -m ttrecord.report.rule_docs --write`) all read this registry. A module
+  they sit on (`trace_overlap.highlight`, TR004's, shows the signature).
+Every list of rules reads this registry: `check`, its `--help`, SARIF, the UI (findings, memory
+map) and the README/docs tables (generated: `python -m ttrecord.report.rule_docs --write`). A module
 without `RULE` is an error, so a misspelt declaration is not silently skipped.
 """
 

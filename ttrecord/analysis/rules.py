@@ -22,7 +22,7 @@ from ttrecord.findings import Finding, Severity, _library
 Detector = Callable[[Sequence[Event], Context], "list[Finding]"]
 # (map's (device, buffer type), its buffers in allocation order, captured traces by end seq,
 # ranges each trace reads or writes by traces.id, execute seqs by traces.id) -> for each buffer
-# id to highlight, the trace ranges it sits on. See `trace_overlap.MapHighlight`.
+# id to highlight, (its row, the trace ranges it sits on). See `trace_overlap.highlight`.
 Highlight = Callable[..., "dict[int, tuple[Any, ...]]"]
 
 
