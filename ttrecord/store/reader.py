@@ -21,6 +21,7 @@ from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, Status, Ten
 from ttrecord.findings import Finding, Severity
 from ttrecord.store import liveness, schema
 from ttrecord.store.opening import abnormal_message, connect_read_only
+from ttrecord.store.queries import AnalysisQueries, BufferLife, EagerCallGroup  # noqa: F401
 from ttrecord.store.buffer_rows import (  # noqa: F401  (re-exported)
     MAP_ROW_COLUMNS,
     MapRow,
@@ -78,8 +79,8 @@ def _tensor_ref(row: sqlite3.Row | tuple) -> TensorRef:
     return TensorRef(tensor_id, storage, _shape(shape), dtype, layout, memcfg, buffer)
 
 
-class Session:
-    """A read-only view of one session file."""
+class Session(AnalysisQueries):
+    """A read-only view of one session file (the analysis' set-based questions: `queries`)."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
