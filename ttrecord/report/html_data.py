@@ -101,11 +101,13 @@ def _map_columns(index: int, key: tuple[int, str], rows: list[MapRow], origins: 
 
     `locate` maps the seqs findings point at to the (map, row) of the buffers whose
     allocation or free those calls were, filled here to spare a second pass."""
-    lo = min(r[1] for r in rows)
-    hi = max(r[1] + r[2] for r in rows)
+    lo = min(r.address for r in rows)
+    hi = max(r.address + r.size for r in rows)
     alloc, life, addr, size, phase, origin, tensor = [], [], [], [], [], [], []
     prev = 0
-    for i, (bid, address, nbytes, a_seq, f_seq, a_phase, page_size, pages, tensor_id) in enumerate(rows):
+    for i, r in enumerate(rows):
+        bid, address, nbytes, a_seq, f_seq = r.id, r.address, r.size, r.alloc_seq, r.free_seq
+        a_phase, page_size, pages, tensor_id = r.alloc_phase, r.page_size, r.num_pages, r.tensor_id
         alloc.append(a_seq - prev)
         prev = a_seq
         life.append(-1 if f_seq is None else f_seq - a_seq)
