@@ -286,8 +286,8 @@ def build_maps(
     for row in sorted(buffers, key=lambda r: r.alloc_seq):
         b = row.buffer
         rows_by_key.setdefault((b.device, b.buffer_type), []).append(
-            (row.id, b.address, b.size, row.alloc_seq, row.free_seq, row.alloc_phase,
-             b.page_size, b.num_pages, b.tensor_id)  # fmt: skip
+            MapRow(row.id, b.address, b.size, row.alloc_seq, row.free_seq, row.alloc_phase,
+                   b.page_size, b.num_pages, b.tensor_id)  # fmt: skip
         )
     return layout(rows_by_key, traces, trace_buffers, last_seq, executes or {})
 
