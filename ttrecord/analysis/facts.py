@@ -208,9 +208,9 @@ class SessionFacts:
                 by_args = eager.setdefault((g.file, g.line, g.function, g.name), {})
                 if canon in by_args:
                     entry = by_args[canon]
-                    entry[1], entry[2] = min(entry[1], g.first_seq), entry[2] + g.count
+                    entry[1], entry[2] = min(entry[1], g.first_seq), entry[2] + g.calls
                 else:
-                    by_args[canon] = [parsed, g.first_seq, g.count]
+                    by_args[canon] = [parsed, g.first_seq, g.calls]
             self._eager = {k: sorted((tuple(v) for v in d.values()), key=lambda v: v[1])
                            for k, d in eager.items()}  # fmt: skip
         return self._eager.get(site, [])

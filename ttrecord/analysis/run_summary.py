@@ -99,7 +99,8 @@ def _verified(ctx: Context, traces: Sequence[TraceInfo]) -> dict[int, dict[str, 
     by_execute = {ex.seq: t for t in traces for ex in t.executes}
     out: dict[int, dict[str, int]] = {}
     for ev in ctx.events:
-        if ev.kind is Kind.VERIFY and ev.args and (t := by_execute.get(ev.parent)) is not None:
+        if (ev.kind is Kind.VERIFY and ev.args and ev.parent is not None
+                and (t := by_execute.get(ev.parent)) is not None):  # fmt: skip
             counts = out.setdefault(id(t), {})
             result = str(ev.args.get("result"))
             counts[result] = counts.get(result, 0) + 1

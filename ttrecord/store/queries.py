@@ -55,7 +55,7 @@ class EagerCallGroup(NamedTuple):
     name: str
     args: str  # JSON text as stored
     first_seq: int
-    count: int
+    calls: int  # how many calls
 
 
 def _ids(values: Iterable[Any]) -> str:
