@@ -93,7 +93,7 @@ def measure(paths: dict[str, Path], sizes: list[int], codes: list[tuple[str | No
             for n in sizes:
                 # A private copy per code: `check` stores findings in the session it reads.
                 copies = {}
-                for code, label in codes:
+                for _code, label in codes:
                     copies[label] = Path(tmp) / f"{shape}-{n}-{label}.db"
                     shutil.copyfile(paths[f"{shape}-{n}"], copies[label])
                 out, folder = Path(tmp) / "trace.json", Path(tmp) / "visualizer"
