@@ -1,7 +1,8 @@
 """Which analysis computed a set of findings, so stored findings are reused only when current.
 
 The version is a digest of the analysis code itself (every module of `ttrecord.analysis`, the
-event and finding models) and the package version: any change to a detector changes it, with
+store's analysis queries and buffer pairing, the event and finding models) and the package
+version: any change to a detector changes it, with
 nothing to remember to bump. Reading the ~20 small files costs about a millisecond.
 """
 
@@ -20,6 +21,8 @@ def analysis_version() -> str:
     root = Path(ttrecord.__file__).parent
     files = sorted((root / "analysis").rglob("*.py"))  # without importing the detectors
     files += [root / "events.py", root / "findings.py"]
+    # The analysis' queries and the buffer pairing live in the store, but decide findings too.
+    files += [root / "store" / "queries.py", root / "store" / "lifetimes.py"]
     for path in files:
         digest.update(path.relative_to(root).as_posix().encode())
         try:
