@@ -14,9 +14,14 @@ memory. Sessions (built once and cached, see `benchmarks.synthetic`):
 memory) between consecutive sizes: linear work triples from 100k to 300k events.
 
     python -m benchmarks.cli_scaling [--sizes 100000,300000,1000000] [--code DIR]
+        [--before DIR] [--shapes decode,cycles] [--commands check,report,...]
 
 `--code DIR` runs another checkout's ttrecord (its folder goes first on PYTHONPATH), for
-before/after figures on the very same session files.
+before/after figures on the very same session files. `--before DIR` measures that checkout
+and this one in the same run, each command of each session back to back (each on its own
+copy of the session, since `check` stores findings in it), so load on a shared machine falls
+on both alike. `--commands` keeps only the named steps (`report (findings stored)` runs
+`check` first either way).
 """
 
 from __future__ import annotations
@@ -64,33 +69,58 @@ def sessions(sizes: list[int], diff_ops: int) -> dict[str, Path]:
     for n in sizes:
         found[f"decode-{n}"] = synthetic.cached_session(n)
         found[f"cycles-{n}"] = synthetic.cached_cycles(n)
-    a, b = diff_speed.sessions(diff_ops)
-    found["diff-a"], found["diff-b"] = a, b
+    if diff_ops:
+        found["diff-a"], found["diff-b"] = diff_speed.sessions(diff_ops)
     return found
 
 
-def measure(paths: dict[str, Path], sizes: list[int], code: str | None, label: str) -> list[dict]:
+def _steps(session: Path, out: Path, folder: Path) -> list[tuple[str, list[str]]]:
+    return [
+        ("report", ["report", str(session)]),
+        ("export perfetto", ["export", "perfetto", str(session), "-o", str(out), "-f"]),
+        ("export visualizer", ["export", "visualizer", str(session), "-o", str(folder), "-f"]),
+        ("check", ["check", str(session)]),
+        ("report (findings stored)", ["report", str(session)]),
+    ]
+
+
+def measure(paths: dict[str, Path], sizes: list[int], codes: list[tuple[str | None, str]],
+            shapes: tuple[str, ...] = ("decode", "cycles"), commands: set[str] | None = None,
+            diff: bool = True) -> list[dict]:  # fmt: skip
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for shape in ("decode", "cycles"):
+        for shape in shapes:
             for n in sizes:
-                # A private copy: `check` stores findings in the session it reads.
-                session = Path(tmp) / f"{shape}-{n}.db"
-                shutil.copyfile(paths[f"{shape}-{n}"], session)
-                out = Path(tmp) / "trace.json"
-                steps = [
-                    ("report", ["report", str(session)]),
-                    ("export perfetto", ["export", "perfetto", str(session), "-o", str(out), "-f"]),
-                    ("check", ["check", str(session)]),
-                    ("report (findings stored)", ["report", str(session)]),
-                ]
-                for command, argv in steps:
-                    row = {"benchmark": "cli_scaling", "code": label, "command": command,
-                           "session": shape, "events": n, **run(argv, code)}  # fmt: skip
-                    print(json.dumps(row), flush=True)
-                    rows.append(row)
-                session.unlink()
-                out.unlink(missing_ok=True)
+                # A private copy per code: `check` stores findings in the session it reads.
+                copies = {}
+                for _code, label in codes:
+                    copies[label] = Path(tmp) / f"{shape}-{n}-{label}.db"
+                    shutil.copyfile(paths[f"{shape}-{n}"], copies[label])
+                out, folder = Path(tmp) / "trace.json", Path(tmp) / "visualizer"
+                for i, (command, _) in enumerate(_steps(Path(tmp), out, folder)):
+                    wanted = commands is None or command in commands or (
+                        command == "check" and "report (findings stored)" in commands)
+                    if not wanted:
+                        continue
+                    for code, label in codes:
+                        argv = _steps(copies[label], out, folder)[i][1]
+                        row = {"benchmark": "cli_scaling", "code": label, "command": command,
+                               "session": shape, "events": n, **run(argv, code)}  # fmt: skip
+                        print(json.dumps(row), flush=True)
+                        rows.append(row)
+                        out.unlink(missing_ok=True)
+                        shutil.rmtree(folder, ignore_errors=True)
+                for copy in copies.values():
+                    copy.unlink()
+    if not diff:
+        return rows
+    for code, label in codes:
+        rows += _diffs(paths, code, label)
+    return rows
+
+
+def _diffs(paths: dict[str, Path], code: str | None, label: str) -> list[dict]:
+    rows = []
     a, b = str(paths["diff-a"]), str(paths["diff-b"])
     for command, argv in (("diff", ["diff", a, b]), ("diff --format json", ["diff", a, b, "--format", "json"])):  # fmt: skip
         row = {"benchmark": "cli_scaling", "code": label, "command": command, "session": "diff",
@@ -106,13 +136,20 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--diff-ops", type=int, default=300_000)
     parser.add_argument("--code", help="folder of another ttrecord checkout to run instead")
     parser.add_argument("--label", default="current")
+    parser.add_argument("--before", help="folder of an earlier checkout to measure alongside")
+    parser.add_argument("--shapes", default="decode,cycles")
+    parser.add_argument("--commands", help="comma-separated steps to keep (default: all)")
     args = parser.parse_args(argv)
     if not shutil.which(_TIME):
         print(json.dumps({"benchmark": "cli_scaling", "skipped": f"{_TIME} not found"}))
         return []
     sizes = [int(s) for s in args.sizes.split(",")]
-    paths = sessions(sizes, args.diff_ops)
-    return measure(paths, sizes, args.code, args.label)
+    commands = set(args.commands.split(",")) if args.commands else None
+    diff = commands is None or bool(commands & {"diff", "diff --format json"})
+    paths = sessions(sizes, args.diff_ops if diff else 0)
+    codes = [(args.before, "before")] if args.before else []
+    codes.append((args.code, args.label if not args.before else "after"))
+    return measure(paths, sizes, codes, tuple(args.shapes.split(",")), commands, diff)
 
 
 if __name__ == "__main__":

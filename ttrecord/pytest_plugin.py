@@ -347,10 +347,9 @@ class _Recording(_Summary):
 
     def _finish(self, test: _Test, report: pytest.TestReport, call: pytest.CallInfo) -> list | None:
         """Write the test's events, close the session, analyse it; None if nothing recorded."""
-        from ttrecord.analysis import analyze
+        from ttrecord.analysis.check import check_and_store
         from ttrecord.events import SessionStatus
         from ttrecord.store.reader import Session
-        from ttrecord.store.writer import replace_findings
 
         events = self._scoped(self._drain(), test.regions)
         writer = test.writer
@@ -368,8 +367,7 @@ class _Recording(_Summary):
                           error_message=str(exc.value), traceback=str(report.longrepr))  # fmt: skip
         writer.close()
         with Session.open(test.path) as session:
-            findings = analyze(session)
-        replace_findings(test.path, findings)
+            findings = check_and_store(session)[0]
         return findings
 
     def _scoped(self, events: list[Any], regions: tuple[str, ...]) -> list[Any]:

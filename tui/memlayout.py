@@ -78,7 +78,7 @@ class Bars(Sequence[MapBar]):
 
     def _position(self, row: MapRow) -> int:
         i = bisect.bisect_left(self._rows, _ADDRESS_TIME(row), key=_ADDRESS_TIME)
-        while self._rows[i][0] != row[0]:  # buffers of one address and seq: rare, and few
+        while self._rows[i].id != row.id:  # buffers of one address and seq: rare, and few
             i += 1
         return i
 
@@ -94,17 +94,18 @@ class Bars(Sequence[MapBar]):
         return map(self._bar, self._rows)
 
     def _bar(self, r: MapRow) -> MapBar:
-        ref = BufferRef(self._key[0], self._key[1], r[1], r[2], r[6], r[7], r[8])
-        stop = r[4] if r[4] is not None else self._last_seq
-        return MapBar(BufferRow(r[0], ref, r[3], r[4], r[5]), r[3], max(stop, r[3]),
-                      self._hazards.get(r[0], ()))  # fmt: skip
+        ref = BufferRef(self._key[0], self._key[1], r.address, r.size, r.page_size, r.num_pages,
+                        r.tensor_id)  # fmt: skip
+        stop = r.free_seq if r.free_seq is not None else self._last_seq
+        return MapBar(BufferRow(r.id, ref, r.alloc_seq, r.free_seq, r.alloc_phase), r.alloc_seq,
+                      max(stop, r.alloc_seq), self._hazards.get(r.id, ()))  # fmt: skip
 
     def index_of(self, buffer_id: int) -> int | None:
-        return next((i for i, r in enumerate(self._rows) if r[0] == buffer_id), None)
+        return next((i for i, r in enumerate(self._rows) if r.id == buffer_id), None)
 
     def allocated_at(self, seqs: set[int] | frozenset[int]) -> list[int]:
         """Positions of the bars allocated at one of these seqs."""
-        return [i for i, r in enumerate(self._rows) if r[3] in seqs] if seqs else []
+        return [i for i, r in enumerate(self._rows) if r.alloc_seq in seqs] if seqs else []
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,7 @@ def layout(rows_by_key: dict[tuple[int, str], list[MapRow]], traces: list[TraceR
         wanted = {buffer_id for pairs in trace_buffers.values() for _, buffer_id in pairs}
         owned = {}
         for key, rows in rows_by_key.items():
-            owned.update((r[0], (key, r)) for r in rows if r[0] in wanted)
+            owned.update((r.id, (key, r)) for r in rows if r.id in wanted)
     ranges: dict[int, list[TraceRange]] = {}
     spans: dict[tuple[int, str], dict[tuple[int, int], list[TraceRange]]] = {}
     for trace in traces:
@@ -209,7 +210,7 @@ def layout(rows_by_key: dict[tuple[int, str], list[MapRow]], traces: list[TraceR
             if buffer_id in owned:
                 key, r = owned[buffer_id]
                 rng = TraceRange(trace, "reads" if role == "in" else "writes", buffer_id,
-                                 r[1], r[1] + r[2], key[1])  # fmt: skip
+                                 r.address, r.address + r.size, key[1])  # fmt: skip
                 ranges.setdefault(trace.id, []).append(rng)
                 spans.setdefault(key, {}).setdefault((rng.address, rng.end), []).append(rng)
     ended = sorted((t for t in traces if t.end_seq is not None), key=lambda t: t.end_seq)
@@ -243,8 +244,8 @@ def build_maps(
     for row in sorted(buffers, key=lambda r: r.alloc_seq):
         b = row.buffer
         rows_by_key.setdefault((b.device, b.buffer_type), []).append(
-            (row.id, b.address, b.size, row.alloc_seq, row.free_seq, row.alloc_phase,
-             b.page_size, b.num_pages, b.tensor_id)  # fmt: skip
+            MapRow(row.id, b.address, b.size, row.alloc_seq, row.free_seq, row.alloc_phase,
+                   b.page_size, b.num_pages, b.tensor_id)  # fmt: skip
         )
     return layout(rows_by_key, traces, trace_buffers, last_seq, executes or {})
 

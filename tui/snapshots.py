@@ -83,12 +83,9 @@ def sort_findings(findings: list[Finding]) -> tuple[Finding, ...]:
 def stored_are_current(session: Session) -> bool | None:
     """Whether the stored findings were computed by this analysis on this very content (their
     stamp matches); None when they carry no stamp (stored by hand or by an older ttrecord)."""
-    stamp = session.findings_stamp()
-    if stamp is None:
-        return None
-    from ttrecord.analysis.version import analysis_version
+    from ttrecord.analysis.check import stamp_is_current
 
-    return stamp == (analysis_version(), session.fingerprint())
+    return stamp_is_current(session)
 
 
 def can_analyse(session: Session, stored: list[Finding], events: int,

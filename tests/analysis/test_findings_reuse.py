@@ -8,7 +8,7 @@ import pytest
 
 from ttrecord.cli.main import main
 from ttrecord.events import SessionStatus
-from ttrecord.report import summary
+from ttrecord.analysis import check
 from ttrecord.store import liveness
 from ttrecord.store.reader import Session
 from ttrecord.store.writer import replace_findings
@@ -35,13 +35,13 @@ def _session(tmp_path, hazard: bool = True) -> str:
 def analyses(monkeypatch):
     """Counts the analyses `report` runs (and still runs them)."""
     calls = []
-    real = summary.analyze_session
+    real = check.analyze_session
 
     def counting(session, on_step=None):
         calls.append(session.path)
         return real(session, on_step)
 
-    monkeypatch.setattr(summary, "analyze_session", counting)
+    monkeypatch.setattr(check, "analyze_session", counting)
     return calls
 
 
@@ -54,9 +54,10 @@ def test_report_after_check_reuses_the_findings_and_shows_the_same(tmp_path, cap
     # WHEN checked, then reported again
     assert main(["check", path]) == 1
     capsys.readouterr()
+    analyses.clear()  # (check analyses through the same function)
     assert main(["report", path]) == 0
     # THEN the report did not analyse again and says exactly what the fresh one said
-    assert len(analyses) == 1
+    assert analyses == []
     assert capsys.readouterr().out == fresh
 
 
@@ -64,6 +65,7 @@ def test_a_clean_session_checked_once_is_not_analysed_again(tmp_path, capsys, an
     # GIVEN a session with no hazard, checked (no findings, but a current stamp)
     path = _session(tmp_path, hazard=False)
     assert main(["check", path]) == 0
+    analyses.clear()
     # WHEN reported
     assert main(["report", path]) == 0
     # THEN nothing was recomputed and the report says no hazard
@@ -75,7 +77,8 @@ def test_findings_of_another_analysis_version_are_recomputed(tmp_path, capsys, a
     # GIVEN findings checked by this version, and a report run by another one
     path = _session(tmp_path)
     assert main(["check", path]) == 1
-    monkeypatch.setattr(summary, "analysis_version", lambda: "other-version")
+    analyses.clear()
+    monkeypatch.setattr(check, "analysis_version", lambda: "other-version")
     # WHEN reported THEN it analyses again
     assert main(["report", path]) == 0
     assert len(analyses) == 1 and "TR004" in capsys.readouterr().out
@@ -85,6 +88,7 @@ def test_findings_of_a_session_that_changed_since_are_recomputed(tmp_path, capsy
     # GIVEN findings stored, then a wrong finding planted and the session changed (its status)
     path = _session(tmp_path)
     assert main(["check", path]) == 1
+    analyses.clear()
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE findings SET title = 'planted'")
         conn.execute("UPDATE session SET status = 'crashed'")

@@ -4,7 +4,8 @@ whole document gives (the documented structure, on one line)."""
 import io
 import json
 
-from ttrecord.analysis.drift import CaptureSpec, diff_targets, jsonfmt
+from ttrecord.analysis.drift import CaptureSpec, diff_targets
+from ttrecord.report import drift_json as jsonfmt
 from ttrecord.jsonstream import ArrayWriter
 
 from drift_programs import one_capture, two_captures

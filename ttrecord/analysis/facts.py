@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ttrecord.events import CALL_KINDS, Event, Kind, Phase
+from ttrecord.store.lifetimes import lifetimes
 
 Key = tuple[int, str, int]  # (device, buffer type, address)
 # Calls that make a tensor without writing its data: not a write of what the buffer holds.
@@ -24,45 +25,21 @@ SiteKey = tuple[str, int, str, str]  # (file, line, function, op name)
 class EventFacts:
     def __init__(self, events: Sequence[Event]) -> None:
         self._events = events
-        self._lives: dict[Key, list[list[int | None]]] | None = None
+        self._lives: dict[Key, list[tuple[int, int | None, int]]] | None = None
         self._eager: dict[SiteKey, list[tuple[dict[str, Any], int, int]]] | None = None
         self._by_seq: dict[int, Event] | None = None
         self._calls: list[Event] | None = None
 
-    def _lifetimes(self) -> dict[Key, list[list[int | None]]]:
-        """[alloc seq, free seq] of every buffer, paired like the writer pairs them."""
+    def lifetimes(self, key: Key) -> list[tuple[int, int | None, int]]:
+        """(alloc seq, free seq, buffer id) of every buffer at `key`, in allocation order,
+        paired by the writer's own rule (`store.lifetimes`)."""
         if self._lives is None:
-            lives: dict[Key, list[list[int | None]]] = {}
-            open_: dict[Key, list[int | None]] = {}
-            for ev in self._events:
-                if ev.kind is Kind.ALLOC and ev.buffer is not None:
-                    key = (ev.buffer.device, ev.buffer.buffer_type, ev.buffer.address)
-                    old = open_.get(key)
-                    if old is not None:
-                        if old[2] in (None, ev.buffer.size):
-                            continue  # first seen as a call's output, now confirmed
-                        old[1] = ev.seq  # a free never seen: this allocation took the address
-                    open_[key] = life = [ev.seq, None, ev.buffer.size]
-                    lives.setdefault(key, []).append(life)
-                elif ev.kind is Kind.FREE and ev.buffer is not None:
-                    life = open_.pop(
-                        (ev.buffer.device, ev.buffer.buffer_type, ev.buffer.address), None
-                    )
-                    if life is not None:
-                        life[1] = ev.seq
-                else:
-                    for ref in ev.inputs + ev.outputs:
-                        b = ref.buffer
-                        if b is not None and (b.device, b.buffer_type, b.address) not in open_:
-                            key = (b.device, b.buffer_type, b.address)
-                            open_[key] = life = [ev.seq, None, b.size]
-                            lives.setdefault(key, []).append(life)
-            self._lives = lives
-        return self._lives
+            self._lives = lifetimes(self._events)
+        return self._lives.get(key, [])
 
     def existed_before(self, key: Key, before: int, at: int) -> bool:
         """A buffer at `key` was allocated before seq `before` and still allocated at `at`."""
-        return _existed(self._lifetimes().get(key, ()), before, at)
+        return _existed(self.lifetimes(key), before, at)
 
     def reads(self, keys: set[Key]) -> dict[Key, list[int]]:
         """Seqs of the device-to-host reads (outside captures) of buffers at these addresses."""
@@ -152,7 +129,7 @@ def _existed(lives: Sequence, before: int, at: int) -> bool:
 
 
 class SessionFacts:
-    """The same answers from a session file's tables (`Session.query`)."""
+    """The same answers from a session file's tables (`store.queries`)."""
 
     def __init__(self, session) -> None:
         self._session = session
@@ -172,17 +149,12 @@ class SessionFacts:
         for (device, btype), addresses in by_type.items():
             # By device and type too, so the (device, buffer_type, address) index answers it:
             # by address alone each call scanned every buffer of the session.
-            rows += self._session.query(
-                "SELECT device, buffer_type, address, alloc_seq, free_seq, id FROM buffers"
-                " WHERE device IS ? AND buffer_type IS ? AND address IN"
-                " (SELECT value FROM json_each(?))",
-                (device, btype, json.dumps(addresses)),
-            )
-        rows.sort(key=lambda r: r[3])  # allocation order (stable, as ORDER BY alloc_seq was)
-        for device, btype, address, alloc, free, buffer_id in rows:
-            lives = self._lives.get((device, btype, address))
+            rows += self._session.buffers_at(device, btype, addresses)
+        rows.sort(key=lambda r: r.alloc_seq)  # allocation order (stable)
+        for r in rows:
+            lives = self._lives.get((r.device, r.buffer_type, r.address))
             if lives is not None:
-                lives.append((alloc, free, buffer_id))
+                lives.append((r.alloc_seq, r.free_seq, r.id))
 
     def lifetimes(self, key: Key) -> list[tuple[int, int | None, int]]:
         """(alloc seq, free seq, buffer id) of every buffer at `key`, in allocation order."""
@@ -193,47 +165,31 @@ class SessionFacts:
     def existed_before(self, key: Key, before: int, at: int) -> bool:
         return _existed(self.lifetimes(key), before, at)
 
-    def _by_buffer(self, keys: set[Key], condition: str) -> dict[Key, list[int]]:
+    def _by_buffer(self, keys: set[Key], which: str, skip: Iterable[str] = ()) -> dict[Key, list[int]]:
         self.prefetch(keys)
         owner = {life[2]: key for key in keys for life in self._lives[key]}
         out: dict[Key, list[int]] = {}
         if not owner:
             return out
-        for seq, buffer_id in self._session.query(
-            "SELECT DISTINCT t.seq, t.buffer FROM tensors t JOIN events e ON e.seq = t.seq"
-            " WHERE t.buffer IN (SELECT value FROM json_each(?)) AND t.storage = 'device'"
-            f" AND e.phase != 'capture' AND {condition} ORDER BY t.seq",
-            (json.dumps(sorted(owner)),),
-        ):
+        for seq, buffer_id in self._session.buffer_accesses(owner, which, skip):
             seqs = out.setdefault(owner[buffer_id], [])
             if not seqs or seqs[-1] != seq:
                 seqs.append(seq)
         return out
 
     def reads(self, keys: set[Key]) -> dict[Key, list[int]]:
-        return self._by_buffer(keys, "t.role = 'in' AND e.kind = 'd2h'")
+        return self._by_buffer(keys, "reads")
 
     def uses(self, keys: set[Key]) -> dict[Key, list[int]]:
-        return self._by_buffer(keys, "t.role = 'in'")
+        return self._by_buffer(keys, "uses")
 
     def writes(self, keys: set[Key]) -> dict[Key, list[int]]:
-        names = ", ".join(f"'{p}{n}'" for n in ALLOCATES_ONLY for p in ("", "ttnn."))
-        return self._by_buffer(
-            keys, f"(t.role = 'out' OR (t.role = 'in' AND e.kind = 'h2d')) AND e.name NOT IN ({names})"
-        )
+        return self._by_buffer(keys, "writes", [f"{p}{n}" for n in ALLOCATES_ONLY for p in ("", "ttnn.")])
 
     def calls_around(self, seq: int) -> tuple[Event | None, Event | None]:
-        kinds = json.dumps(sorted(str(k.value) for k in CALL_KINDS))
-        cond = ("parent IS NULL AND callsite IS NOT NULL"
-                " AND kind IN (SELECT value FROM json_each(?))")  # fmt: skip
-        # Walks the primary key from `seq` outwards and stops at the first user call.
-        rows = self._session.query(
-            f"SELECT seq FROM events WHERE seq < ? AND {cond} ORDER BY seq DESC LIMIT 1",
-            (seq, kinds))  # fmt: skip
-        before = rows[0][0] if rows else None
-        rows = self._session.query(
-            f"SELECT seq FROM events WHERE seq > ? AND {cond} ORDER BY seq LIMIT 1", (seq, kinds))
-        after = rows[0][0] if rows else None
+        kinds = [str(k.value) for k in CALL_KINDS]
+        before = self._session.user_call_before(seq, kinds)
+        after = self._session.user_call_after(seq, kinds)
         found = {e.seq: e for e in self._session.events_at([s for s in (before, after) if s])}
         return found.get(before), found.get(after)
 
@@ -244,33 +200,21 @@ class SessionFacts:
     def eager_calls(self, site: SiteKey) -> list[tuple[dict[str, Any], int, int]]:
         if self._eager is None:
             eager: dict[SiteKey, dict[str, list]] = {}
-            rows = self._session.query(
-                "SELECT c.file, c.line, c.function, e.name, e.args, min(e.seq), count(*)"
-                " FROM events e JOIN callsites c ON c.id = e.callsite"
-                " WHERE e.kind = 'op' AND e.parent IS NULL AND e.phase IN ('eager', 'prep')"
-                " AND e.args IS NOT NULL GROUP BY e.callsite, e.name, e.args"
-            )
-            for file, line, function, name, args, first, count in rows:
-                parsed = json.loads(args)
+            for g in self._session.eager_call_groups():
+                parsed = json.loads(g.args)
                 if not parsed:
                     continue
                 canon = json.dumps(parsed, sort_keys=True, default=repr)
-                by_args = eager.setdefault((file, line, function, name), {})
+                by_args = eager.setdefault((g.file, g.line, g.function, g.name), {})
                 if canon in by_args:
                     entry = by_args[canon]
-                    entry[1], entry[2] = min(entry[1], first), entry[2] + count
+                    entry[1], entry[2] = min(entry[1], g.first_seq), entry[2] + g.calls
                 else:
-                    by_args[canon] = [parsed, first, count]
+                    by_args[canon] = [parsed, g.first_seq, g.calls]
             self._eager = {k: sorted((tuple(v) for v in d.values()), key=lambda v: v[1])
                            for k, d in eager.items()}  # fmt: skip
         return self._eager.get(site, [])
 
     def last_call_at(self, site: SiteKey, before: int) -> Event | None:
-        rows = self._session.query(
-            "SELECT max(e.seq) FROM events e JOIN callsites c ON c.id = e.callsite"
-            " WHERE c.file = ? AND c.line = ? AND c.function = ? AND e.name = ? AND e.kind = 'op'"
-            " AND e.parent IS NULL AND e.phase IN ('eager', 'prep') AND e.seq < ?",
-            [*site, before],
-        )
-        seq = rows[0][0] if rows else None
+        seq = self._session.last_eager_call(*site, before)
         return self.event(seq) if seq is not None else None

@@ -17,30 +17,10 @@ queries for the whole session, not one per trace.
 
 from __future__ import annotations
 
-import json
-
 from ttrecord.analysis.context import Context, TraceInfo, buffer_key
 from ttrecord.analysis.facts import SessionFacts
 from ttrecord.events import Event, Kind, Phase
-
-_BASE = (
-    "SELECT seq FROM events WHERE kind NOT IN ('op', 'alloc', 'free', 'h2d', 'd2h')"
-    " OR phase = 'capture' OR region IS NOT NULL"
-)
-# Events a rule can ask for by name in `Rule.facts` (see `ttrecord.analysis.registry`): more
-# of the core selection (a condition on events), or a loader run once the traces are known.
-CORE_PARTS = {
-    "trace_buffers": "buffer IN (SELECT id FROM buffers WHERE buffer_type = 'TRACE')",
-    "prep_runs": "(phase = 'prep' AND kind = 'op' AND parent IS NULL)",
-    "compile_allocations": "(kind = 'alloc' AND parent IN (SELECT parent FROM events"
-    " WHERE kind = 'note' AND name = 'program_cache_miss'))",  # what a compiling call left
-}
-_CORE = " OR ".join([_BASE, *CORE_PARTS.values()])  # all of it (what `report` reads)
-# Host-to-device calls that made a new device tensor (which may be meant as a trace input).
-_NEW_TENSORS = (
-    "SELECT t.seq, t.buffer FROM events e JOIN tensors t ON t.seq = e.seq WHERE e.kind = 'h2d'"
-    " AND e.phase != 'capture' AND t.role = 'out' AND t.storage = 'device'"
-)
+from ttrecord.store.queries import CORE_PARTS
 
 
 def wanted() -> set[str]:
@@ -88,8 +68,7 @@ def load_core(session, names: set[str] | None = None) -> tuple[list[Event], Sess
     traces are derived from (and all a report needs besides the findings)."""
     facts = SessionFacts(session)
     names = wanted() if names is None else names
-    sql = " OR ".join([_BASE, *(CORE_PARTS[n] for n in sorted(names & CORE_PARTS.keys()))])
-    events = session.events_at([seq for (seq,) in session.query(sql)])
+    events = session.events_at(session.core_event_seqs(names & CORE_PARTS.keys()))
     facts.prefetch(
         buffer_key(r.buffer) for e in events if e.phase is Phase.CAPTURE
         for r in e.outputs if r.buffer is not None
@@ -101,16 +80,12 @@ def _frees(session, events: list[Event]) -> set[int]:
     """Where the buffers of the loaded allocations ended: without it, an allocation loaded for
     another reason (an audit region) would look live at a replay it never saw."""
     allocs = [e.seq for e in events if e.kind is Kind.ALLOC and e.phase is not Phase.CAPTURE]
-    return {seq for (seq,) in session.query(
-        "SELECT b.free_seq FROM events e JOIN buffers b ON b.id = e.buffer"
-        " WHERE e.seq IN (SELECT value FROM json_each(?)) AND b.free_seq IS NOT NULL",
-        (json.dumps(allocs),),
-    )}  # fmt: skip
+    return session.free_seqs_of(allocs)
 
 
 def _until(session, traces: list[TraceInfo]) -> dict[int, int]:
     """Each trace's release, or past the end of the run."""
-    last = session.query("SELECT max(seq) FROM events")[0][0] or 0
+    last = session.last_seq()
     return {id(t): t.release.seq if t.release else last + 1 for t in traces}
 
 
@@ -130,9 +105,6 @@ def _windows(traces: list[TraceInfo], until: dict[int, int]) -> list[list[int]]:
     return merged
 
 
-_COLUMNS = "b.alloc_seq, b.free_seq, b.id, b.device, b.buffer_type, b.address, b.size"
-
-
 def allocations_over_traces(session, facts: SessionFacts, traces: list[TraceInfo]) -> set[int]:
     """TR004: the buffers allocated while a trace can be replayed that sit on its memory at a
     replay (`trace_overlap`), with their frees and the calls that made them. By allocation
@@ -140,13 +112,8 @@ def allocations_over_traces(session, facts: SessionFacts, traces: list[TraceInfo
     touches, but frees them before the next replay."""
     if not traces:
         return set()
-    rows = session.query(
-        f"SELECT {_COLUMNS} FROM json_each(?) w JOIN buffers b"
-        " ON b.alloc_seq > json_extract(w.value, '$[0]')"
-        " AND b.alloc_seq < json_extract(w.value, '$[1]')",
-        (json.dumps(_windows(traces, _until(session, traces))),),
-    )
-    rows.sort(key=lambda r: (r[0], r[2]))  # (alloc, id): free may be None
+    rows = session.buffers_allocated_within(_windows(traces, _until(session, traces)))
+    rows.sort(key=lambda r: (r.alloc_seq, r.id))
     over: set[int] = set()
     for t in traces:
         window = t.window
@@ -179,7 +146,7 @@ def trace_input_lifetimes(session, facts: SessionFacts, traces: list[TraceInfo])
                 elif t.window.end < alloc < until[id(t)]:
                     at_inputs.add(buffer_id)
     seqs.update(
-        seq for seq, buffer_id in session.query(_NEW_TENSORS) if buffer_id not in input_buffers
+        seq for seq, buffer_id in session.new_device_tensors() if buffer_id not in input_buffers
     )
     return seqs | _buffer_events(session, at_inputs)
 
@@ -188,17 +155,7 @@ def _buffer_events(session, ids: set[int]) -> set[int]:
     """The allocation and free events of these buffers, and the calls that output them."""
     if not ids:
         return set()
-    seqs: set[int] = set()
-    js = json.dumps(sorted(ids))
-    seqs.update(seq for (seq,) in session.query(
-        "SELECT seq FROM events WHERE buffer IN (SELECT value FROM json_each(?))", (js,)
-    ))  # fmt: skip
-    seqs.update(seq for (seq,) in session.query(
-        "SELECT min(seq) FROM tensors WHERE role = 'out' AND buffer IN"
-        " (SELECT value FROM json_each(?)) GROUP BY buffer",
-        (js,),
-    ))  # fmt: skip
-    return seqs
+    return set(session.buffer_event_seqs(ids)) | set(session.first_writers(ids))
 
 
 LOADERS = {

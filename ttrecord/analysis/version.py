@@ -1,7 +1,8 @@
 """Which analysis computed a set of findings, so stored findings are reused only when current.
 
 The version is a digest of the analysis code itself (every module of `ttrecord.analysis`, the
-event and finding models) and the package version: any change to a detector changes it, with
+store's analysis queries and buffer pairing, the event and finding models) and the package
+version: any change to a detector changes it, with
 nothing to remember to bump. Reading the ~20 small files costs about a millisecond.
 """
 
@@ -28,6 +29,8 @@ def _version(rule_path: tuple[str, ...]) -> str:
     root = Path(ttrecord.__file__).parent
     files = sorted((root / "analysis").rglob("*.py"))  # without importing the detectors
     files += [root / "events.py", root / "findings.py"]
+    # The analysis' queries and the buffer pairing live in the store, but decide findings too.
+    files += [root / "store" / "queries.py", root / "store" / "lifetimes.py"]
     files += sorted(p for folder in rule_path if not Path(folder).is_relative_to(root)
                     for p in Path(folder).glob("*.py"))  # fmt: skip
     for path in files:

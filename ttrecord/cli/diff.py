@@ -54,9 +54,9 @@ class Diff:
         from rich.console import Console
 
         from ttrecord.analysis.drift import DIFF_STEPS, bulk, diff_targets, resolve_targets
-        from ttrecord.analysis.drift.jsonfmt import write_json
+        from ttrecord.report.drift_json import write_json
         from ttrecord import textsafe
-        from ttrecord.analysis.drift.render import to_renderables
+        from ttrecord.report.drift import to_renderables
         from ttrecord.errors import TtrecordError
         from ttrecord.progress import Progress
 

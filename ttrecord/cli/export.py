@@ -67,9 +67,7 @@ class Export:
 
 def _rows_estimate(session) -> int:
     """About how many rows an export writes: one per event and per allocation or free."""
-    return session.query(
-        "SELECT (SELECT count(*) FROM events) + (SELECT count(*) + count(free_seq) FROM buffers)"
-    )[0][0]
+    return session.export_row_estimate()
 
 
 def _default_output(session: Path, module) -> Path:

@@ -155,20 +155,9 @@ class Run:
                 magic = fh.read(16)
         except OSError as exc:
             raise TtrecordError(f"{output}: cannot be read ({exc.strerror})") from None
-        is_session = False
-        if magic == b"SQLite format 3\x00":
-            import sqlite3
+        from ttrecord.store.opening import is_session_file
 
-            try:
-                conn = sqlite3.connect(f"file:{output.resolve()}?mode=ro", uri=True)
-                try:
-                    is_session = conn.execute("SELECT format FROM session").fetchone() == (
-                        "ttrecord-session",)
-                finally:
-                    conn.close()
-            except sqlite3.Error:
-                is_session = False
-        if not is_session:
+        if magic != b"SQLite format 3\x00" or not is_session_file(output):
             raise TtrecordError(f"{output} is not a ttrecord session; not overwritten (choose"
                                 " another -o)")  # fmt: skip
         if liveness.being_recorded(output):

@@ -34,20 +34,9 @@ from typing import Any
 from ttrecord.events import Kind
 from ttrecord.export import ExportSummary
 from ttrecord.export.perfetto_rows import (
-    AT_SQL,
-    CALL_ORDER,
-    CALL_SQL,
     DEVICE_PID_BASE,
-    FROM,
     HOST_PID,
     HOST_TID,
-    INSTANT_SQL,
-    PID,
-    POINTS_SQL,
-    REGIONS,
-    REPLAY_SQL,
-    TID,
-    TRACK_CALLS,
     Encoder,
     fields,
     instant_text,
@@ -55,6 +44,7 @@ from ttrecord.export.perfetto_rows import (
     slice_text,
     value,
 )
+from ttrecord.store import perfetto_rows as rows
 from ttrecord.store.reader import Session
 
 DESCRIPTION = "Chrome trace-event JSON for ui.perfetto.dev: a track per device and command queue"
@@ -84,26 +74,19 @@ class _Layout:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.encoder = Encoder(session.callsites())
-        first = session.query("SELECT t_ns FROM events ORDER BY seq LIMIT 1")
-        self.t0 = first[0][0] if first else None
-        (last, backwards, ties), = session.query(
-            "SELECT max(0, coalesce(max(t_ns + coalesce(dur_ns, 0)), 0)), coalesce(sum(back), 0),"
-            " coalesce(sum(tie), 0) FROM (SELECT t_ns, dur_ns, t_ns < lag(t_ns) OVER w AS back,"
-            " t_ns = lag(t_ns) OVER w AS tie FROM events WINDOW w AS (ORDER BY seq))"
-        )  # fmt: skip
+        self.t0 = rows.first_t_ns(session)
+        last, backwards, ties = rows.time_order(session)
         self.t_last = last
         self.in_order = backwards == 0  # time never goes back along seq (one clock, one thread)
         self.increasing = self.in_order and ties == 0  # and no two events at the same time
-        self.tracks = set(session.query(f"SELECT DISTINCT {PID}, {TID} {FROM}"))
+        self.tracks = rows.tracks(session)
         self.traces = session.traces()
         self.findings = session.findings()
         needed = {t.begin_seq for t in self.traces} | {t.end_seq for t in self.traces}
         needed |= {f.events[0] for f in self.findings if f.events}
         self.seen: dict[int, tuple[int, int, Track]] = {
             seq: (t, end, (pid, tid))
-            for seq, t, end, pid, tid in session.query(
-                AT_SQL, (json.dumps(sorted(s for s in needed if s is not None)),)
-            )
+            for seq, t, end, pid, tid in rows.event_points(session, (s for s in needed if s is not None))
         }
         self.counts: Counter[str] = Counter()  # events written per phase ("X", "i", "C")
 
@@ -111,10 +94,7 @@ class _Layout:
         """Captures and audit regions as (sort key, slice) pairs."""
         out: list[tuple[tuple, _Slice]] = []
         regions: dict[str, list[tuple[int, Track]]] = defaultdict(list)
-        for seq, kind, name, region_col, args, t_ns, dur_ns, pid, tid in self.session.query(
-            f"SELECT e.seq, e.kind, e.name, e.region, e.args, e.t_ns, e.dur_ns, {PID}, {TID}"
-            f" {FROM} WHERE e.kind IN ({REGIONS}) ORDER BY e.seq"
-        ):
+        for seq, kind, name, region_col, args, t_ns, dur_ns, pid, tid in rows.region_rows(self.session):
             parsed = json.loads(args) if args else None
             region = (parsed or {}).get("region") or region_col or name
             if kind == Kind.REGION_BEGIN:
@@ -156,14 +136,10 @@ def _slices(layout: _Layout) -> Iterator[str]:
     session, t_last, enc = layout.session, layout.t_last, layout.encoder
 
     def calls() -> Iterator[tuple[tuple, _Slice]]:
-        if layout.increasing:
-            queries = [(CALL_SQL + TRACK_CALLS, {"t_last": t_last, "pid": pid, "tid": tid})
-                       for pid, tid in sorted(layout.tracks)]  # fmt: skip
-        else:
-            queries = [(CALL_SQL + CALL_ORDER, {"t_last": t_last})]
+        tracks: list[Track | None] = sorted(layout.tracks) if layout.increasing else [None]
         string = enc.string
-        for sql, params in queries:
-            for row in session.query_iter(sql, params):
+        for one in tracks:
+            for row in rows.call_rows(session, t_last, one):
                 pid, tid, start, end, unfinished = row[:5]
                 args = enc.args(row, 5)
                 if unfinished:
@@ -174,9 +150,7 @@ def _slices(layout: _Layout) -> Iterator[str]:
                 ]  # fmt: skip
 
     def replays() -> Iterator[tuple[tuple, _Slice]]:
-        for pid, tid, start, end, unfinished, seq, trace in session.query_iter(
-            REPLAY_SQL, {"t_last": t_last}
-        ):
+        for pid, tid, start, end, unfinished, seq, trace in rows.replay_rows(session, t_last):
             args = [f'"trace":{value(trace)}', f'"execute_seq":{seq}']
             if unfinished:
                 args.append('"unfinished":true')
@@ -210,9 +184,8 @@ def _instants(layout: _Layout) -> Iterator[tuple[tuple, str]]:
     string = enc.string
     t0 = layout.t0 or 0
     # In time order: seq order already is when time never goes back (no sort).
-    order = " ORDER BY e.seq" if layout.in_order else " ORDER BY e.t_ns, e.seq"
     n = 0
-    for row in layout.session.query_iter(INSTANT_SQL + order):
+    for row in rows.instant_rows(layout.session, layout.in_order):
         t_ns, pid, tid, btype, address, size, has_buffer = row[:7]
         args = enc.args(row, 7)
         if has_buffer:
@@ -264,7 +237,7 @@ def _counters(layout: _Layout) -> Iterator[tuple[tuple, str]]:
         return (f'{{"name":"{COUNTER_NAME}","ph":"C","ts":{(t_ns - t0) / 1000!r},'
                 f'"pid":{track_of(device, 0)[0]},"args":{{{counts}}}}}')  # fmt: skip
 
-    for delta, device, btype, seq, t_ns in layout.session.query_iter(POINTS_SQL):
+    for delta, device, btype, seq, t_ns in rows.live_points(layout.session):
         if seq != at and changed:
             for dev in sorted(changed):
                 n += 1

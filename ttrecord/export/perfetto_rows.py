@@ -13,64 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ttrecord.events import CALL_KINDS, Kind
 
-HOST_PID = 1
-DEVICE_PID_BASE = 100  # pid = DEVICE_PID_BASE + device id (viewers treat pid 0 specially)
-HOST_TID = 1
-
-# An event with a buffer (alloc, free) is drawn on its buffer's device.
-_DEV = "CASE WHEN b.id IS NOT NULL THEN b.device ELSE e.device END"
-PID = f"CASE WHEN {_DEV} IS NULL THEN {HOST_PID} ELSE {DEVICE_PID_BASE} + {_DEV} END"
-TID = f"CASE WHEN {_DEV} IS NULL THEN {HOST_TID} ELSE coalesce(e.cq, 0) + 1 END"
-FROM = "FROM events e LEFT JOIN buffers b ON b.id = e.buffer"
-_CALLS = ", ".join(f"'{k}'" for k in sorted(CALL_KINDS))
-REGIONS = f"'{Kind.REGION_BEGIN}', '{Kind.REGION_END}'"
-_TENSORS = (
-    "(SELECT json_group_array(json_array(t.role, t.pos, t.storage, t.shape, t.dtype, t.layout,"
-    " t.buffer_type, t.address, t.size)) FROM tensors t WHERE t.seq = e.seq)"
-)
-# Columns every call or instant row carries after its own (see `Encoder.args`).
-_COMMON = (
-    "e.seq, e.kind, e.name, e.phase, e.callsite, e.trace, e.parent, e.region, e.status,"
-    f" e.error, e.args, {_TENSORS}"
-)
-_END = "coalesce(e.t_ns + e.dur_ns, max(:t_last, e.t_ns))"  # a call that never returned: to the end
-CALL_SQL = (
-    f"SELECT {PID} AS pid, {TID} AS tid, e.t_ns AS start, {_END} AS stop, e.dur_ns IS NULL,"
-    f" {_COMMON} {FROM} WHERE e.kind IN ({_CALLS})"
-)
-CALL_ORDER = " ORDER BY pid, tid, start, -stop, e.seq"
-# When time strictly increases along seq, a track's calls are already in slice order: one
-# pass per track in seq order (the primary key), no sort of a million wide rows.
-TRACK_CALLS = f" AND {PID} = :pid AND {TID} = :tid ORDER BY e.seq"
-# A replay encloses its execute_trace call and every event recorded as its child.
-REPLAY_SQL = (
-    "SELECT pid, tid, t, CASE WHEN raw IS NULL THEN max(:t_last, t) ELSE raw END AS stop,"
-    " raw IS NULL, seq, trace FROM ("
-    f"SELECT {PID} AS pid, {TID} AS tid, e.t_ns AS t, e.seq AS seq, e.trace AS trace,"
-    " CASE WHEN child IS NULL THEN e.t_ns + e.dur_ns WHEN e.dur_ns IS NULL THEN max(0, child)"
-    " ELSE max(e.t_ns + e.dur_ns, child) END AS raw FROM (SELECT e.*, (SELECT"
-    " max(c.t_ns + coalesce(c.dur_ns, 0)) FROM events c WHERE c.parent = e.seq AND c.seq > e.seq)"
-    f" AS child FROM events e WHERE e.kind = '{Kind.TRACE_EXECUTE}') e"
-    " LEFT JOIN buffers b ON b.id = e.buffer) ORDER BY pid, tid, t, -stop, seq"
-)
-INSTANT_SQL = (
-    f"SELECT e.t_ns, {PID}, {TID}, b.buffer_type, b.address, b.size, b.id IS NOT NULL,"
-    f" {_COMMON} {FROM} WHERE e.kind NOT IN ({_CALLS}, {REGIONS})"
-)
-# Where live bytes change: each allocation and free, at the first event from its seq on.
-POINTS_SQL = (
-    "SELECT p.delta, p.device, p.btype, e.seq, e.t_ns FROM (SELECT seq, delta, device, btype,"
-    " (SELECT seq FROM events WHERE seq >= p.seq ORDER BY seq LIMIT 1) AS at FROM ("
-    "SELECT alloc_seq AS seq, size AS delta, device, buffer_type AS btype FROM buffers UNION ALL"
-    " SELECT free_seq, -size, device, buffer_type FROM buffers WHERE free_seq IS NOT NULL) p) p"
-    " JOIN events e ON e.seq = p.at ORDER BY p.seq"
-)
-AT_SQL = (
-    f"SELECT e.seq, e.t_ns, coalesce(e.t_ns + e.dur_ns, e.t_ns), {PID}, {TID} {FROM}"
-    " WHERE e.seq IN (SELECT value FROM json_each(?))"
-)
+from ttrecord.store.perfetto_rows import DEVICE_PID_BASE, HOST_PID, HOST_TID  # noqa: F401
 
 _SEP = (",", ":")
 
@@ -113,7 +57,7 @@ class Encoder:
         return found
 
     def args(self, row: tuple, at: int) -> list[str]:
-        """The `_COMMON` columns starting at `at` as the members of an event's args object."""
+        """The `COMMON` columns (`store.perfetto_rows`) starting at `at` as the members of an event's args object."""
         (seq, kind, _name, phase, site, trace, parent, region, status, error, args,
          tensors) = row[at : at + 12]  # fmt: skip
         string = self.string

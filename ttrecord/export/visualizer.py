@@ -22,18 +22,17 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ttrecord import __version__
-from ttrecord.events import CALL_KINDS, CallSite, Event, Kind, Status, TensorRef
+from ttrecord.events import CallSite
 from ttrecord.export import ExportSummary
-from ttrecord.export.ttnn_report_schema import BUFFER_LAYOUTS, BUFFER_TYPES, DEVICE_COLUMNS, SCHEMA
-from ttrecord.store.reader import BufferRow, Session
+from ttrecord.store import ttnn_report_db as rows
+from ttrecord.store.reader import Session
+from ttrecord.store.ttnn_report_db import CallRow, ReportDatabase, tensor_items
+from ttrecord.store.ttnn_report_schema import BUFFER_LAYOUTS, BUFFER_TYPES, DEVICE_COLUMNS
 
 DESCRIPTION = "TT-NN report folder (db.sqlite + config.json) that ttnn-visualizer opens"
 OUTPUT = "folder"
@@ -41,8 +40,8 @@ DEFAULT_SUFFIX = "-visualizer"
 DB_NAME = "db.sqlite"
 CONFIG_NAME = "config.json"
 
-# Calls that are not operations in the TT-NN report sense.
-_NOT_OPERATIONS = frozenset({Kind.DEVICE_OPEN, Kind.DEVICE_CLOSE})
+_INTERLEAVED = BUFFER_LAYOUTS["INTERLEAVED"]
+_SHARDED_BATCH = 2000
 
 
 def _ttnn_enum(prefix: str, value: str | None) -> str | None:
@@ -56,75 +55,38 @@ def _ttnn_enum(prefix: str, value: str | None) -> str | None:
     return f"{prefix}.{name}" if "." not in value and name.isupper() else value
 
 
-def _memory_layout(ref: TensorRef) -> str | None:
-    text = (ref.memory_config or "").upper()
+def _has_buffer(t: dict[str, Any]) -> bool:
+    return t["address"] is not None and t["buffer_type"] is not None
+
+
+def _memory_layout(t: dict[str, Any]) -> str | None:
+    text = (t["memory_config"] or "").upper()
     for name in BUFFER_LAYOUTS:
         if name in text:
             return name
     return None
 
 
-def _memory_config(ref: TensorRef) -> str | None:
+def _memory_config(t: dict[str, Any]) -> str | None:
     """ttnn's MemoryConfig repr, which the visualizer parses; kept as is when already one."""
-    if ref.memory_config and ref.memory_config.startswith("MemoryConfig("):
-        return ref.memory_config
-    if ref.buffer is None:
+    if t["memory_config"] and t["memory_config"].startswith("MemoryConfig("):
+        return t["memory_config"]
+    if not _has_buffer(t):
         return None
-    layout = _memory_layout(ref) or "INTERLEAVED"
+    layout = _memory_layout(t) or "INTERLEAVED"
     return (f"MemoryConfig(memory_layout=TensorMemoryLayout::{layout},"
-            f"buffer_type=BufferType::{ref.buffer.buffer_type},shard_spec=std::nullopt)")  # fmt: skip
+            f"buffer_type=BufferType::{t['buffer_type']},shard_spec=std::nullopt)")  # fmt: skip
 
 
-@dataclass
-class _Tensors:
-    """Report tensor ids: ttnn's own id while it names one tensor, a fresh id otherwise.
-
-    A recorded tensor id can outlive the buffer it named (a test double numbering tensors by
-    address, an id reused after a free), and a host tensor may have no id at all; the report
-    needs one id per (tensor, placement), so the placement is part of the key.
-    """
-
-    ids: dict[tuple, int] = field(default_factory=dict)
-    taken: set[int] = field(default_factory=set)
-    rows: list[tuple] = field(default_factory=list)
-    pending: list[tuple[tuple, TensorRef]] = field(default_factory=list)
-
-    def key(self, ref: TensorRef, seq: int, pos: str) -> tuple:
-        buf = ref.buffer
-        place = (buf.device, buf.buffer_type, buf.address) if buf else ("host",)
-        if ref.tensor_id is None and buf is None:
-            return ("anon", seq, pos)  # a host value with no identity: one row per use
-        return (ref.tensor_id, *place)
-
-    def note(self, ref: TensorRef, seq: int, pos: str) -> tuple:
-        key = self.key(ref, seq, pos)
-        if key not in self.ids:
-            self.ids[key] = -1  # assigned in resolve(), once every recorded id is known
-            self.pending.append((key, ref))
-            if ref.tensor_id is not None:
-                self.taken.add(ref.tensor_id)
-        return key
-
-    def resolve(self, device_index: dict[int, int]) -> None:
-        used: set[int] = set()
-        fresh = max(self.taken, default=-1) + 1
-        for key, ref in self.pending:
-            tid = ref.tensor_id
-            if tid is None or tid in used:
-                tid, fresh = fresh, fresh + 1
-            used.add(tid)
-            self.ids[key] = tid
-            buf = ref.buffer
-            self.rows.append((
-                tid,
-                f"Shape([{', '.join(str(d) for d in ref.shape)}])",
-                _ttnn_enum("DataType", ref.dtype),
-                _ttnn_enum("Layout", ref.layout),
-                _memory_config(ref),
-                device_index.get(buf.device, buf.device) if buf else None,
-                buf.address if buf else None,
-                BUFFER_TYPES.get(buf.buffer_type) if buf else None,
-            ))  # fmt: skip
+def _tensor_key(t: dict[str, Any], seq: int, pos: str) -> str:
+    """Report tensor identity: ttnn's own id and the placement (a recorded id can outlive the
+    buffer it named, and a host tensor may have no id at all); a host value with no identity
+    is one row per use. The report id itself is given at the end (`write_tensors`)."""
+    buffered = _has_buffer(t)
+    if t["tensor_id"] is None and not buffered:
+        return json.dumps(["anon", seq, pos])
+    place = [t["device"], t["buffer_type"], t["address"]] if buffered else ["host"]
+    return json.dumps([t["tensor_id"], *place])
 
 
 def _frames(site: CallSite) -> list[tuple[str, int, str]]:
@@ -135,73 +97,78 @@ def _frames(site: CallSite) -> list[tuple[str, int, str]]:
 
 
 class _Writer:
-    def __init__(self, session: Session, conn: sqlite3.Connection) -> None:
+    def __init__(self, session: Session, db: ReportDatabase) -> None:
         self.session = session
-        self.conn = conn
+        self.db = db
         self.info = session.info()
-        self.tensors = _Tensors()
+        self.callsites = session.callsites()
         self.sources: dict[str, int] = {}
         self.lines: dict[str, list[str]] = {}
-        self.io: list[tuple[str, int, int, tuple]] = []  # (table, op id, index, tensor key)
-        self.sharded: list[tuple[int, TensorRef, str]] = []  # (seq, tensor, memory layout)
         self.counts = {"operations": 0, "buffers": 0, "errors": 0}
         # Device ids renumbered 0.. in order, as ttnn's report importer does: the visualizer
         # indexes per-device lists by id.
-        recorded = {d.id for d in session.devices()} | {r.buffer.device for r in session.buffers()}
+        recorded = {d.id for d in session.devices()} | rows.buffer_devices(session)
         self.device_index = {d: i for i, d in enumerate(sorted(recorded))}
-        self.t0: int | None = None
-        self.last_nested: dict[int, int] = {}  # call seq -> seq of its last nested event
+        self.t0 = rows.first_t_ns(session)
+        self.sharded = False
 
     def run(self) -> dict[str, int]:
-        self.conn.executescript(SCHEMA)
-        ops = self._operations()
-        self._buffers(ops)
-        self.tensors.resolve(self.device_index)
-        self.conn.executemany("INSERT INTO tensors VALUES (?,?,?,?,?,?,?,?)", self.tensors.rows)
-        for table, op_id, index, key in self.io:
-            self.conn.execute(f"INSERT INTO {table} VALUES (?,?,?)",
-                              (op_id, index, self.tensors.ids[key]))  # fmt: skip
+        self._operations()
+        self._buffers()
+        self.counts["tensors"] = self.db.write_tensors()
         self._devices()
         self._metadata()
-        self.counts["tensors"] = len(self.tensors.rows)
         return self.counts
 
     # -- operations ----------------------------------------------------------------------
 
-    def _operations(self) -> list[tuple[int, int]]:
-        """Write one operation per top-level call; returns (operation id, seq) in order."""
-        ops: list[tuple[int, int]] = []
-        for ev in self._top_level_calls():
-            op_id = len(ops) + 1
-            ops.append((op_id, ev.seq))
-            dur = ev.dur_ns / 1e9 if ev.dur_ns is not None else None
-            self.conn.execute("INSERT INTO operations VALUES (?,?,?)", (op_id, _op_name(ev), dur))
-            self.conn.executemany("INSERT INTO operation_arguments VALUES (?,?,?)",
-                                  [(op_id, k, v) for k, v in _arguments(ev)])  # fmt: skip
-            for table, refs, role in (("input_tensors", ev.inputs, "in"),
-                                      ("output_tensors", ev.outputs, "out")):  # fmt: skip
-                for index, ref in enumerate(refs):
-                    key = self.tensors.note(ref, ev.seq, f"{role}{index}")
-                    self.io.append((table, op_id, index, key))
-                    layout = _memory_layout(ref)
-                    if ref.buffer is not None and layout not in (None, "INTERLEAVED"):
-                        self.sharded.append((ev.seq, ref, layout))
-            trace = self._stack_trace(ev.callsite) if ev.callsite else None
+    def _operations(self) -> None:
+        """Write one operation per top-level call, numbered 1.. in call order."""
+        op_id = 0
+        parsed: dict[str, dict[str, Any]] = {}  # argument texts repeat in a loop
+        for call in rows.call_rows(self.session):
+            op_id += 1
+            dur = call.dur_ns / 1e9 if call.dur_ns is not None else None
+            args = {}
+            if call.args:
+                if call.args not in parsed:
+                    if len(parsed) > 10_000:
+                        parsed.clear()
+                    parsed[call.args] = json.loads(call.args)
+                args = parsed[call.args] or {}
+            self.db.add_operation(op_id, _op_name(call.name), dur, call.until,
+                                  _arguments(call, args))  # fmt: skip
+            counts = {"in": 0, "out": 0}
+            for t in tensor_items(call.tensors):
+                role = "in" if t["role"] == "in" else "out"
+                index = counts[role]
+                counts[role] += 1
+                self._tensor(t, call.seq, role, op_id, index)
+            site = self.callsites.get(call.callsite) if call.callsite is not None else None
+            trace = self._stack_trace(site) if site else None
             if trace is not None:
-                self.conn.execute("INSERT INTO stack_traces VALUES (?,?,?)", (op_id, *trace))
-            if ev.status is not Status.OK:
-                self._error(op_id, ev, trace[0] if trace else None)
-        self.counts["operations"] = len(ops)
-        return ops
+                self.db.add_stack_trace(op_id, *trace)
+            if call.status != "ok":
+                self._error(op_id, call, trace[0] if trace else None)
+        self.counts["operations"] = op_id
 
-    def _top_level_calls(self) -> Iterator[Event]:
-        for ev in self.session.iter_events():
-            if self.t0 is None:
-                self.t0 = ev.t_ns
-            if ev.parent is not None:
-                self.last_nested[ev.parent] = ev.seq
-            if ev.parent is None and ev.kind in CALL_KINDS and ev.kind not in _NOT_OPERATIONS:
-                yield ev
+    def _tensor(self, t: dict[str, Any], seq: int, role: str, op_id: int, index: int) -> None:
+        key = _tensor_key(t, seq, f"{role}{index}")
+        buffered = _has_buffer(t)
+        self.db.note_tensor(key, t["tensor_id"], (
+            f"Shape([{', '.join(str(d) for d in (json.loads(t['shape']) if t['shape'] else ()))}])",
+            _ttnn_enum("DataType", t["dtype"]),
+            _ttnn_enum("Layout", t["layout"]),
+            _memory_config(t),
+            self.device_index.get(t["device"], t["device"]) if buffered else None,
+            t["address"] if buffered else None,
+            BUFFER_TYPES.get(t["buffer_type"]) if buffered else None,
+        ))  # fmt: skip
+        self.db.note_io(role == "in", op_id, index, key)
+        layout = _memory_layout(t)
+        if buffered and layout not in (None, "INTERLEAVED"):
+            self.db.note_sharded(seq, t["device"], t["buffer_type"], t["address"], layout)
+            self.sharded = True
 
     def _stack_trace(self, site: CallSite) -> tuple[str, int | None]:
         """Python traceback text, innermost frame first as ttnn writes it, and its source id."""
@@ -218,8 +185,7 @@ class _Writer:
             if text is None:
                 return None
             self.sources[file] = len(self.sources) + 1
-            self.conn.execute("INSERT INTO source_files VALUES (?,?,?)",
-                              (self.sources[file], file, text))  # fmt: skip
+            self.db.add_source(self.sources[file], file, text)
         return self.sources[file]
 
     def _source_line(self, file: str, line: int) -> str | None:
@@ -228,59 +194,71 @@ class _Writer:
         lines = self.lines[file]
         return lines[line - 1].strip() if 0 < line <= len(lines) else None
 
-    def _error(self, op_id: int, ev: Event, stack: str | None) -> None:
-        message = ev.error or f"the call {ev.status} (the process ended inside it)"
-        kind = "TT_FATAL" if "TT_FATAL" in message else str(ev.status)
-        wall = self.info.started_at + (ev.t_ns - (self.t0 or ev.t_ns)) / 1e9
+    def _error(self, op_id: int, call: CallRow, stack: str | None) -> None:
+        message = call.error or f"the call {call.status} (the process ended inside it)"
+        kind = "TT_FATAL" if "TT_FATAL" in message else str(call.status)
+        wall = self.info.started_at + (call.t_ns - (self.t0 or call.t_ns)) / 1e9
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(wall))
-        self.conn.execute("INSERT INTO errors VALUES (?,?,?,?,?,?)",
-                          (op_id, _op_name(ev), kind, message, stack, stamp))  # fmt: skip
+        self.db.add_error(op_id, _op_name(call.name), kind, message, stack, stamp)
         self.counts["errors"] += 1
 
     # -- buffers -------------------------------------------------------------------------
 
-    def _buffers(self, ops: list[tuple[int, int]]) -> None:
+    def _buffers(self) -> None:
         """After each operation, every buffer live then (what ttnn's get_buffers() reports).
 
         The snapshot is taken after the operation's last nested event, the moment ttnn takes
         it; an allocation or free recorded between two calls (a tensor garbage-collected by
         Python) shows up in the next operation's snapshot, as it would in ttnn's report.
+        Buffers stream in by allocation and free order; only the live ones are held.
         """
-        rows = self.session.buffers()
-        layouts = self._buffer_layouts(rows)
-        starts = sorted(rows, key=lambda r: r.alloc_seq)
-        ends = sorted((r for r in rows if r.free_seq is not None), key=lambda r: r.free_seq)
-        live: dict[int, BufferRow] = {}
-        a = f = 0
-        for op_id, seq in ops:
-            until = max(seq, self.last_nested.get(seq, seq))
-            while a < len(starts) and starts[a].alloc_seq <= until:
-                live[starts[a].id] = starts[a]
-                a += 1
-            while f < len(ends) and ends[f].free_seq <= until:
-                live.pop(ends[f].id, None)
-                f += 1
+        layouts = self._sharded_layouts() if self.sharded else {}
+        starts = rows.buffer_starts(self.session)
+        ends = rows.buffer_ends(self.session)
+        start, end = next(starts, None), next(ends, None)
+        live: dict[int, tuple[int, str, int, int]] = {}  # id -> (device, type, address, size)
+        index, types = self.device_index, BUFFER_TYPES
+        for op_id, until in self.db.operations():
+            while start is not None and start[5] <= until:
+                live[start[0]] = (start[1], start[2], start[3], start[4])
+                start = next(starts, None)
+            while end is not None and end[1] <= until:
+                live.pop(end[0], None)
+                end = next(ends, None)
             batch = [
-                (op_id, self.device_index[r.buffer.device], r.buffer.address, r.buffer.size,
-                 BUFFER_TYPES[r.buffer.buffer_type], layouts.get(r.id))
-                for r in sorted(live.values(), key=lambda r: (r.buffer.device, r.buffer.address))
-                if r.buffer.buffer_type in BUFFER_TYPES
+                (op_id, index[device], address, size, types[btype], layouts.get(bid, _INTERLEAVED))
+                for bid, (device, btype, address, size) in sorted(live.items(), key=lambda kv: (kv[1][0], kv[1][2]))
+                if btype in types
             ]  # fmt: skip
-            self.conn.executemany("INSERT INTO buffers VALUES (?,?,?,?,?,?)", batch)
+            self.db.add_buffers(batch)
             self.counts["buffers"] += len(batch)
 
-    def _buffer_layouts(self, rows: list[BufferRow]) -> dict[int, int]:
-        """buffers.id -> TensorMemoryLayout: sharded when a tensor living in it says so."""
-        by_place: dict[tuple, list[BufferRow]] = {}
-        for row in rows:
-            b = row.buffer
-            by_place.setdefault((b.device, b.buffer_type, b.address), []).append(row)
-        layouts = {row.id: BUFFER_LAYOUTS["INTERLEAVED"] for row in rows}
-        for seq, ref, name in self.sharded:
-            b = ref.buffer
-            for row in by_place.get((b.device, b.buffer_type, b.address), ()):
-                if row.alloc_seq <= seq and (row.free_seq is None or seq <= row.free_seq):
-                    layouts[row.id] = BUFFER_LAYOUTS[name]
+    def _sharded_layouts(self) -> dict[int, int]:
+        """buffers.id -> TensorMemoryLayout of the buffers a sharded tensor lived in (the
+        others are interleaved), the last such tensor deciding."""
+        layouts: dict[int, int] = {}
+        batch: list[tuple[int, int, str, int, str]] = []
+
+        def apply() -> None:
+            places: dict[tuple[int, str], set[int]] = {}
+            for _, device, btype, address, _ in batch:
+                places.setdefault((device, btype), set()).add(address)
+            at: dict[tuple[int, str, int], list] = {}
+            for (device, btype), addresses in places.items():
+                for b in sorted(self.session.buffers_at(device, btype, addresses),
+                                key=lambda b: (b.alloc_seq, b.id)):  # fmt: skip
+                    at.setdefault((b.device, b.buffer_type, b.address), []).append(b)
+            for seq, device, btype, address, name in batch:
+                for b in at.get((device, btype, address), ()):
+                    if b.alloc_seq <= seq and (b.free_seq is None or seq <= b.free_seq):
+                        layouts[b.id] = BUFFER_LAYOUTS[name]
+            batch.clear()
+
+        for row in self.db.sharded():
+            batch.append(row)
+            if len(batch) >= _SHARDED_BATCH:
+                apply()
+        apply()
         return layouts
 
     # -- devices and metadata ------------------------------------------------------------
@@ -292,8 +270,7 @@ class _Writer:
             if values["l1_num_banks"] is None:
                 values["l1_num_banks"] = d.num_l1_banks
             # Unknown geometry is 0, as ttnn's own report importer writes it.
-            row = [values[c] if values[c] is not None else 0 for c in DEVICE_COLUMNS]
-            self.conn.execute(f"INSERT INTO devices VALUES ({','.join('?' * len(row))})", row)
+            self.db.add_device([values[c] if values[c] is not None else 0 for c in DEVICE_COLUMNS])
 
     def _metadata(self) -> None:
         info = self.info
@@ -311,23 +288,22 @@ class _Writer:
             "ttrecord_findings": json.dumps([_finding(f) for f in findings]),
             "ttrecord_device_ids": json.dumps({i: d for d, i in self.device_index.items()}),
         }
-        self.conn.executemany("INSERT INTO report_metadata VALUES (?,?)",
-                              [(k, None if v is None else str(v)) for k, v in meta.items()])  # fmt: skip
+        self.db.add_metadata((k, None if v is None else str(v)) for k, v in meta.items())
 
 
-def _op_name(ev: Event) -> str:
+def _op_name(name: str) -> str:
     """ttnn reports name operations by their Python path, e.g. 'ttnn.add'."""
-    return ev.name if "." in ev.name else f"ttnn.{ev.name}"
+    return name if "." in name else f"ttnn.{name}"
 
 
-def _arguments(ev: Event) -> list[tuple[str, str]]:
-    args = [(str(k), v if isinstance(v, str) else json.dumps(v, default=str))
-            for k, v in (ev.args or {}).items()]  # fmt: skip
-    if ev.trace is not None:
-        args.append(("ttrecord_trace_id", str(ev.trace)))
-    args.append(("ttrecord_phase", str(ev.phase)))
-    args.append(("ttrecord_seq", str(ev.seq)))
-    return args
+def _arguments(call: CallRow, args: dict[str, Any]) -> list[tuple[str, str]]:
+    out = [(str(k), v if isinstance(v, str) else json.dumps(v, default=str))
+           for k, v in args.items()]  # fmt: skip
+    if call.trace is not None:
+        out.append(("ttrecord_trace_id", str(call.trace)))
+    out.append(("ttrecord_phase", str(call.phase)))
+    out.append(("ttrecord_seq", str(call.seq)))
+    return out
 
 
 def _finding(f: Any) -> dict[str, Any]:
@@ -340,12 +316,13 @@ def export(session: Session, out: str | os.PathLike[str]) -> ExportSummary:
     folder.mkdir(parents=True, exist_ok=True)
     db_path = folder / DB_NAME
     db_path.unlink(missing_ok=True)
-    conn = sqlite3.connect(db_path)
+    db = ReportDatabase(db_path)
+    done = False
     try:
-        with conn:
-            counts = _Writer(session, conn).run()
+        counts = _Writer(session, db).run()
+        done = True
     finally:
-        conn.close()
+        db.close(commit=done)
     info = session.info()
     config = {
         "report_name": Path(info.script).stem or info.id,

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ttrecord.errors import SessionError, TtrecordError
+from ttrecord.errors import TtrecordError
 from ttrecord.events import SessionStatus
 from ttrecord.recorder.decode import Decoder
 from ttrecord.recorder.log import LogReader
@@ -114,21 +112,9 @@ def _from_log(p: Path, log: Path, info) -> Recovered:  # noqa: ANN001 (SessionIn
 
 def _close_in_place(p: Path) -> Recovered:
     """No log: keep the events already stored and write an end."""
-    conn = sqlite3.connect(p, isolation_level=None)
-    try:
-        last = conn.execute("SELECT max(seq), count(*) FROM events").fetchone()
-        note = _note(last[0] or 0).replace("recovered", "its log is gone, kept what was stored")
-        options = json.loads(conn.execute("SELECT options FROM session").fetchone()[0] or "{}")
-        options["recording_stopped"] = note
-        conn.execute(
-            "UPDATE session SET status = ?, ended_at = ?, error_type = coalesce(error_type, ?),"
-            " error_message = coalesce(error_message, ?), options = ?",
-            ("crashed", time.time(), "RecordingStopped", note, json.dumps(options)),
-        )
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        conn.execute("PRAGMA journal_mode = DELETE")
-    except sqlite3.DatabaseError as exc:
-        raise SessionError(f"{p}: damaged or truncated session ({exc})") from None
-    finally:
-        conn.close()
-    return Recovered(p, SessionStatus.CRASHED, last[1], False, note)
+    from ttrecord.store.recovery import close_in_place
+
+    count, note = close_in_place(
+        p, lambda last: _note(last).replace("recovered", "its log is gone, kept what was stored")
+    )
+    return Recovered(p, SessionStatus.CRASHED, count, False, note)

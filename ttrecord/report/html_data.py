@@ -101,11 +101,13 @@ def _map_columns(index: int, key: tuple[int, str], rows: list[MapRow], origins: 
 
     `locate` maps the seqs findings point at to the (map, row) of the buffers whose
     allocation or free those calls were, filled here to spare a second pass."""
-    lo = min(r[1] for r in rows)
-    hi = max(r[1] + r[2] for r in rows)
+    lo = min(r.address for r in rows)
+    hi = max(r.address + r.size for r in rows)
     alloc, life, addr, size, phase, origin, tensor = [], [], [], [], [], [], []
     prev = 0
-    for i, (bid, address, nbytes, a_seq, f_seq, a_phase, page_size, pages, tensor_id) in enumerate(rows):
+    for i, r in enumerate(rows):
+        bid, address, nbytes, a_seq, f_seq = r.id, r.address, r.size, r.alloc_seq, r.free_seq
+        a_phase, page_size, pages, tensor_id = r.alloc_phase, r.page_size, r.num_pages, r.tensor_id
         alloc.append(a_seq - prev)
         prev = a_seq
         life.append(-1 if f_seq is None else f_seq - a_seq)
@@ -113,11 +115,11 @@ def _map_columns(index: int, key: tuple[int, str], rows: list[MapRow], origins: 
         size.append(nbytes)
         phase.append(_PHASE_INDEX.get(a_phase or "eager", 0))
         o = origins.get(bid)
-        call_seq, name, site_id, free_call = (o[1], o[2], o[3], o[4]) if o else (a_seq, None, None, None)
+        call_seq, name, site_id, free_call = (o.alloc_call, o.name, o.callsite, o.free_call) if o else (a_seq, None, None, None)
         site = callsites.get(site_id) if site_id is not None else None
         total = page_size * pages if page_size and pages else None
         origin.append(sites((name, site.file if site else None, site.line if site else None,
-                             site.function if site else None, o[5] if o else None, total)))  # fmt: skip
+                             site.function if site else None, o.tensor if o else None, total)))  # fmt: skip
         tensor.append(-1 if tensor_id is None else tensor_id)
         for seq in {call_seq, a_seq, free_call, f_seq}:
             if seq in locate:

@@ -11,29 +11,20 @@ stored. So the report never shows a stale analysis.
 
 from __future__ import annotations
 
-import bisect
-import json
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TextIO
 
-from ttrecord import textsafe
 from rich.console import Console
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from ttrecord.analysis import STEPS, analyze_session
-from ttrecord.analysis.context import Context, TraceInfo, buffer_key
-from ttrecord.analysis.facts import SessionFacts
-from ttrecord.analysis.loading import _CORE
-from ttrecord.analysis.version import analysis_version
-from ttrecord.analysis.rules import where
-from ttrecord.events import Kind, Phase
+from ttrecord import textsafe
+from ttrecord.analysis import STEPS
+from ttrecord.analysis.check import check_and_store, current_summary
+from ttrecord.analysis.run_summary import RunSummary, TraceSummary
 from ttrecord.findings import Finding, Severity
 from ttrecord.progress import Progress
-from ttrecord.report import store_findings
 from ttrecord.report.text import STYLE
 from ttrecord.store.reader import DeviceRow, Session, SessionInfo
 
@@ -49,11 +40,7 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
     with Session.open(path) as session:
         info = session.info()
         with Progress("reading the session", total=STEPS, quiet=quiet) as bar:
-            findings, ctx, stamp = _findings_and_context(session, bar.step)
-        if stamp is not None and info.status != "running":
-            # Computed now: stored for the next report and the UI (quietly skipped when the
-            # file is read-only or busy; a session still being recorded changes anyway).
-            store_findings(path, findings, stamp, say_why=False)
+            findings, summary = findings_and_summary(session, info, bar.step)
         info = textsafe.clean_deep(info)  # long texts cut, controls shown escaped
         findings = textsafe.clean_deep(findings)
         devices = session.devices()
@@ -61,69 +48,23 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
             console.print(part, soft_wrap=True)  # paths and lines stay whole (and clickable)
         if devices:
             console.print(_devices(devices))
-        console.print(_counts(session.counts()))
-        if ctx.traces:
-            console.print(_traces(ctx, ctx.traces, devices, _written_bytes(session, ctx)))
+        console.print(_counts(summary.counts))
+        if summary.traces:
+            console.print(_traces(textsafe.clean_deep(summary.traces)))
         _findings(console, findings, session)
 
 
-def current_findings(session: Session) -> list[Finding] | None:
-    """The stored findings when the current analysis computed them on this very content
-    (their stamp matches), else None: stale, never checked, or stored without a stamp."""
-    stamp = session.findings_stamp()
-    if stamp is None or stamp != (analysis_version(), session.fingerprint()):
-        return None
-    return session.findings()
-
-
-def _findings_and_context(session: Session, on_step) -> tuple[list[Finding], Context, tuple | None]:
-    """Stored findings when current (and the part of the session the traces table needs),
-    else a fresh analysis and the stamp to store it with."""
-    stored = current_findings(session)
+def findings_and_summary(session: Session, info: SessionInfo,
+                         on_step=None) -> tuple[list[Finding], RunSummary]:  # fmt: skip
+    """The stored findings and run summary when current; else a fresh analysis, stored for the
+    next report and the UI (quietly skipped when the file is read-only or busy, and for a
+    session still being recorded, which changes anyway)."""
+    stored = current_summary(session)
     if stored is not None:
-        return stored, _traces_context(session), None
-    stamp = (analysis_version(), session.fingerprint())
-    findings, ctx = analyze_session(session, on_step)
-    return findings, ctx, stamp
-
-
-@dataclass(frozen=True, slots=True)
-class _Replay:
-    """An execute_trace call as the traces table counts it (a replay loop has 100,000s)."""
-
-    seq: int
-
-
-def _traces_context(session: Session) -> Context:
-    """The traces as the analysis derives them, read without their execute_trace calls (the
-    bulk of a replay loop), which are then counted in from narrow rows: an execute belongs to
-    the latest trace of its device and id begun before it and not released by then."""
-    events = session.events_at(
-        seq for (seq,) in session.query(
-            f"SELECT seq FROM ({_CORE}) WHERE seq NOT IN (SELECT seq FROM events"
-            " WHERE kind = 'trace_execute' AND phase != 'capture')"
-        )
-    )  # fmt: skip
-    facts = SessionFacts(session)
-    facts.prefetch(
-        buffer_key(r.buffer) for e in events if e.phase is Phase.CAPTURE
-        for r in e.outputs if r.buffer is not None
-    )  # fmt: skip
-    info = session.info()
-    ctx = Context(events, status=info.status, cwd=info.cwd, backend=info.backend, facts=facts)
-    by_key: dict[tuple, list[TraceInfo]] = {}
-    for t in ctx.traces:
-        by_key.setdefault(t.key, []).append(t)
-    for seq, device, trace in session.query(
-        "SELECT seq, device, trace FROM events WHERE kind = 'trace_execute' AND phase != 'capture'"
-        " ORDER BY seq"
-    ):
-        for t in reversed(by_key.get((device, trace), ())):
-            if t.begin.seq < seq:
-                if t.release is None or t.release.seq > seq:
-                    t.executes.append(_Replay(seq))  # type: ignore[arg-type]
-                break
-    return ctx
+        return stored
+    findings, _ctx, summary = check_and_store(session, on_step, save=info.status != "running",
+                                              say_why=False)  # fmt: skip
+    return findings, summary
 
 
 def _header(info: SessionInfo) -> Text:
@@ -150,7 +91,7 @@ def _status(info: SessionInfo, session: Session) -> Text:
             info.status, "last call"
         )
         if last is None and info.status == "error":  # the program died of a call that raised
-            raised = session.query("SELECT max(seq) FROM events WHERE status = 'raised'")[0][0]
+            raised = session.last_raised_seq()
             last, verb = (session.event(raised) if raised is not None else None), "raised in"
             first_line = (info.error_message or "").splitlines()[:1]
             if last is not None and not (first_line and first_line[0] in (last.error or "")):
@@ -220,35 +161,8 @@ def _counts(counts: dict[tuple[str, str], int]) -> Table:
     return table
 
 
-def _written_bytes(session: Session, ctx: Context) -> dict[tuple, int]:
-    """Bytes of each buffer a capture created or wrote, from the allocator's page counts."""
-    ids: dict[tuple, int] = {}  # (device, buffer type, address, seq) -> buffer id
-    for t in ctx.traces:
-        for acc in t.accesses:
-            if acc.role != "read" and acc.buffer.buffer_type != "TRACE":
-                lives = ctx.facts.lifetimes(buffer_key(acc.buffer))
-                i = bisect.bisect_right(lives, acc.seq, key=lambda life: life[0]) - 1
-                if i >= 0:
-                    ids[(*buffer_key(acc.buffer), acc.seq)] = lives[i][2]
-    if not ids:
-        return {}
-    pages = {
-        buffer_id: page_size * num_pages
-        for buffer_id, page_size, num_pages in session.query(
-            "SELECT id, page_size, num_pages FROM buffers WHERE id IN"
-            " (SELECT value FROM json_each(?))",
-            (json.dumps(sorted(set(ids.values()))),),
-        )
-        if page_size and num_pages
-    }
-    return {k: pages[i] for k, i in ids.items() if i in pages}
-
-
-def _traces(
-    ctx: Context, traces: Sequence[TraceInfo], devices: list[DeviceRow], sizes: dict[tuple, int]
-) -> Table:
-    banks = {d.id: {"DRAM": d.num_dram_banks, "L1": d.num_l1_banks} for d in devices}
-    verified = _verified(ctx, traces)
+def _traces(traces: list[TraceSummary]) -> Table:
+    verified = any(t.verified for t in traces)
     table = Table(title="Traces", title_justify="left")
     columns = ["device", "trace", "captured", "ops", "replays", "bytes per replay", "state"]
     if verified:
@@ -257,48 +171,12 @@ def _traces(
         table.add_column(col, justify="left" if col in ("captured", "state") else "right",
                          no_wrap=col == "captured")  # fmt: skip
     for t in traces:
-        written: dict[tuple, int] = {}
-        for acc in t.accesses:
-            if acc.role == "read" or acc.buffer.buffer_type == "TRACE":
-                continue
-            key = buffer_key(acc.buffer)
-            full = sizes.get((*key, acc.seq))
-            if full is None:  # no page count recorded: a full bank-local footprint per bank
-                full = acc.buffer.size * (banks.get(acc.buffer.device, {}).get(acc.buffer.buffer_type) or 1)
-            written[key] = full
-        span = _span(ctx, t)
-        state = "released" if t.release else ("never ended" if t.end is None else "not released")
-        cells = [str(t.device), str(t.trace_id), span, str(t.ops), str(len(t.executes)),
-                 f"{sum(written.values()):,}", state]  # fmt: skip
+        cells = [str(t.device), str(t.trace_id), t.captured, str(t.ops), str(t.replays),
+                 f"{t.bytes_per_replay:,}", t.state]  # fmt: skip
         if verified:
-            results = verified.get(id(t), {})
-            cells.insert(5, ", ".join(f"{n} {r}" for r, n in sorted(results.items())) or "-")
+            cells.insert(5, ", ".join(f"{n} {r}" for r, n in sorted(t.verified.items())) or "-")
         table.add_row(*cells)
     return table
-
-
-def _verified(ctx: Context, traces: Sequence[TraceInfo]) -> dict[int, dict[str, int]]:
-    """Results of the replays `run --verify-replay` checked, per trace (by id(TraceInfo)):
-    a verify event is a child of the execute_trace it checked."""
-    by_execute = {ex.seq: t for t in traces for ex in t.executes}
-    out: dict[int, dict[str, int]] = {}
-    for ev in ctx.events:
-        if ev.kind is Kind.VERIFY and ev.args and (t := by_execute.get(ev.parent)) is not None:
-            counts = out.setdefault(id(t), {})
-            result = str(ev.args.get("result"))
-            counts[result] = counts.get(result, 0) + 1
-    return out
-
-
-def _span(ctx: Context, t: TraceInfo) -> str:
-    """Where a capture ran: `model.py:27-29` (one file), else both ends in full."""
-    begin = where(ctx, t.begin)
-    if t.end is None:
-        return f"{begin}, never ended"
-    end = where(ctx, t.end)
-    if begin.rsplit(":", 1)[0] == end.rsplit(":", 1)[0]:
-        return f"{begin}-{end.rsplit(':', 1)[1]}"
-    return f"{begin} to {end}"
 
 
 def _line(session: Session, file: str | None, line: int | None) -> str | None:

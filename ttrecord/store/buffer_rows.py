@@ -12,21 +12,33 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from ttrecord.store.reader import Session
 
-# The order of a map row's values (see `map_buffer_rows`).
-MAP_ROW_COLUMNS = (
-    "id", "address", "size", "alloc_seq", "free_seq", "alloc_phase", "page_size", "num_pages",
-    "tensor_id",
-)  # fmt: skip
-MapRow = tuple  # (id, address, size, alloc_seq, free_seq, alloc_phase, page_size, num_pages, tensor_id)
+
+
+class MapRow(NamedTuple):
+    """One buffer as the memory map draws it; read by name (a tuple, for cheap sorting)."""
+
+    id: int
+    address: int
+    size: int
+    alloc_seq: int
+    free_seq: int | None
+    alloc_phase: str | None
+    page_size: int | None
+    num_pages: int | None
+    tensor_id: int | None
+
+
+MAP_ROW_COLUMNS = MapRow._fields  # the columns selected, in MapRow's order
+_make = MapRow._make
 
 
 def map_buffer_rows(session: Session) -> dict[tuple[int, str], list[MapRow]]:
-    """(device, buffer type) -> its buffers as `MAP_ROW_COLUMNS` tuples, in allocation order
+    """(device, buffer type) -> its buffers as `MapRow`s, in allocation order
     (alloc_seq, then id)."""
     counts = session.query(
         "SELECT device, buffer_type, count(*) FROM buffers GROUP BY device, buffer_type"
@@ -34,30 +46,31 @@ def map_buffer_rows(session: Session) -> dict[tuple[int, str], list[MapRow]]:
     )
     columns = ", ".join(MAP_ROW_COLUMNS)
     if len(counts) == 1:
-        return {counts[0][:2]: session.query(f"SELECT {columns} FROM buffers ORDER BY alloc_seq, id")}
+        rows = session.query(f"SELECT {columns} FROM buffers ORDER BY alloc_seq, id")
+        return {(counts[0][0], counts[0][1]): list(map(_make, rows))}
     total = sum(n for *_, n in counts)
     out = {}
     for device, buffer_type, n in counts:
         # A type holding most buffers reads best through the alloc_seq index (already in the
         # order wanted); a small one through the (device, buffer_type) index and a sort.
         plus = "+" if 2 * n > total else ""
-        out[(device, buffer_type)] = session.query(
+        out[(device, buffer_type)] = list(map(_make, session.query(
             f"SELECT {columns} FROM buffers WHERE {plus}device = ? AND {plus}buffer_type = ?"
             " ORDER BY alloc_seq, id",
             (device, buffer_type),
-        )
+        )))  # fmt: skip
     return out
 
 
 def map_rows_by_id(session: Session, ids: Iterable[int]) -> dict[int, tuple[tuple[int, str], MapRow]]:
-    """buffer id -> ((device, buffer type), `MAP_ROW_COLUMNS` tuple) for those of `ids` that
+    """buffer id -> ((device, buffer type), `MapRow`) for those of `ids` that
     exist: the few buffers traces touched, without scanning all the rows for them."""
     rows = session.query(
         f"SELECT device, buffer_type, {', '.join(MAP_ROW_COLUMNS)} FROM buffers"
         " WHERE id IN (SELECT value FROM json_each(?))",
         (json.dumps(sorted(ids)),),
     )
-    return {r[2]: ((r[0], r[1]), r[2:]) for r in rows}
+    return {r[2]: ((r[0], r[1]), _make(r[2:])) for r in rows}
 
 
 def trace_execute_rows(session: Session) -> list[tuple[int, int | None, int | None]]:

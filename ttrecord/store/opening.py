@@ -45,3 +45,18 @@ def abnormal_message(p: Path, conn: sqlite3.Connection) -> str:
     hint = (f"; `ttrecord recover {p}` finishes it from its log"
             if liveness.log_path(p).exists() else "")  # fmt: skip
     return f"recording stopped abnormally {where}: the ttrecord run recording it is gone{hint}"
+
+
+def is_session_file(p: Path) -> bool:
+    """Whether a file is a ttrecord session (its session row says so); never raises."""
+    try:
+        with p.open("rb") as fh:
+            if fh.read(16) != b"SQLite format 3\x00":
+                return False
+        conn = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT format FROM session").fetchone() == ("ttrecord-session",)
+        finally:
+            conn.close()
+    except (OSError, sqlite3.Error):
+        return False

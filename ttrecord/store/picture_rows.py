@@ -6,14 +6,21 @@ rather than a query per buffer or per event.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from ttrecord.store.reader import Session
 
-# (buffer id, seq of the call that allocated it, that call's name, its callsite id,
-#  seq of the call that freed it, "shape dtype" of the tensor it was made for)
-OriginRow = tuple
+
+class OriginRow(NamedTuple):
+    """The user's calls behind one buffer."""
+
+    id: int
+    alloc_call: int | None  # seq of the call that allocated it
+    name: str | None  # that call's name
+    callsite: int | None  # and its callsite id
+    free_call: int | None  # seq of the call that freed it
+    tensor: str | None  # "shape dtype" of the tensor it was made for
 
 
 def buffer_origins(session: Session) -> dict[int, OriginRow]:
@@ -28,7 +35,7 @@ def buffer_origins(session: Session) -> dict[int, OriginRow]:
         " LEFT JOIN events p ON p.seq = coalesce(a.parent, a.seq)"
         " LEFT JOIN events f ON f.seq = b.free_seq"
     )
-    return {r[0]: r for r in rows}
+    return {r[0]: OriginRow._make(r) for r in rows}
 
 
 def phase_changes(session: Session) -> list[tuple[int, str]]:

@@ -21,6 +21,7 @@ from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, Status, Ten
 from ttrecord.findings import Finding, Severity
 from ttrecord.store import liveness, schema
 from ttrecord.store.opening import abnormal_message, connect_read_only
+from ttrecord.store.queries import AnalysisQueries, BufferLife, EagerCallGroup  # noqa: F401
 from ttrecord.store.buffer_rows import (  # noqa: F401  (re-exported)
     MAP_ROW_COLUMNS,
     MapRow,
@@ -70,16 +71,24 @@ def _shape(text: str | None) -> tuple[int, ...]:
     return tuple(json.loads(text)) if text else ()
 
 
+# Named, not `SELECT *`: a column added to the table must not shift what is read.
+_TENSOR_COLUMNS = (
+    "seq, role, tensor_id, storage, shape, dtype, layout, memory_config, device, buffer_type,"
+    " address, size"
+)
+
+
 def _tensor_ref(row: sqlite3.Row | tuple) -> TensorRef:
-    (_, _, _, tensor_id, storage, shape, dtype, layout, memcfg, _, device, btype, addr, size) = row
+    """A TensorRef from a `_TENSOR_COLUMNS` row."""
+    (_, _, tensor_id, storage, shape, dtype, layout, memcfg, device, btype, addr, size) = row
     buffer = None
     if addr is not None and btype is not None:
         buffer = BufferRef(device, btype, addr, size, None, None, tensor_id)
     return TensorRef(tensor_id, storage, _shape(shape), dtype, layout, memcfg, buffer)
 
 
-class Session:
-    """A read-only view of one session file."""
+class Session(AnalysisQueries):
+    """A read-only view of one session file (the analysis' set-based questions: `queries`)."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
@@ -140,7 +149,7 @@ class Session:
     def info(self) -> SessionInfo:
         cur = self._conn.execute("SELECT * FROM session")
         names = [d[0] for d in cur.description]
-        row = dict(zip(names, cur.fetchone()))
+        row = dict(zip(names, cur.fetchone(), strict=True))
         info = SessionInfo(
             path=str(self.path),
             id=row["id"],
@@ -266,7 +275,7 @@ class Session:
     def _attach_tensors(self, events: list[Event]) -> None:
         by_seq = {ev.seq: ev for ev in events}
         rows = self._query(
-            "SELECT * FROM tensors WHERE seq BETWEEN ? AND ? ORDER BY seq, role, pos",
+            f"SELECT {_TENSOR_COLUMNS} FROM tensors WHERE seq BETWEEN ? AND ? ORDER BY seq, role, pos",
             (min(by_seq), max(by_seq)),
         )
         ins: dict[int, list[TensorRef]] = {}

@@ -25,6 +25,7 @@ import sqlite_utils
 from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, SessionStatus, TensorRef
 from ttrecord.findings import Finding
 from ttrecord.store import prep, schema
+from ttrecord.store.lifetimes import BufferPairing
 
 _EVENT_SQL = (
     "INSERT OR REPLACE INTO events (seq, parent, t_ns, dur_ns, thread, kind, name, phase, device,"
@@ -61,8 +62,9 @@ class SessionWriter:
         schema.create(self.db)
         self._callsites: dict[CallSite, int] = {}
         self._site_objects: dict[int, tuple[CallSite, int]] = {}  # id(site) -> (site, row id)
-        self._live: dict[tuple[int, str, int], tuple[int, int]] = {}  # key -> (buffer id, size)
-        self._next_buffer = 1
+        # Alloc/free pairing (the rule the analysis uses too); rows go to _new_buffers.
+        self._pairing = BufferPairing(self._open_buffer, self._end_buffer)
+        self._live = self._pairing.live  # place -> (buffer id, size), read on the hot path
         self._traces: dict[tuple[int, int], int] = {}  # (device, trace_id) -> traces.id
         self._next_trace = 1
         self._trace_ops: dict[int, int] = {}
@@ -281,7 +283,7 @@ class SessionWriter:
                     ref.memory_config, None, None, None, None, None)  # fmt: skip
         device, buffer_type, address = buf.device, buf.buffer_type, buf.address
         live = self._live.get((device, buffer_type, address))
-        buffer_id = live[0] if live else self._open_buffer(buf, ev.seq, ev.phase)
+        buffer_id = live[0] if live else self._pairing.begin(buf, ev.seq, ev.phase)
         return (ev.seq, role, pos, ref.tensor_id, ref.storage, shape, ref.dtype, ref.layout,
                 ref.memory_config, buffer_id, device, buffer_type, address, buf.size)  # fmt: skip
 
@@ -291,9 +293,9 @@ class SessionWriter:
         """Keep buffers/traces/devices in step with the event; returns the event's buffer id."""
         kind = ev.kind
         if kind is Kind.ALLOC and ev.buffer is not None:
-            return self._alloc(ev.buffer, ev.seq, ev.phase)
+            return self._pairing.alloc(ev.buffer, ev.seq, ev.phase)
         if kind is Kind.FREE and ev.buffer is not None:
-            return self._free(ev.buffer, ev.seq)
+            return self._pairing.free(ev.buffer, ev.seq)
         if kind is Kind.OP and ev.phase is Phase.CAPTURE and ev.parent is None:
             row = self._traces.get((ev.device, ev.trace)) if ev.device is not None else None
             if row is not None:
@@ -316,9 +318,7 @@ class SessionWriter:
             self._conn.execute("UPDATE devices SET close_seq = ? WHERE id = ?", (ev.seq, ev.device))
         return None
 
-    def _open_buffer(self, buf: BufferRef, seq: int, phase: Phase) -> int:
-        buffer_id = self._next_buffer
-        self._next_buffer += 1
+    def _open_buffer(self, buffer_id: int, buf: BufferRef, seq: int, phase: Phase) -> None:
         row = [
             buffer_id,
             buf.device,
@@ -334,26 +334,6 @@ class SessionWriter:
         ]
         self._new_buffers.append(row)
         self._pending_buffers[buffer_id] = row
-        self._live[(buf.device, buf.buffer_type, buf.address)] = (buffer_id, buf.size)
-        return buffer_id
-
-    def _alloc(self, buf: BufferRef, seq: int, phase: Phase) -> int:
-        key = (buf.device, buf.buffer_type, buf.address)
-        live = self._live.get(key)
-        if live is not None:
-            if live[1] == buf.size:
-                # Seen first as a call's output, now confirmed by the allocator: one buffer.
-                return live[0]
-            # A free we never saw: the old buffer ended when this one took its address.
-            self._end_buffer(live[0], seq)
-        return self._open_buffer(buf, seq, phase)
-
-    def _free(self, buf: BufferRef, seq: int) -> int | None:
-        live = self._live.pop((buf.device, buf.buffer_type, buf.address), None)
-        if live is None:
-            return None
-        self._end_buffer(live[0], seq)
-        return live[0]
 
     def _begin_trace(self, ev: Event) -> None:
         row = self._next_trace
@@ -406,11 +386,20 @@ class SessionWriter:
 
 
 def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding],
-                     stamp: tuple[str, str] | None = None) -> int:  # fmt: skip
+                     stamp: tuple[str, str] | None = None,
+                     summary: dict[str, Any] | None = None) -> int:  # fmt: skip
     """Store the analysis' findings, replacing earlier ones, so viewers need not recompute.
     `stamp`: (analysis version, session fingerprint) they were computed with; readers reuse
-    the findings only while both still match (`Session.findings_stamp`)."""
-    db = sqlite_utils.Database(path)
+    the findings only while both still match (`Session.findings_stamp`). `summary`: the run
+    summary worked out with them (JSON-able), reused under the same stamp
+    (`Session.stored_summary`). A file that cannot be written raises SessionError (its
+    message is SQLite's reason)."""
+    from ttrecord.errors import SessionError
+
+    try:
+        db = sqlite_utils.Database(path)
+    except sqlite3.Error as exc:
+        raise SessionError(str(exc)) from None
     try:
         rows = [
             {
@@ -439,8 +428,15 @@ def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding],
                 " (analysis_version TEXT, fingerprint TEXT, stored_at REAL)"
             )
             db.execute("DELETE FROM findings_stamp")
+            # The run summary is only as current as the stamp it is stored under.
+            db.execute("CREATE TABLE IF NOT EXISTS run_summary (summary TEXT)")
+            db.execute("DELETE FROM run_summary")
             if stamp is not None:
                 db.execute("INSERT INTO findings_stamp VALUES (?, ?, ?)", (*stamp, time.time()))
+                if summary is not None:
+                    db.execute("INSERT INTO run_summary VALUES (?)", (_json(summary),))
         return len(rows)
+    except sqlite3.Error as exc:
+        raise SessionError(str(exc)) from None
     finally:
         db.close()

@@ -27,7 +27,7 @@ from textual.widgets import Footer, Header, Static
 
 from ttrecord.analysis.drift import CaptureSpec, DriftReport, OpPair, PairStatus, diff_targets
 from ttrecord.analysis.drift.model import CapturedOp, Tensor
-from ttrecord.analysis.drift.render import (
+from ttrecord.report.drift import (
     alignment_sentence,
     cause_sentence,
     fmt_change,

@@ -2,7 +2,7 @@
 
 Pure functions over the store's reader: `load_capture` reads one side, `diff_captures` turns two
 sides into a `DriftReport`, `diff_targets` does both for what the user named on the command line
-(or in the UI). Output lives in `render` (terminal) and `jsonfmt` (JSON); nothing here prints.
+(or in the UI). Output lives in `ttrecord.report.drift` (terminal) and `ttrecord.report.drift_json` (JSON); nothing here prints or imports rich.
 """
 
 from __future__ import annotations

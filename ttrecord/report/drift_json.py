@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 from ttrecord.jsonstream import ArrayWriter
 
-from .model import (
+from ttrecord.analysis.drift.model import (
     CapturedOp,
     CaptureRef,
     Cause,

@@ -13,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from .model import CapturedOp, DriftReport, FieldChange, PairStatus, Tensor
+from ttrecord.analysis.drift.model import CapturedOp, DriftReport, FieldChange, PairStatus, Tensor
 
 
 def fmt_value(field: str, value: Any) -> str:

@@ -1,0 +1,222 @@
+"""The set-based questions the analysis and the report ask of a session, as typed methods.
+
+`Session` inherits them (`reader.py` stays the paging API for viewers). Each answers for the
+whole run in a few indexed queries, so the analysis of a million-event session never
+materialises its eager ops, allocations and frees. The SQL behind the analysis lives here and
+nowhere else: a schema change is one edit in `ttrecord/store/`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+from ttrecord.errors import SessionError
+
+# Events every detector scans in full (see `analysis/loading.py`): every call that is not an
+# op or transfer, everything inside a capture or audit region.
+_CORE = (
+    "SELECT seq FROM events WHERE kind NOT IN ('op', 'alloc', 'free', 'h2d', 'd2h')"
+    " OR phase = 'capture' OR region IS NOT NULL"
+)
+# More of that selection a rule can ask for by name in `Rule.facts`.
+CORE_PARTS = {
+    "trace_buffers": "buffer IN (SELECT id FROM buffers WHERE buffer_type = 'TRACE')",
+    "prep_runs": "(phase = 'prep' AND kind = 'op' AND parent IS NULL)",
+    "compile_allocations": "(kind = 'alloc' AND parent IN (SELECT parent FROM events"
+    " WHERE kind = 'note' AND name = 'program_cache_miss'))",  # what a compiling call left
+}
+_LIFE = "b.alloc_seq, b.free_seq, b.id, b.device, b.buffer_type, b.address, b.size"
+# Buffer accesses outside captures, by which side of a call they are on.
+_ACCESS = {
+    "reads": "t.role = 'in' AND e.kind = 'd2h'",
+    "uses": "t.role = 'in'",
+    "writes": "(t.role = 'out' OR (t.role = 'in' AND e.kind = 'h2d'))",
+}
+_USER_CALL = "parent IS NULL AND callsite IS NOT NULL AND kind IN (SELECT value FROM json_each(?))"
+
+
+class BufferLife(NamedTuple):
+    """One stored buffer's lifetime and place."""
+
+    alloc_seq: int
+    free_seq: int | None
+    id: int
+    device: int
+    buffer_type: str
+    address: int
+    size: int
+
+
+class EagerCallGroup(NamedTuple):
+    """Eager or prep calls of one op at one call site with the same argument text."""
+
+    file: str
+    line: int
+    function: str
+    name: str
+    args: str  # JSON text as stored
+    first_seq: int
+    calls: int  # how many calls
+
+
+def _ids(values: Iterable[Any]) -> str:
+    return json.dumps(sorted(set(values)))
+
+
+class AnalysisQueries:
+    """Mixed into `Session`; every method runs on its read-only connection."""
+
+    def _query(self, sql: str, params: tuple | list = ()) -> list[tuple]:
+        raise NotImplementedError  # Session's
+
+    # -- what the detectors load ------------------------------------------------------------
+
+    def core_event_seqs(self, parts: Iterable[str] | None = None) -> list[int]:
+        """Seqs of the events every detector scans (trace calls, capture and audit-region
+        events, calls that are neither ops nor transfers) and the `CORE_PARTS` named (all of
+        them when None: what `report` reads)."""
+        names = CORE_PARTS.keys() if parts is None else parts
+        return [seq for (seq,) in self._query(
+            " OR ".join([_CORE, *(CORE_PARTS[n] for n in sorted(names))])
+        )]  # fmt: skip
+
+    def last_seq(self) -> int:
+        """The last event's seq (0 when there is none)."""
+        return self._query("SELECT max(seq) FROM events")[0][0] or 0
+
+    def free_seqs_of(self, alloc_seqs: Iterable[int]) -> set[int]:
+        """Seqs of the frees that ended the buffers these allocation events made."""
+        return {seq for (seq,) in self._query(
+            "SELECT b.free_seq FROM events e JOIN buffers b ON b.id = e.buffer"
+            " WHERE e.seq IN (SELECT value FROM json_each(?)) AND b.free_seq IS NOT NULL",
+            (_ids(alloc_seqs),),
+        )}  # fmt: skip
+
+    def buffers_allocated_within(self, windows: list[list[int]]) -> list[BufferLife]:
+        """Buffers allocated strictly inside any of these (after, before) seq windows."""
+        return [BufferLife(*r) for r in self._query(
+            f"SELECT {_LIFE} FROM json_each(?) w JOIN buffers b"
+            " ON b.alloc_seq > json_extract(w.value, '$[0]')"
+            " AND b.alloc_seq < json_extract(w.value, '$[1]')",
+            (json.dumps(windows),),
+        )]  # fmt: skip
+
+    def buffers_at(self, device: int | None, buffer_type: str | None,
+                   addresses: Iterable[int]) -> list[BufferLife]:  # fmt: skip
+        """Every buffer ever at these addresses of one device and buffer type, by the
+        (device, buffer_type, address) index."""
+        return [BufferLife(*r) for r in self._query(
+            f"SELECT {_LIFE} FROM buffers b WHERE b.device IS ? AND b.buffer_type IS ?"
+            " AND b.address IN (SELECT value FROM json_each(?))",
+            (device, buffer_type, _ids(addresses)),
+        )]  # fmt: skip
+
+    def new_device_tensors(self) -> list[tuple[int, int | None]]:
+        """(seq, buffer id) of the host-to-device calls (outside captures) that made a new
+        device tensor, which may be meant as a trace input."""
+        return self._query(
+            "SELECT t.seq, t.buffer FROM events e JOIN tensors t ON t.seq = e.seq"
+            " WHERE e.kind = 'h2d' AND e.phase != 'capture' AND t.role = 'out'"
+            " AND t.storage = 'device'"
+        )
+
+    def buffer_event_seqs(self, buffer_ids: Iterable[int]) -> list[int]:
+        """Seqs of the allocation and free events of these buffers."""
+        return [seq for (seq,) in self._query(
+            "SELECT seq FROM events WHERE buffer IN (SELECT value FROM json_each(?))",
+            (_ids(buffer_ids),),
+        )]  # fmt: skip
+
+    def first_writers(self, buffer_ids: Iterable[int]) -> list[int]:
+        """Seq of the first call that output each of these buffers (the call that made it)."""
+        return [seq for (seq,) in self._query(
+            "SELECT min(seq) FROM tensors WHERE role = 'out' AND buffer IN"
+            " (SELECT value FROM json_each(?)) GROUP BY buffer",
+            (_ids(buffer_ids),),
+        )]  # fmt: skip
+
+    # -- facts about the rest of the run -----------------------------------------------------
+
+    def buffer_accesses(self, buffer_ids: Iterable[int], which: str,
+                        skip_names: Iterable[str] = ()) -> list[tuple[int, int]]:  # fmt: skip
+        """(seq, buffer id) of the calls outside captures that access these buffers as device
+        tensors, in seq order: `which` is "reads" (device-to-host), "uses" (any input) or
+        "writes" (outputs, and the tensor a host-to-device copy fills), leaving out calls
+        named in `skip_names`."""
+        names = sorted(set(skip_names))
+        skip = f" AND e.name NOT IN ({','.join('?' * len(names))})" if names else ""
+        return self._query(
+            "SELECT DISTINCT t.seq, t.buffer FROM tensors t JOIN events e ON e.seq = t.seq"
+            " WHERE t.buffer IN (SELECT value FROM json_each(?)) AND t.storage = 'device'"
+            f" AND e.phase != 'capture' AND {_ACCESS[which]}{skip} ORDER BY t.seq",
+            (_ids(buffer_ids), *names),
+        )
+
+    def user_call_before(self, seq: int, kinds: Iterable[str]) -> int | None:
+        """Seq of the user's last call (top level, with a call site, of these kinds) before
+        `seq`: walks the primary key from `seq` down and stops at the first."""
+        rows = self._query(f"SELECT seq FROM events WHERE seq < ? AND {_USER_CALL}"
+                           " ORDER BY seq DESC LIMIT 1", (seq, _ids(kinds)))  # fmt: skip
+        return rows[0][0] if rows else None
+
+    def user_call_after(self, seq: int, kinds: Iterable[str]) -> int | None:
+        """Seq of the user's first call of these kinds after `seq`."""
+        rows = self._query(f"SELECT seq FROM events WHERE seq > ? AND {_USER_CALL}"
+                           " ORDER BY seq LIMIT 1", (seq, _ids(kinds)))  # fmt: skip
+        return rows[0][0] if rows else None
+
+    def eager_call_groups(self) -> list[EagerCallGroup]:
+        """The user's eager and prep op calls with arguments, grouped by call site, op name
+        and argument text."""
+        return [EagerCallGroup(*r) for r in self._query(
+            "SELECT c.file, c.line, c.function, e.name, e.args, min(e.seq), count(*)"
+            " FROM events e JOIN callsites c ON c.id = e.callsite"
+            " WHERE e.kind = 'op' AND e.parent IS NULL AND e.phase IN ('eager', 'prep')"
+            " AND e.args IS NOT NULL GROUP BY e.callsite, e.name, e.args"
+        )]  # fmt: skip
+
+    def last_eager_call(self, file: str, line: int, function: str, name: str,
+                        before: int) -> int | None:  # fmt: skip
+        """Seq of the last eager or prep call of op `name` at a call site before `before`."""
+        rows = self._query(
+            "SELECT max(e.seq) FROM events e JOIN callsites c ON c.id = e.callsite"
+            " WHERE c.file = ? AND c.line = ? AND c.function = ? AND e.name = ? AND e.kind = 'op'"
+            " AND e.parent IS NULL AND e.phase IN ('eager', 'prep') AND e.seq < ?",
+            (file, line, function, name, before),
+        )
+        return rows[0][0] if rows else None
+
+    # -- what the report reads ---------------------------------------------------------------
+
+    def last_raised_seq(self) -> int | None:
+        """Seq of the last call that raised, if any."""
+        return self._query("SELECT max(seq) FROM events WHERE status = 'raised'")[0][0]
+
+    def buffer_bytes(self, buffer_ids: Iterable[int]) -> dict[int, int]:
+        """buffer id -> its full size (page size x pages) for those with a page count."""
+        return {
+            buffer_id: page_size * num_pages
+            for buffer_id, page_size, num_pages in self._query(
+                "SELECT id, page_size, num_pages FROM buffers WHERE id IN"
+                " (SELECT value FROM json_each(?))",
+                (_ids(buffer_ids),),
+            )
+            if page_size and num_pages
+        }
+
+    def stored_summary(self) -> dict[str, Any] | None:
+        """The run summary stored with the findings (`replace_findings`), if any."""
+        try:
+            rows = self._query("SELECT summary FROM run_summary")
+        except SessionError:  # written before summaries were stored, or never checked
+            return None
+        return json.loads(rows[0][0]) if rows and rows[0][0] else None
+
+    def export_row_estimate(self) -> int:
+        """About how many rows an export writes: one per event and per allocation or free."""
+        return self._query(
+            "SELECT (SELECT count(*) FROM events)"
+            " + (SELECT count(*) + count(free_seq) FROM buffers)"
+        )[0][0]
