@@ -33,7 +33,8 @@ import ttrecord
 from ttrecord import audit
 from ttrecord.errors import TtrecordError
 from ttrecord.recorder import backend as backends
-from ttrecord.recorder.log import LogWriter, RecordType
+from ttrecord.recorder import records
+from ttrecord.recorder.log import LogWriter
 from ttrecord.recorder.proxy import install
 from ttrecord.recorder.recorder import Recorder
 from ttrecord.recorder.regions import AuditRegions
@@ -122,7 +123,7 @@ def _uncaught(log: LogWriter, exc: BaseException, code: int) -> int:
     tb = _without_recorder(exc.__traceback__)
     text = "".join(traceback.format_exception(type(exc), exc, tb))
     message = "" if isinstance(exc, KeyboardInterrupt) else str(exc)
-    log.write((RecordType.EXCEPTION, type(exc).__name__, message, text))
+    log.write(records.new_exception(type=type(exc).__name__, message=message, traceback=text))
     try:
         sys.excepthook(type(exc), exc.with_traceback(tb), tb)
     except BaseException:  # a failing hook: the interpreter prints both, so do we
@@ -140,8 +141,8 @@ def main() -> int:
     try:
         chosen = backends.choose(config["backend"])
     except TtrecordError as exc:
-        log.write((RecordType.EXCEPTION, "TtrecordError", str(exc), ""))
-        log.write((RecordType.EXIT, exc.exit_code))
+        log.write(records.new_exception(type="TtrecordError", message=str(exc), traceback=""))
+        log.write(records.new_exit(exit_code=exc.exit_code))
         return exc.exit_code  # the supervisor reports it
     print(f"ttrecord: backend {chosen.name} ({chosen.reason})", file=sys.stderr)
     if chosen.name == "emulator":  # spawned workers import the same backend (last resort:
@@ -150,7 +151,8 @@ def main() -> int:
         os.environ["PYTHONPATH"] = os.pathsep.join(
             [*filter(None, [os.environ.get("PYTHONPATH")]), shim])
         sys.path.append(shim)  # multiprocessing hands the parent's sys.path to its workers
-    log.write((RecordType.HEADER, chosen.name, chosen.reason, chosen.version, os.getpid()))
+    log.write(records.new_header(backend=chosen.name, backend_reason=chosen.reason,
+                                  ttnn_version=chosen.version, pid=os.getpid()))
 
     internal = [_TTRECORD_DIR, os.path.dirname(os.path.abspath(chosen.module.__file__))]
     recorder = Recorder(chosen.module, log, internal, config.get("stack_depth", 0),
@@ -183,7 +185,7 @@ def main() -> int:
         if recorder.regions is not None:
             recorder.regions.finish()
         recorder.finish()
-        log.write((RecordType.EXIT, outcome["code"]))
+        log.write(records.new_exit(exit_code=outcome["code"]))
 
     atexit.register(_close)
     code = 0
