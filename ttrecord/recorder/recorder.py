@@ -498,9 +498,10 @@ class Recorder(MemoryRecords):
             del regions[len(regions) - 1 - regions[::-1].index(name)]
         self.point("region_end", name, {"region": name, "instance": instance}, None, name)
 
-    def finish(self) -> None:
+    def finish(self, unwatch: bool = True) -> None:
         """Record the buffers freed since the last call (and any the allocator's full view
-        shows the ledger missed), stop watching Tensor deaths, then flush the log."""
+        shows the ledger missed), stop watching Tensor deaths (unless `unwatch` is False: the
+        pytest plugin records on after each test), then flush the log."""
         try:
             tl = self._thread()
             if self.verifier is not None:
@@ -511,5 +512,6 @@ class Recorder(MemoryRecords):
                     self.log.defer_many(records)
         except Exception:
             pass
-        self.unwatch()
+        if unwatch:
+            self.unwatch()
         self.log.flush()
