@@ -80,11 +80,8 @@ class SampleCache:
                 *run_args]  # fmt: skip
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         env.pop("TTRECORD_EMULATOR_FAULT", None)
-        # Its own empty folder as cwd: a sample writes nothing beside the session.
-        cwd = self.folder / f"{out.stem}.cwd"
-        cwd.mkdir(exist_ok=True)
-        try:
-            proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+        try:  # from the repository's root: session paths (SARIF URIs) are relative to it
+            proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
                                   env=env)  # fmt: skip
             result = {"args": args, "returncode": proc.returncode, "stdout": proc.stdout,
                       "stderr": proc.stderr}  # fmt: skip
