@@ -221,11 +221,9 @@ class _Recording(_Summary):
 
     def __init__(self, folder: Path, backend: Any, fail_on: str, verify_replay: bool = False) -> None:
         super().__init__(folder)
-        from ttrecord import audit
+        from ttrecord.recorder import setup
         from ttrecord.recorder.decode import Decoder
         from ttrecord.recorder.log import LogReader, LogWriter
-        from ttrecord.recorder.proxy import install
-        from ttrecord.recorder.recorder import Recorder
 
         self.fail_on = fail_on
         self.backend = backend
@@ -236,21 +234,11 @@ class _Recording(_Summary):
         self.log = LogWriter(str(self.log_path))
         self.reader = LogReader(str(self.log_path))
         self.decoder = Decoder()
-        internal = [os.path.dirname(os.path.abspath(audit.__file__)),
-                    os.path.dirname(os.path.abspath(self.backend.module.__file__))]  # fmt: skip
-        self.recorder = Recorder(self.backend.module, self.log, internal, stack_depth=3)
+        self.recording = setup.start(backend, self.log,
+                                     setup.Options(stack_depth=3, verify_replay=verify_replay))  # fmt: skip
+        self.recorder = self.recording.recorder  # `with ttrecord.region(...)` in tests works too
         self.verify_replay = verify_replay
-        if verify_replay:
-            self.recorder.verifier = self._verifier()
-        self.installation = install(self.backend.module, self.recorder)
-        audit._recorder = self.recorder  # `with ttrecord.region(...)` in tests works too
-        self.audits: dict[tuple[str, ...], Any] = {}  # names -> AuditRegions, made once each
         self.current: _Test | None = None
-
-    def _verifier(self) -> Any:
-        from ttrecord.recorder.verify import Verifier
-
-        return Verifier(self.recorder)
 
     def pytest_report_header(self) -> str:
         b = self.backend
@@ -262,13 +250,9 @@ class _Recording(_Summary):
         self.close()
 
     def close(self) -> None:
-        from ttrecord import audit
-
         if self.log_path is None:
             return
-        audit._recorder = None
-        self.installation.uninstall()
-        self.log.close()
+        self.recording.stop()
         self.reader.close()
         if not os.environ.get("TTRECORD_KEEP_LOG"):
             self.log_path.unlink(missing_ok=True)
@@ -277,7 +261,7 @@ class _Recording(_Summary):
     def _drain(self) -> list[Any]:
         from ttrecord.events import Status
 
-        self.recorder.finish()  # buffers freed since the last call, then flush
+        self.recorder.finish(unwatch=False)  # buffers freed since the last call, then flush
         self.decoder.feed(self.reader.read())
         self.decoder.close_open_calls(Status.DIED)
         return self.decoder.ready()
@@ -308,16 +292,9 @@ class _Recording(_Summary):
                               "pytest": {"nodeid": item.nodeid,
                                          "worker": os.environ.get("PYTEST_XDIST_WORKER")}})  # fmt: skip
         self.current = _Test(item.nodeid, path, writer, regions, fail_on)
-        self._audit(regions)
-        if kwargs.get("verify_replay") and self.recorder.verifier is None:
-            self.recorder.verifier = self._verifier()  # for this test only
-
-    def _audit(self, regions: tuple[str, ...]) -> None:
-        from ttrecord.recorder.regions import AuditRegions
-
-        if regions and regions not in self.audits:
-            self.audits[regions] = AuditRegions(list(regions), self.recorder)
-        self.recorder.regions = self.audits.get(regions) if regions else None
+        self.recording.audit(regions)
+        if kwargs.get("verify_replay"):
+            self.recording.verify(True)  # for this test only
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
@@ -331,12 +308,9 @@ class _Recording(_Summary):
         if call.when not in ("setup", "call"):
             return
         self.current = None
-        if self.recorder.regions is not None:
-            self.recorder.regions.finish()
-            self.recorder.regions = None
-        if self.recorder.verifier is not None and not self.verify_replay:
-            self.recorder.verifier.drop_all()
-            self.recorder.verifier = None
+        self.recording.end_audit()
+        if not self.verify_replay:
+            self.recording.verify(False)
         try:
             findings = self._finish(test, report, call)
         except Exception as exc:  # never let the recorder's trouble hide the test's result
@@ -372,7 +346,7 @@ class _Recording(_Summary):
 
     def _scoped(self, events: list[Any], regions: tuple[str, ...]) -> list[Any]:
         """Drop audit-region marks of regions another test asked for (their wrappers stay)."""
-        foreign = {name for names in self.audits for name in names} - set(regions)
+        foreign = {name for names in self.recording.audits for name in names} - set(regions)
         if not foreign:
             return events
         from ttrecord.events import Kind

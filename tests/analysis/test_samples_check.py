@@ -18,6 +18,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from tests.recorded_samples import SAMPLE_FLAGS
 from ttrecord.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,19 +51,14 @@ def expected_severities(sample: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def sessions(tmp_path_factory) -> dict[str, Path]:
+def sessions(tmp_path_factory, sample_cache) -> dict[str, Path]:
     if not TTRECORD.exists() or not SAMPLES.is_dir():
         pytest.skip("needs the ttrecord script and samples/")
     folder = tmp_path_factory.mktemp("recorded")
 
     def record(sample: str) -> tuple[str, Path]:
-        out = folder / f"{sample}.db"
-        subprocess.run(
-            [str(TTRECORD), "run", "--backend", "emulator", "--timeout", "120", "-o", str(out),
-             str(SAMPLES / f"{sample}.py")],
-            cwd=ROOT, capture_output=True, timeout=180,
-        )  # fmt: skip
-        return sample, out
+        run = sample_cache.get(sample, *SAMPLE_FLAGS.get(sample, []))  # once per test run
+        return sample, run.copy_to(folder, f"{sample}.db")
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         return dict(pool.map(record, HAZARDS + CLEAN))

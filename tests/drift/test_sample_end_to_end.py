@@ -1,6 +1,5 @@
 """End to end: record samples/address_drift.py with `ttrecord run` and diff its captures."""
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,17 +14,13 @@ def _line_of(text: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory):
-    """The sample recorded twice (both runs at once): plain, and with --extra-alloc."""
+def recorded(tmp_path_factory, sample_cache):
+    """The sample recorded twice (once per test run): plain, and with --extra-alloc."""
     tmp = tmp_path_factory.mktemp("drift_sample")
-    runs = {name: subprocess.Popen(
-                [*TTRECORD, "run", "--backend", "emulator", "-o", str(tmp / name), str(SAMPLE),
-                 *args],
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for name, args in (("plain.db", []), ("extra.db", ["--extra-alloc"]))}  # fmt: skip
-    for proc in runs.values():
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
+    for name, args in (("plain.db", ()), ("extra.db", ("--extra-alloc",))):
+        run = sample_cache.get(SAMPLE, program_args=args)
+        assert run.returncode == 0, run.stderr
+        run.copy_to(tmp, name)
     return tmp / "plain.db", tmp / "extra.db"
 
 

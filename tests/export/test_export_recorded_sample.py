@@ -6,8 +6,6 @@ ttnn's TT_FATAL there, so the session ends in error with the readback as a raise
 
 import json
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,13 +21,10 @@ SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "readback_in_capture.
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("recorded") / "readback.db"
-    proc = subprocess.run(
-        [sys.executable, "-m", "ttrecord", "run", "--backend", "emulator", "-o", str(out),
-         str(SAMPLE)], capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert out.exists(), proc.stderr
+def recorded(tmp_path_factory, sample_cache) -> Path:
+    run = sample_cache.get(SAMPLE)  # recorded once per test run
+    out = run.copy_to(tmp_path_factory.mktemp("recorded"), "readback.db")
+    assert out.exists(), run.stderr
     with Session.open(out) as s:
         replace_findings(out, analyze(s))
     return out

@@ -16,11 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.recorded_samples import SAMPLE_FLAGS, SampleCache
+
+__all__ = ["SAMPLE_FLAGS"]
+
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "samples"
 TTRECORD = [sys.executable, "-m", "ttrecord"]
-# Samples that end badly on purpose get their own flags.
-SAMPLE_FLAGS = {"hang_in_replay": ["--timeout", "3"]}
 
 
 @dataclass
@@ -57,14 +59,21 @@ def record(script: str | Path, tmp: Path, *flags: str, program_args: tuple[str, 
 
 
 class _Samples:
-    """Samples recorded in the background, two at a time; indexing waits for one."""
+    """Samples recorded in the background, two at a time; indexing waits for one. The
+    recordings come from the run's shared cache (each sample is recorded once per test run);
+    each test module's fixture gets its own copies of the session files."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, cache: SampleCache, tmp: Path) -> None:
         self._pool = ThreadPoolExecutor(max_workers=2)
-        self._futures = {
-            p.stem: self._pool.submit(record, p, tmp, *SAMPLE_FLAGS.get(p.stem, []))
-            for p in sorted(SAMPLES.glob("*.py"))
-        }
+        names = sorted(p.stem for p in SAMPLES.glob("*.py"))
+        if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+            names.reverse()  # another worker starts from the other end: less waiting
+        self._futures = {n: self._pool.submit(self._get, cache, n, tmp) for n in names}
+
+    @staticmethod
+    def _get(cache: SampleCache, name: str, tmp: Path) -> Recorded:
+        run = cache.get(name, *SAMPLE_FLAGS.get(name, []))
+        return Recorded(run.completed(), run.copy_to(tmp, f"{name}.db"))
 
     def __getitem__(self, name: str) -> Recorded:
         return self._futures[name].result()
@@ -74,9 +83,9 @@ class _Samples:
 
 
 @pytest.fixture(scope="session")
-def samples(tmp_path_factory: pytest.TempPathFactory):
+def samples(sample_cache: SampleCache, tmp_path_factory: pytest.TempPathFactory):
     """Every sample recorded with --backend emulator, by sample name."""
-    recorded = _Samples(tmp_path_factory.mktemp("samples"))
+    recorded = _Samples(sample_cache, tmp_path_factory.mktemp("samples"))
     yield recorded
     recorded.close()
 

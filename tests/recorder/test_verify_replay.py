@@ -8,20 +8,23 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from tests.recorder.conftest import PROLOGUE, SAMPLE_FLAGS, SAMPLES, record, run_ttrecord
+from tests.recorder.conftest import PROLOGUE, SAMPLE_FLAGS, SAMPLES, Recorded, record, run_ttrecord
 
 SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.py"))
 CORRUPTING = {"alloc_after_capture", "freed_input"}
 
 
 @pytest.fixture(scope="module")
-def verified(tmp_path_factory):
-    """Every sample recorded with --verify-replay, by name."""
+def verified(tmp_path_factory, sample_cache):
+    """Every sample recorded with --verify-replay, by name (once per test run)."""
     tmp = tmp_path_factory.mktemp("verified")
+
+    def get(name: str) -> Recorded:
+        run = sample_cache.get(name, "--verify-replay", *SAMPLE_FLAGS.get(name, []))
+        return Recorded(run.completed(), run.copy_to(tmp, f"{name}.db"))
+
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(record, SAMPLES / f"{name}.py", tmp, "--verify-replay",
-                                     *SAMPLE_FLAGS.get(name, []))  # fmt: skip
-                   for name in SAMPLE_NAMES}  # fmt: skip
+        futures = {name: pool.submit(get, name) for name in SAMPLE_NAMES}
         return {name: f.result() for name, f in futures.items()}
 
 

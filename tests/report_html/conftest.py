@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from report_browser import Browser, find_chromium
-from report_samples import SAMPLES, html_report, record
+from report_samples import html_report
 
 
 @pytest.fixture(scope="session")
@@ -33,9 +33,9 @@ def browser(chromium):
 
 
 @pytest.fixture(scope="session")
-def sample_reports(tmp_path_factory) -> dict[str, Path]:
+def sample_reports(tmp_path_factory, sample_cache) -> dict[str, Path]:
     """name -> HTML report of that sample, recorded once per test run."""
     folder = tmp_path_factory.mktemp("samples")
     names = ("alloc_after_capture", "clean_decode", "readback_in_capture", "overlapping_traces",
              "crash_in_replay")  # fmt: skip
-    return {n: html_report(record(SAMPLES / f"{n}.py", folder)) for n in names}
+    return {n: html_report(sample_cache.get(n).copy_to(folder, f"{n}.db")) for n in names}

@@ -1,8 +1,6 @@
 """A session recorded with `--verify-replay`: the replay's divergence is a finding the UI opens
 like any other, with the values that prove it."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,13 +13,11 @@ SAMPLE = Path(__file__).resolve().parents[2] / "samples" / "alloc_after_capture.
 
 
 @pytest.fixture(scope="module")
-def verified(tmp_path_factory):
+def verified(tmp_path_factory, sample_cache):
     folder = tmp_path_factory.mktemp("verified")
-    run = subprocess.run(
-        [sys.executable, "-m", "ttrecord", "run", "--backend", "emulator", "--verify-replay", "-o",
-         "v.db", str(SAMPLE)], cwd=folder, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    run = sample_cache.get(SAMPLE, "--verify-replay")  # recorded once per test run
     assert run.returncode == 0, run.stderr
+    run.copy_to(folder, "v.db")
     return folder
 
 

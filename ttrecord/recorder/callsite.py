@@ -13,7 +13,8 @@ import os
 import sys
 from types import CodeType, FrameType
 
-from ttrecord.recorder.log import LogWriter, RecordType
+from ttrecord.recorder.log import LogWriter
+from ttrecord.recorder.records import new_site
 
 _getframe = sys._getframe
 
@@ -121,7 +122,6 @@ class CallSites:
         self._codes.append(f.f_code)
         self._codes.extend(c.f_code for c in callers)
         stack = tuple((c.f_code.co_filename, c.f_lineno, _function_name(c.f_code)) for c in callers)
-        self._log.defer(
-            (RecordType.SITE, sid, f.f_code.co_filename, f.f_lineno, _function_name(f.f_code), stack)
-        )
+        self._log.defer(new_site(site_id=sid, file=f.f_code.co_filename, line=f.f_lineno,
+                                 function=_function_name(f.f_code), stack=stack))
         return sid

@@ -30,13 +30,11 @@ from types import TracebackType
 from typing import Any
 
 import ttrecord
-from ttrecord import audit
 from ttrecord.errors import TtrecordError
 from ttrecord.recorder import backend as backends
-from ttrecord.recorder.log import LogWriter, RecordType
-from ttrecord.recorder.proxy import install
-from ttrecord.recorder.recorder import Recorder
-from ttrecord.recorder.regions import AuditRegions
+from ttrecord.recorder import records
+from ttrecord.recorder.log import LogWriter
+from ttrecord.recorder import setup
 
 _TTRECORD_DIR = os.path.dirname(os.path.abspath(ttrecord.__file__))
 _RECORDER_DIR = os.path.join(_TTRECORD_DIR, "recorder") + os.sep
@@ -122,7 +120,7 @@ def _uncaught(log: LogWriter, exc: BaseException, code: int) -> int:
     tb = _without_recorder(exc.__traceback__)
     text = "".join(traceback.format_exception(type(exc), exc, tb))
     message = "" if isinstance(exc, KeyboardInterrupt) else str(exc)
-    log.write((RecordType.EXCEPTION, type(exc).__name__, message, text))
+    log.write(records.new_exception(type=type(exc).__name__, message=message, traceback=text))
     try:
         sys.excepthook(type(exc), exc.with_traceback(tb), tb)
     except BaseException:  # a failing hook: the interpreter prints both, so do we
@@ -140,8 +138,8 @@ def main() -> int:
     try:
         chosen = backends.choose(config["backend"])
     except TtrecordError as exc:
-        log.write((RecordType.EXCEPTION, "TtrecordError", str(exc), ""))
-        log.write((RecordType.EXIT, exc.exit_code))
+        log.write(records.new_exception(type="TtrecordError", message=str(exc), traceback=""))
+        log.write(records.new_exit(exit_code=exc.exit_code))
         return exc.exit_code  # the supervisor reports it
     print(f"ttrecord: backend {chosen.name} ({chosen.reason})", file=sys.stderr)
     if chosen.name == "emulator":  # spawned workers import the same backend (last resort:
@@ -150,20 +148,14 @@ def main() -> int:
         os.environ["PYTHONPATH"] = os.pathsep.join(
             [*filter(None, [os.environ.get("PYTHONPATH")]), shim])
         sys.path.append(shim)  # multiprocessing hands the parent's sys.path to its workers
-    log.write((RecordType.HEADER, chosen.name, chosen.reason, chosen.version, os.getpid()))
+    log.write(records.new_header(backend=chosen.name, backend_reason=chosen.reason,
+                                  ttnn_version=chosen.version, pid=os.getpid()))
 
-    internal = [_TTRECORD_DIR, os.path.dirname(os.path.abspath(chosen.module.__file__))]
-    recorder = Recorder(chosen.module, log, internal, config.get("stack_depth", 0),
-                        callsites=config.get("callsites", True))  # fmt: skip
-    recorder.temporaries.enabled &= config.get("graph_capture", True)
-    if config.get("audit_regions"):
-        recorder.regions = AuditRegions(config["audit_regions"], recorder)
-    if config.get("verify_replay"):
-        from ttrecord.recorder.verify import Verifier
-
-        recorder.verifier = Verifier(recorder)
-    install(chosen.module, recorder)
-    audit._recorder = recorder
+    recording = setup.start(chosen, log, setup.Options(
+        stack_depth=config.get("stack_depth", 0), callsites=config.get("callsites", True),
+        graph_capture=config.get("graph_capture", True),
+        audit_regions=config.get("audit_regions") or (),
+        verify_replay=bool(config.get("verify_replay"))))  # fmt: skip
 
     # Durability: a program that leaves through os._exit still gets its queued records (the
     # ends of calls are written when they return; only trailing frees can be queued).
@@ -180,10 +172,8 @@ def main() -> int:
     def _close() -> None:
         # Registered first, so it runs last: after the interpreter joined the program's
         # threads and ran the program's own atexit handlers, whose ttnn calls are in the log.
-        if recorder.regions is not None:
-            recorder.regions.finish()
-        recorder.finish()
-        log.write((RecordType.EXIT, outcome["code"]))
+        recording.finish()
+        log.write(records.new_exit(exit_code=outcome["code"]))
 
     atexit.register(_close)
     code = 0

@@ -14,13 +14,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, Status, TensorRef
-from ttrecord.recorder.log import RecordType
+from ttrecord.recorder.records import (
+    RECORDS, Begin, BufferDesc, BufferSpan, End, Point, RecordType, Site, TensorDesc,
+)
 
 
 _tensors: dict[tuple, TensorRef] = {}  # description -> its (frozen) TensorRef
 _KINDS = {k.value: k for k in Kind}  # Kind(value) runs Enum's Python-level lookup
 _PHASES = {p.value: p for p in Phase}
 _STATUSES = {s.value: s for s in Status}
+_RECORDS = RECORDS
+_BEGIN, _END, _POINT = RecordType.BEGIN, RecordType.END, RecordType.POINT
 
 
 def _tensor(desc: tuple) -> TensorRef:
@@ -29,12 +33,14 @@ def _tensor(desc: tuple) -> TensorRef:
     hit = _tensors.get(desc)
     if hit is not None:
         return hit
-    tid, storage, shape, dtype, layout, memory_config, buf = desc
+    d = TensorDesc._make(desc)
     buffer = None
-    if buf is not None:
-        device, btype, address, size, page_size, num_pages = buf
-        buffer = BufferRef(device, btype, address, size, page_size, num_pages, tensor_id=tid)
-    ref = TensorRef(tid, storage, tuple(shape), dtype, layout, memory_config, buffer)
+    if d.buffer is not None:
+        b = BufferDesc._make(d.buffer)
+        buffer = BufferRef(b.device, b.buffer_type, b.address, b.size, b.page_size, b.num_pages,
+                           tensor_id=d.tensor_id)  # fmt: skip
+    ref = TensorRef(d.tensor_id, d.storage, tuple(d.shape), d.dtype, d.layout, d.memory_config,
+                    buffer)  # fmt: skip
     if len(_tensors) > 200_000:
         _tensors.clear()
     _tensors[desc] = ref
@@ -45,8 +51,8 @@ def _tensor(desc: tuple) -> TensorRef:
 class ProgramEnd:
     """What the child said about how the program ended."""
 
-    header: tuple | None = None
-    exception: tuple | None = None  # (type, message, traceback)
+    header: Any = None  # records.Header
+    exception: Any = None  # records.ProgramException
     exit_code: int | None = None
     stopped: str | None = None  # why the child stopped recording (its log could not grow)
 
@@ -54,33 +60,35 @@ class ProgramEnd:
 @dataclass
 class Decoder:
     sites: dict[int, CallSite] = field(default_factory=dict)
-    open_calls: dict[int, tuple] = field(default_factory=dict)  # seq -> BEGIN record
+    open_calls: dict[int, Begin] = field(default_factory=dict)  # seq -> its Begin record
     end: ProgramEnd = field(default_factory=ProgramEnd)
     _ready: list[tuple[int, Event]] = field(default_factory=list)  # heap by seq
     released = 0
 
     def feed(self, records: Any) -> None:
-        for rec in records:
-            tag = rec[0]
-            if tag == RecordType.BEGIN:
-                self.open_calls[rec[1]] = rec
-            elif tag == RecordType.END:
-                begin = self.open_calls.pop(rec[1], None)
+        for raw in records:
+            rec = _RECORDS[raw[0]]._make(raw)  # records.decode, inlined (per record)
+            tag = raw[0]
+            if tag == _BEGIN:
+                self.open_calls[rec.seq] = rec
+            elif tag == _END:
+                begin = self.open_calls.pop(rec.seq, None)
                 if begin is not None:
                     self._push(self._call(begin, rec))
-            elif tag == RecordType.POINT:
+            elif tag == _POINT:
                 self._push(self._point(rec))
             elif tag == RecordType.SITE:
-                _, sid, file, line, function, stack = rec
-                self.sites[sid] = CallSite(file, line, function, tuple(tuple(s) for s in stack))
+                site: Site = rec
+                self.sites[site.site_id] = CallSite(site.file, site.line, site.function,
+                                                    tuple(tuple(s) for s in site.stack))  # fmt: skip
             elif tag == RecordType.HEADER:
                 self.end.header = rec
             elif tag == RecordType.EXCEPTION:
-                self.end.exception = rec[1:]
+                self.end.exception = rec
             elif tag == RecordType.EXIT:
-                self.end.exit_code = rec[1]
+                self.end.exit_code = rec.exit_code
             elif tag == RecordType.STOPPED:
-                self.end.stopped = rec[1]
+                self.end.stopped = rec.reason
 
     def _push(self, ev: Event) -> None:
         heapq.heappush(self._ready, (ev.seq, ev))
@@ -109,38 +117,38 @@ class Decoder:
         self.open_calls.clear()
         return last_user if last_user is not None else last_any
 
-    def _call(self, b: tuple, e: tuple | None) -> Event:
-        (_, seq, parent, t, thread, kind, name, phase, device, cq, trace, site, args, inputs,
-         region) = b  # fmt: skip
+    def _call(self, b: Begin, e: End | None) -> Event:
         ev = Event(
-            seq=seq, kind=_KINDS.get(kind) or Kind(kind), name=name,
-            phase=_PHASES.get(phase) or Phase(phase), t_ns=t, thread=thread,
-            device=device, cq=cq, trace=trace, parent=parent,
-            callsite=self.sites.get(site) if site is not None else None,
-            args=dict(args) if args else None, inputs=tuple(_tensor(d) for d in inputs),
-            region=region,
+            seq=b.seq, kind=_KINDS.get(b.kind) or Kind(b.kind), name=b.name,
+            phase=_PHASES.get(b.phase) or Phase(b.phase), t_ns=b.t_ns, thread=b.thread,
+            device=b.device, cq=b.cq, trace=b.trace, parent=b.parent,
+            callsite=self.sites.get(b.site_id) if b.site_id is not None else None,
+            args=dict(b.args) if b.args else None, inputs=tuple(_tensor(d) for d in b.inputs),
+            region=b.region,
         )  # fmt: skip
         if e is not None:
-            _, _, t_end, status, error, outputs, e_device, e_trace, extra = e
-            ev.dur_ns = t_end - t
-            ev.status = _STATUSES.get(status) or Status(status)
-            ev.error = error
-            ev.outputs = tuple(_tensor(d) for d in outputs)
-            if e_device is not None:
-                ev.device = e_device
-            if e_trace is not None:
-                ev.trace = e_trace
-            if extra:
-                ev.args = {**(ev.args or {}), **extra}
+            ev.dur_ns = e.t_ns - b.t_ns
+            ev.status = _STATUSES.get(e.status) or Status(e.status)
+            ev.error = e.error
+            ev.outputs = tuple(_tensor(d) for d in e.outputs)
+            if e.device is not None:
+                ev.device = e.device
+            if e.trace is not None:
+                ev.trace = e.trace
+            if e.extra:
+                ev.args = {**(ev.args or {}), **e.extra}
         return ev
 
-    def _point(self, p: tuple) -> Event:
-        _, seq, parent, t, thread, kind, name, phase, device, trace, site, args, region, buf = p
-        buffer = BufferRef(buf[0], buf[1], buf[2], buf[3]) if buf is not None else None
+    def _point(self, p: Point) -> Event:
+        buf = p.buffer
+        buffer = None
+        if buf is not None:
+            b = BufferSpan._make(buf[:4])
+            buffer = BufferRef(b.device, b.buffer_type, b.address, b.size)
         return Event(
-            seq=seq, kind=_KINDS.get(kind) or Kind(kind), name=name,
-            phase=_PHASES.get(phase) or Phase(phase), t_ns=t, thread=thread,
-            device=device, trace=trace, parent=parent,
-            callsite=self.sites.get(site) if site is not None else None,
-            args=dict(args) if args else None, buffer=buffer, region=region,
+            seq=p.seq, kind=_KINDS.get(p.kind) or Kind(p.kind), name=p.name,
+            phase=_PHASES.get(p.phase) or Phase(p.phase), t_ns=p.t_ns, thread=p.thread,
+            device=p.device, trace=p.trace, parent=p.parent,
+            callsite=self.sites.get(p.site_id) if p.site_id is not None else None,
+            args=dict(p.args) if p.args else None, buffer=buffer, region=p.region,
         )  # fmt: skip

@@ -9,8 +9,8 @@ call costs one `marshal.dumps` and one copy, made before control enters ttnn.
 
 Format: a 16-byte header (the committed end offset as a little-endian u64, then the magic
 b"TTRLOG01"), then a sequence of frames, each a 4-byte little-endian length followed by that
-many bytes of `marshal` data: a record (a tuple whose first item is a one-letter record type,
-see RecordType) or a list of records written together. The writer copies a frame in, then
+many bytes of `marshal` data: a record (a plain tuple whose first item is a one-letter tag;
+every kind's fields are declared in records.py) or a list of records written together. The writer copies a frame in, then
 moves the committed offset past it; the reader reads only up to that offset, so the zeroed
 room the file is grown by is never mistaken for records. A truncated last frame is ignored.
 
@@ -32,6 +32,10 @@ import sys
 import threading
 from collections.abc import Iterator
 
+from ttrecord.recorder.records import RecordType, new_stopped
+
+__all__ = ["LogReader", "LogWriter", "RecordType", "encode"]
+
 _LEN = struct.Struct("<I")
 _END = struct.Struct("<Q")
 _dumps = marshal.dumps
@@ -46,21 +50,6 @@ _DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
 
 RESERVE = 4096  # kept free at the end of the mapping for the STOPPED record
 _NO_FALLOCATE = {errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
-
-
-class RecordType:
-    """First item of every record tuple. Field order is documented at each producer."""
-
-    HEADER = "H"  # (H, backend, backend_reason, ttnn_version, pid)
-    SITE = "S"  # (S, site_id, file, line, function, stack)
-    BEGIN = "B"  # (B, seq, parent, t_ns, thread, kind, name, phase, device, cq, trace,
-    #               site_id, args, inputs, region)
-    END = "E"  # (E, seq, t_ns, status, error, outputs, device, trace)
-    POINT = "P"  # (P, seq, parent, t_ns, thread, kind, name, phase, device, trace, site_id,
-    #               args, region, buffer)  -- alloc/free/warning/region events
-    EXCEPTION = "X"  # (X, type, message, traceback)
-    EXIT = "Z"  # (Z, exit_code)
-    STOPPED = "T"  # (T, reason)  -- recording stopped (the log cannot grow); nothing follows
 
 
 def encode(record: tuple) -> bytes:
@@ -228,7 +217,7 @@ class LogWriter:
             except (OSError, ValueError):
                 m = None
         if m is not None:
-            frame = encode((RecordType.STOPPED, reason[:1000]))
+            frame = encode(new_stopped(reason=reason[:1000]))
             end = self._end + len(frame)
             if end <= len(m):
                 m[self._end : end] = frame

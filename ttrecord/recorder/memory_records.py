@@ -7,9 +7,8 @@ import time
 from typing import Any
 
 from ttrecord.events import Phase
-from ttrecord.recorder.log import RecordType
+from ttrecord.recorder.records import new_point
 
-_P = RecordType.POINT
 _EAGER, _CAPTURE, _REPLAY = Phase.EAGER.value, Phase.CAPTURE.value, Phase.REPLAY.value
 _now = time.monotonic_ns
 _SNAPSHOT = {"snapshot": True}  # args of a buffer event only the allocator's full view showed
@@ -48,8 +47,9 @@ class MemoryRecords:
             else:
                 ph, tr = phase, trace
             args = change[2] if len(change) > 2 else None
-            records.append((_P, next(seqs), parent, t, tid, kind, kind, ph, dev, tr,
-                            None, args, region, buf))  # fmt: skip
+            records.append(new_point(seq=next(seqs), parent=parent, t_ns=t, thread=tid, kind=kind,
+                                     name=kind, phase=ph, device=dev, trace=tr, site_id=None,
+                                     args=args, region=region, buffer=buf))
         return records
 
     def _reconcile(self, changes: list) -> None:
@@ -79,8 +79,10 @@ class MemoryRecords:
             if (buf[0], buf[1], buf[2]) in live:
                 continue
             for kind in ("alloc", "free"):
-                self.log.defer((_P, next(self._seq), parent, t, tid, kind, kind, phase, buf[0],
-                                trace, None, {"temporary": True}, region, buf))  # fmt: skip
+                self.log.defer(new_point(
+                    seq=next(self._seq), parent=parent, t_ns=t, thread=tid, kind=kind, name=kind,
+                    phase=phase, device=buf[0], trace=trace, site_id=None,
+                    args={"temporary": True}, region=region, buffer=buf))
 
     def _cache_grew(self) -> int:
         """How many entries the program cache gained since the last check (a compile: kernel

@@ -21,7 +21,7 @@ import os
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from ttrecord.events import Kind, Phase
 from ttrecord.recorder import lifetimes
@@ -29,14 +29,15 @@ from ttrecord.recorder.allocations import Devices
 from ttrecord.recorder.callsite import CallSites
 from ttrecord.recorder.classify import refine
 from ttrecord.recorder.ledger import Ledger
-from ttrecord.recorder.log import LogWriter, RecordType
+from ttrecord.recorder.log import LogWriter
 from ttrecord.recorder.memory_records import MemoryRecords
+from ttrecord.recorder.records import TENSOR_BUFFER as _BUF
+from ttrecord.recorder.records import new_begin, new_end, new_point
 from ttrecord.recorder.temporaries import Temporaries
 from ttrecord.recorder.tensors import TensorDescriber, describe_torch
 
 _SCALARS = frozenset({int, float, bool, str})
 _KEYS = tuple(str(i) for i in range(64))
-_B, _E, _P = RecordType.BEGIN, RecordType.END, RecordType.POINT
 _EAGER, _CAPTURE, _REPLAY = Phase.EAGER.value, Phase.CAPTURE.value, Phase.REPLAY.value
 # Calls that never allocate or free: a buffer change they reveal would be a free by garbage
 # collection, which the next call's snapshot places just as well (snapshot-per-call fallback).
@@ -56,6 +57,24 @@ def _trace_id(value: Any) -> int | None:
         return int(value)
     except (TypeError, ValueError):
         return None
+
+
+class CallState(NamedTuple):
+    """What `_begin` hands to `_end` (and the replay verifier) about a user call in flight."""
+
+    seq: int
+    kind: Kind
+    phase: str
+    trace: int | None
+    device: int | None
+    tid: int
+    region: str | None
+    graphed: bool  # temporaries are being captured (ttnn.graph) for this call
+    held: list  # (device tensor, its buffer) of the inputs, to see which the call freed
+
+
+# Builds a CallState without NamedTuple's Python-level __new__ (0.3 us per call saved).
+_new_state = tuple.__new__
 
 
 class Recorder(MemoryRecords):
@@ -158,8 +177,8 @@ class Recorder(MemoryRecords):
             if ta is T:
                 d = describe(a)
                 inputs.append(d)
-                if d[6] is not None:
-                    held.append((a, d[6]))
+                if d[_BUF] is not None:
+                    held.append((a, d[_BUF]))
             elif ta in _SCALARS:
                 if key == "cq_id":
                     cq = a
@@ -175,8 +194,8 @@ class Recorder(MemoryRecords):
                         if type(x) is T:
                             d = describe(x)
                             inputs.append(d)
-                            if d[6] is not None:
-                                held.append((x, d[6]))
+                            if d[_BUF] is not None:
+                                held.append((x, d[_BUF]))
                 elif len(a) <= 16 and all(type(x) in _SCALARS for x in a):
                     if scalars is None:
                         scalars = {}
@@ -185,8 +204,8 @@ class Recorder(MemoryRecords):
                 inputs.append(describe_torch(a))
         if device is None:
             for ref in inputs:
-                if ref[6] is not None:
-                    device = ref[6][0]
+                if ref[_BUF] is not None:
+                    device = ref[_BUF][0]
                     break
         return inputs, scalars, device, cq, has_device_arg, held
 
@@ -250,7 +269,7 @@ class Recorder(MemoryRecords):
         return result
 
     def _begin(self, tl: threading.local, name: str, kind: Kind, instance: Any, args: tuple,
-               kwargs: dict) -> tuple:  # fmt: skip
+               kwargs: dict) -> CallState:  # fmt: skip
         """Everything before entering ttnn; the begin record is durable when this returns."""
         tid = tl.tid
         if self.regions is not None:
@@ -274,7 +293,7 @@ class Recorder(MemoryRecords):
             if kind is _OP:
                 phase, trace = (_EAGER, None) if not self._capturing else (None, None)
             else:
-                kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[6] for r in inputs))
+                kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[_BUF] for r in inputs))
                 phase = None
             if (self.per_call_snapshots or kind in _DECISIONS
                     or (kind is Kind.TRACE_EXECUTE and ledger.dirty)):  # fmt: skip
@@ -284,13 +303,15 @@ class Recorder(MemoryRecords):
             if phase is None:
                 phase, trace, device = self._phase(kind, device, args, kwargs)
             seq = next(self._seq)
-            self.log.write((_B, seq, None, _now() - self.t0, tid, _KIND_VALUES[id(kind)], name,
-                            phase, device, cq, trace, site, scalars, tuple(inputs), region))  # fmt: skip
+            self.log.write(new_begin(
+                seq=seq, parent=None, t_ns=_now() - self.t0, thread=tid,
+                kind=_KIND_VALUES[id(kind)], name=name, phase=phase, device=device, cq=cq,
+                trace=trace, site_id=site, args=scalars, inputs=tuple(inputs), region=region))
         tl.call, tl.phase, tl.trace, tl.device = seq, phase, trace, device
         graphed = phase == _CAPTURE and kind is _OP and self.temporaries.begin()
-        return seq, kind, phase, trace, device, tid, region, graphed, held
+        return _new_state(CallState, (seq, kind, phase, trace, device, tid, region, graphed, held))
 
-    def _end(self, state: tuple, result: Any, exc: BaseException | None, args: tuple,
+    def _end(self, state: CallState, result: Any, exc: BaseException | None, args: tuple,
              kwargs: dict) -> None:  # fmt: skip
         """Write the end record and the buffers the call allocated or freed."""
         seq, kind, phase, trace, device, tid, region, graphed, held = state
@@ -298,8 +319,9 @@ class Recorder(MemoryRecords):
         temporaries = self.temporaries.end() if graphed else ()
         if exc is not None:
             with self._lock:
-                records = [(_E, seq, end, "raised", f"{type(exc).__name__}: {exc}", (), device,
-                            trace, None)]  # fmt: skip
+                records = [new_end(seq=seq, t_ns=end, status="raised",
+                                   error=f"{type(exc).__name__}: {exc}", outputs=(),
+                                   device=device, trace=trace, extra=None)]
                 changes = self._frees_since(held)
                 self.allocations.dirty = True  # a failed call may have left anything behind
                 if self.per_call_snapshots or kind in _DECISIONS:
@@ -326,10 +348,12 @@ class Recorder(MemoryRecords):
             if changes:
                 records = self._change_records(changes, seq, phase, trace, tid, region)
             if compiled:  # TR013/TR014: this call compiled programs while a trace was live
-                records.append((_P, next(self._seq), seq, end, tid, "note", "program_cache_miss",
-                                phase, device, trace, None, {"new_entries": compiled}, region,
-                                None))  # fmt: skip
-            records.append((_E, seq, end, "ok", None, outputs, device, trace, extra))
+                records.append(new_point(
+                    seq=next(self._seq), parent=seq, t_ns=end, thread=tid, kind="note",
+                    name="program_cache_miss", phase=phase, device=device, trace=trace,
+                    site_id=None, args={"new_entries": compiled}, region=region, buffer=None))
+            records.append(new_end(seq=seq, t_ns=end, status="ok", error=None, outputs=outputs,
+                                   device=device, trace=trace, extra=extra))
             self.log.write_many(records)  # durable when the call returns: a crash between
             # calls then names no call
 
@@ -367,20 +391,24 @@ class Recorder(MemoryRecords):
             return wrapped(*args, **kwargs)
         inputs, scalars, device, cq, has_dev, _ = self._scan(instance, args, kwargs)
         if kind is not _OP:
-            kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[6] for r in inputs))
+            kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[_BUF] for r in inputs))
         seq = next(self._seq)
         region = tl.regions[-1] if tl.regions else None
-        self.log.write((_B, seq, parent, _now() - self.t0, tl.tid, _KIND_VALUES[id(kind)], name, tl.phase,
-                        device if device is not None else tl.device, cq, tl.trace, None, scalars,
-                        tuple(inputs), region))  # fmt: skip
+        self.log.write(new_begin(
+            seq=seq, parent=parent, t_ns=_now() - self.t0, thread=tl.tid,
+            kind=_KIND_VALUES[id(kind)], name=name, phase=tl.phase,
+            device=device if device is not None else tl.device, cq=cq, trace=tl.trace,
+            site_id=None, args=scalars, inputs=tuple(inputs), region=region))
         try:
             result = wrapped(*args, **kwargs)
         except BaseException as exc:
-            self.log.defer((_E, seq, _now() - self.t0, "raised", f"{type(exc).__name__}: {exc}",
-                            (), None, None, None))  # fmt: skip
+            self.log.defer(new_end(seq=seq, t_ns=_now() - self.t0, status="raised",
+                                   error=f"{type(exc).__name__}: {exc}", outputs=(),
+                                   device=None, trace=None, extra=None))
             raise
-        self.log.defer((_E, seq, _now() - self.t0, "ok", None, self._outputs(result), None, None,
-                        None))  # fmt: skip
+        self.log.defer(new_end(seq=seq, t_ns=_now() - self.t0, status="ok", error=None,
+                               outputs=self._outputs(result), device=None, trace=None,
+                               extra=None))
         return result
 
     def _outputs(self, result: Any, changes: list | None = None) -> tuple:
@@ -398,8 +426,8 @@ class Recorder(MemoryRecords):
         if changes is not None:
             observe = self.allocations.observe
             for t, d in zip(tensors, out):
-                if d[6] is not None:
-                    observe(t, d[6], changes, True)
+                if d[_BUF] is not None:
+                    observe(t, d[_BUF], changes, True)
         return out
 
     def _lifecycle(self, kind: Kind, result: Any, args: tuple, kwargs: dict, device: int | None,
@@ -452,8 +480,9 @@ class Recorder(MemoryRecords):
             phase = _CAPTURE
         with self._lock:
             seq = next(self._seq)
-            record = (_P, seq, tl.call, _now() - self.t0, tl.tid, kind, name, phase, device,
-                      trace, site, args, region, None)  # fmt: skip
+            record = new_point(seq=seq, parent=tl.call, t_ns=_now() - self.t0, thread=tl.tid,
+                               kind=kind, name=name, phase=phase, device=device, trace=trace,
+                               site_id=site, args=args, region=region, buffer=None)
             (self.log.write if write else self.log.defer)(record)
         return seq
 
@@ -473,9 +502,10 @@ class Recorder(MemoryRecords):
             del regions[len(regions) - 1 - regions[::-1].index(name)]
         self.point("region_end", name, {"region": name, "instance": instance}, None, name)
 
-    def finish(self) -> None:
+    def finish(self, unwatch: bool = True) -> None:
         """Record the buffers freed since the last call (and any the allocator's full view
-        shows the ledger missed), stop watching Tensor deaths, then flush the log."""
+        shows the ledger missed), stop watching Tensor deaths (unless `unwatch` is False: the
+        pytest plugin records on after each test), then flush the log."""
         try:
             tl = self._thread()
             if self.verifier is not None:
@@ -486,5 +516,6 @@ class Recorder(MemoryRecords):
                     self.log.defer_many(records)
         except Exception:
             pass
-        self.unwatch()
+        if unwatch:
+            self.unwatch()
         self.log.flush()

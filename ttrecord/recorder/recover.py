@@ -82,9 +82,9 @@ def _from_log(p: Path, log: Path, info) -> Recovered:  # noqa: ANN001 (SessionIn
         finally:
             reader.close()
         if decoder.end.header is not None:
-            _, backend, reason, version, pid = decoder.end.header
-            writer.update_session(backend=backend, backend_reason=reason, ttnn_version=version,
-                                  pid=pid)  # fmt: skip
+            h = decoder.end.header
+            writer.update_session(backend=h.backend, backend_reason=h.backend_reason,
+                                  ttnn_version=h.ttnn_version, pid=h.pid)  # fmt: skip
         status, exit_code, signal_number, last = end_status(decoder, None)
         events = decoder.ready()
         if events:
@@ -93,7 +93,8 @@ def _from_log(p: Path, log: Path, info) -> Recovered:  # noqa: ANN001 (SessionIn
         options["recording_stopped"] = note
         writer.update_session(options=json.dumps(options))
         exc = decoder.end.exception
-        error_type, error_message, tb = exc if exc is not None else (None, None, None)
+        error_type, error_message, tb = (exc.type, exc.message, exc.traceback) if exc is not None \
+            else (None, None, None)  # fmt: skip
         if status is not SessionStatus.OK and error_type is None:
             error_type, error_message = "RecordingStopped", note
         writer.finish(status, exit_code=exit_code, signal=signal_number, error_type=error_type,

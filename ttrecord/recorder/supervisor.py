@@ -179,16 +179,16 @@ class Supervisor:
                 log_path.unlink(missing_ok=True)
             os.close(lock_fd)  # releases the lock: the session is final
         exc = decoder.end.exception
-        if exc is not None and exc[0] == "TtrecordError":  # the child could not start the program
+        if exc is not None and exc.type == "TtrecordError":  # the child could not start the program
             for suffix in ("", "-wal", "-shm"):
                 Path(str(o.output) + suffix).unlink(missing_ok=True)
-            raise TtrecordError(exc[1])
+            raise TtrecordError(exc.message)
         return result
 
     def _header(self, writer: SessionWriter, decoder: Decoder) -> None:
-        _, backend, reason, version, pid = decoder.end.header
-        self._write(writer.update_session, backend=backend, backend_reason=reason,
-                    ttnn_version=version, pid=pid)  # fmt: skip
+        h = decoder.end.header
+        self._write(writer.update_session, backend=h.backend, backend_reason=h.backend_reason,
+                    ttnn_version=h.ttnn_version, pid=h.pid)  # fmt: skip
 
     # -- while running -------------------------------------------------------------------
 
@@ -227,8 +227,9 @@ class Supervisor:
             status, exit_code = SessionStatus.INTERRUPTED, 130  # a second Ctrl-C killed it
         stopped = decoder.end.stopped or self._storage_error
         error_type = error_message = tb = None
-        if decoder.end.exception is not None:
-            error_type, error_message, tb = decoder.end.exception
+        exc = decoder.end.exception
+        if exc is not None:
+            error_type, error_message, tb = exc.type, exc.message, exc.traceback
         events = decoder.ready()
         self._storage_error = None  # the log is gone: try to store what is left and the end
         if stopped:  # the status first, while a small write still fits (indexes may not)
@@ -256,7 +257,7 @@ def end_status(decoder: Decoder, returncode: int | None,
     child that wrote its exit record ended on its own, any other was stopped mid-run."""
     end = decoder.end
     exc = end.exception
-    error_type = exc[0] if exc is not None else None
+    error_type = exc.type if exc is not None else None
     if returncode is None:
         returncode = end.exit_code if end.exit_code is not None else -signal.SIGKILL
     signal_number = -returncode if returncode < 0 else None

@@ -6,15 +6,16 @@ device's id, and its bank-local size comes from the allocator's own snapshot (fa
 `ceil(pages / banks) * aligned_page_size`). Descriptions are cached per `tensor_id` and
 revalidated with one `buffer_address()` call, since most tensors are read many times.
 
-A description is a plain tuple so it can be marshalled into the log as is:
-`(tensor_id, storage, shape, dtype, layout, memory_config, buffer)` with
-`buffer = (device, buffer_type, address, size, page_size, num_pages)` or None.
+A description is a plain tuple so it can be marshalled into the log as is, in the field order
+of `records.TensorDesc` (its buffer: `records.BufferDesc`, or None).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+from ttrecord.recorder.records import TENSOR_BUFFER
 
 _names: dict[int, tuple[Any, str]] = {}
 
@@ -70,7 +71,7 @@ class TensorDescriber:
                     pass
         desc = self._build(t, tid)
         if tid is not None:
-            buf = desc[6]
+            buf = desc[TENSOR_BUFFER]
             cache = self._cache
             if buf is None:
                 cache[tid] = (None, desc)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ttrecord.recorder.records import TENSOR_BUFFER
 from ttrecord.recorder.verify.holds import Held, Holds
 
 Key = tuple  # (device, buffer type, address)
@@ -87,7 +88,7 @@ def pend(value: Any, tensor_type: type, describe: Callable[[Any], tuple]) -> Any
     """Arguments with device tensors marked, before the call can change them."""
     t = type(value)
     if isinstance(value, tensor_type):
-        buf = describe(value)[6]
+        buf = describe(value)[TENSOR_BUFFER]
         return value if buf is None else Pending(value, buf)
     if t is list or t is tuple:
         return t(pend(v, tensor_type, describe) for v in value)

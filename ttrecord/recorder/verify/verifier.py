@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ttrecord.events import Kind, Phase
-from ttrecord.recorder.log import RecordType
+from ttrecord.recorder.records import TENSOR_BUFFER, new_point
 from ttrecord.recorder.verify import shadow
 from ttrecord.recorder.verify.capture import Key, TraceRecord, add_op, pend
 from ttrecord.recorder.verify.compare import difference
 from ttrecord.recorder.verify.holds import Holds, alive
 from ttrecord.recorder.verify.mesh import read as read_chips
 from ttrecord.recorder.verify.shadow import Quiet
+
+if TYPE_CHECKING:
+    from ttrecord.recorder.recorder import CallState
 
 _CAPTURE = Phase.CAPTURE.value
 
@@ -54,9 +57,9 @@ class Verifier:
                 self.holds.drop_all()
             return None
 
-    def after(self, tl: Any, state: tuple, pending: Any, name: str, wrapped: Any, result: Any) -> None:
+    def after(self, tl: Any, state: CallState, pending: Any, name: str, wrapped: Any, result: Any) -> None:
         """Runs after a user call returned (not after one that raised)."""
-        seq, kind, phase, trace, device = state[:5]
+        seq, kind, phase, trace, device = state.seq, state.kind, state.phase, state.trace, state.device
         with self._lock:
             if kind is Kind.OP and phase == _CAPTURE:
                 rec = self._capturing.get(device)
@@ -95,7 +98,7 @@ class Verifier:
 
     def _device_tensors(self, result: Any) -> list[tuple[Any, tuple]]:
         describe = self.recorder.tensors.describe
-        return [(t, buf) for t in self._tensors(result) if (buf := describe(t)[6]) is not None]
+        return [(t, buf) for t in self._tensors(result) if (buf := describe(t)[TENSOR_BUFFER]) is not None]
 
     def _baseline(self, rec: TraceRecord) -> None:
         for inp in rec.inputs.values():
@@ -114,7 +117,7 @@ class Verifier:
         for h in self.holds.held():
             if h.obj is None:
                 continue
-            buf = describe(h.obj)[6]
+            buf = describe(h.obj)[TENSOR_BUFFER]
             if buf is None or tuple(buf[:4]) != tuple(inp.buf[:4]):
                 continue
             obj = alive(h, buf)
@@ -179,7 +182,7 @@ class Verifier:
         for h in self.holds.held():
             if id(h) in mine or h.obj is None:
                 continue
-            buf = self.recorder.tensors.describe(h.obj)[6]
+            buf = self.recorder.tensors.describe(h.obj)[TENSOR_BUFFER]
             if buf is None or buf[0] != rec.device:
                 continue
             writer = rec.writer_of(buf)
@@ -201,9 +204,11 @@ class Verifier:
         args["ms"] = round((time.perf_counter() - check["t0"]) * 1000, 3)
         recorder = self.recorder
         region = tl.regions[-1] if tl.regions else None
-        recorder.log.defer((RecordType.POINT, recorder.next_seq(), parent, time.monotonic_ns() - recorder.t0,
-                            tl.tid, Kind.VERIFY.value, "replay_verified", Phase.REPLAY.value, rec.device,
-                            rec.trace, None, args, region, None))  # fmt: skip
+        recorder.log.defer(new_point(
+            seq=recorder.next_seq(), parent=parent, t_ns=time.monotonic_ns() - recorder.t0,
+            thread=tl.tid, kind=Kind.VERIFY.value, name="replay_verified",
+            phase=Phase.REPLAY.value, device=rec.device, trace=rec.trace, site_id=None, args=args,
+            region=region, buffer=None))
 
     def _compare(self, rec: TraceRecord, check: dict) -> dict[str, Any]:
         def read(t: Any) -> Any:
