@@ -23,7 +23,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from ttrecord.analysis.drift import CaptureSpec, DriftReport, OpPair, PairStatus, diff_targets
 from ttrecord.analysis.drift.model import CapturedOp, Tensor
@@ -36,6 +36,7 @@ from ttrecord.analysis.drift.render import (
 )
 from ttrecord.errors import TtrecordError
 from ttrecord.store.reader import Session
+from ttrecord.tui.widgets.footer import KeyFooter
 
 CHANGED = Style(color="black", bgcolor="yellow", bold=True)
 ONLY_A = Style(color="red")
@@ -233,6 +234,8 @@ class DiffScreen(Screen):
     DiffScreen #diff-columns { padding: 0 1; color: $text-muted; }
     DiffScreen #diff-detail { padding: 0 1; height: 3; border-top: solid $primary-darken-2; }
     """
+    HELP_TITLE = "Diff"
+    HELP_WIDGETS = (AlignedOps,)
     BINDINGS = [
         Binding("n", "next_divergence", "Next diff"),
         Binding("p", "previous_divergence", "Prev diff"),
@@ -257,7 +260,7 @@ class DiffScreen(Screen):
         yield Static("", id="diff-columns")
         yield AlignedOps(id="diff-ops")
         yield Static("", id="diff-detail")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "diff"

@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from ttrecord.errors import SessionError
 from ttrecord.findings import Finding
@@ -19,6 +19,7 @@ from ttrecord.tui.format import SEVERITY_STYLE, evidence_lines, hexaddr, site
 from ttrecord.tui.messages import Loaded
 from ttrecord.tui.snapshots import FindingData, finding_data
 from ttrecord.tui.widgets.tables import fill_table
+from ttrecord.tui.widgets.footer import KeyFooter
 
 
 class FindingScreen(Screen):
@@ -29,9 +30,10 @@ class FindingScreen(Screen):
     FindingScreen #source { padding: 0 1 1 1; height: auto; }
     FindingScreen #related { height: auto; max-height: 12; }
     """
+    HELP_TITLE = "Finding"
     BINDINGS = [
-        Binding("t", "timeline", "Timeline at event"),
-        Binding("m", "memory", "Memory map"),
+        Binding("t", "timeline", "Timeline"),
+        Binding("m", "memory", "Memory"),
         Binding("o", "op", "Op detail"),
         Binding("escape", "app.pop_screen", "Back"),
     ]
@@ -64,7 +66,7 @@ class FindingScreen(Screen):
             yield Static(self._stack(), id="stack", classes="block")
             yield Static("Related events (enter: show on the timeline)", classes="label")
             yield DataTable(id="related", cursor_type="row")
-        yield Footer()
+        yield KeyFooter()
 
     def _evidence(self) -> Text:
         text = Text()

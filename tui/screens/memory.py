@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, Tab, Tabs
+from textual.widgets import DataTable, Header, Static, Tab, Tabs
 
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import EventFilter, Session, TimelineRow
@@ -19,6 +19,7 @@ from ttrecord.tui.memlayout import MapBar, MemoryMap, RangeGroup, load_maps
 from ttrecord.tui.messages import BufferUsers, Loaded, RowHighlighted
 from ttrecord.tui.widgets.memory_map import LABEL, MemoryMapView
 from ttrecord.tui.widgets.tables import fill_table
+from ttrecord.tui.widgets.footer import KeyFooter
 
 
 def buffer_users(session, buffer_id: int) -> list[tuple[TimelineRow, str]]:
@@ -41,6 +42,8 @@ class MemoryScreen(Screen):
     MemoryScreen #users { height: 1fr; }
     MemoryScreen #legend { color: $text-muted; padding: 0 1; }
     """
+    HELP_TITLE = "Memory map"
+    HELP_WIDGETS = (MemoryMapView,)
     BINDINGS = [
         Binding("left_square_bracket", "cycle(-1)", "Prev map"),
         Binding("right_square_bracket", "cycle(1)", "Next map"),
@@ -70,7 +73,7 @@ class MemoryScreen(Screen):
                 yield DataTable(id="users", cursor_type="row")
         yield Static("█ buffer  █ allocated in capture  ▒/░ trace-owned range (capture → release)"
                      "  ! allocated over trace memory", id="legend")  # fmt: skip
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.title = self.path.name

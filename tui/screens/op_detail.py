@@ -11,13 +11,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from ttrecord.errors import SessionError
 from ttrecord.events import Event
 from ttrecord.tui.format import PHASE_COLOR, duration, hexaddr, size_text
 from ttrecord.tui.messages import Loaded
 from ttrecord.tui.widgets.tables import fill_table
+from ttrecord.tui.widgets.footer import KeyFooter
 
 TENSOR_COLUMNS = ("role", "#", "tensor", "storage", "shape", "dtype", "layout", "memory config",
                   "buffer", "address", "size (bank)")  # fmt: skip
@@ -34,8 +35,9 @@ class OpDetailScreen(Screen):
     OpDetailScreen .label { padding: 0 1; text-style: bold; color: $accent; height: auto; }
     OpDetailScreen DataTable { height: auto; max-height: 16; margin-bottom: 1; }
     """
+    HELP_TITLE = "Op detail"
     BINDINGS = [
-        Binding("t", "timeline", "Timeline at event"),
+        Binding("t", "timeline", "Timeline"),
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
@@ -56,7 +58,7 @@ class OpDetailScreen(Screen):
             yield DataTable(id="tensors", cursor_type="row")
             yield Static("Nested calls", classes="label")
             yield DataTable(id="children", cursor_type="row", show_cursor=False)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.title = self.path.name

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from ttrecord.textsafe import clean, clean_deep
 from ttrecord.errors import SessionError
@@ -22,6 +22,7 @@ from ttrecord.tui.live import POLL_SECONDS, RUNNING, AnalysisPacer
 from ttrecord.tui.messages import FindingsComputed, LiveFindings, Loaded
 from ttrecord.tui.snapshots import OverviewData, analyse, overview
 from ttrecord.tui.widgets.tables import fill_table
+from ttrecord.tui.widgets.footer import KeyFooter
 
 
 MAX_TRACE_ROWS = 50  # a long decode loop captures thousands; the timeline lists them all
@@ -35,12 +36,13 @@ class OverviewScreen(Screen):
     OverviewScreen #traces { height: auto; max-height: 8; }
     OverviewScreen #findings { height: 1fr; }
     """
+    HELP_TITLE = "Overview"
     BINDINGS = [
-        Binding("enter", "open_finding", "Open finding"),
+        Binding("enter", "open_finding", "Open", priority=True),
         Binding("t", "timeline", "Timeline"),
-        Binding("m", "memory", "Memory map"),
+        Binding("m", "memory", "Memory"),
         Binding("d", "diff_captures", "Diff captures"),
-        Binding("p", "diff_prep", "Diff prep run"),
+        Binding("p", "diff_prep", "Diff prep"),
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
@@ -63,7 +65,7 @@ class OverviewScreen(Screen):
             yield DataTable(id="findings", cursor_type="row")
             yield Static("Traces", classes="section")
             yield DataTable(id="traces", cursor_type="row", show_cursor=False)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.title = self.path.name

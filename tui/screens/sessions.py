@@ -10,13 +10,14 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from ttrecord.textsafe import clean
 from ttrecord.tui.format import SEVERITY_STYLE, STATUS_STYLE, when
 from ttrecord.tui.messages import Loaded
 from ttrecord.tui.snapshots import SessionSummary, summarize
 from ttrecord.tui.widgets.tables import fill_table
+from ttrecord.tui.widgets.footer import KeyFooter
 
 DIFF_MODULE = "ttrecord.tui.screens.diff"
 COLUMNS = (" ", "session", "script", "started", "status", "backend", "events", "findings")
@@ -27,8 +28,9 @@ class SessionsScreen(Screen):
     SessionsScreen #sessions-note { padding: 0 1; color: $text-muted; }
     SessionsScreen DataTable { height: 1fr; }
     """
+    HELP_TITLE = "Sessions"
     BINDINGS = [
-        Binding("enter", "open", "Open"),
+        Binding("enter", "open", "Open", priority=True),
         Binding("space", "mark", "Mark"),
         Binding("d", "diff", "Diff marked"),
         Binding("r", "reload", "Reload"),
@@ -47,7 +49,7 @@ class SessionsScreen(Screen):
         yield Header()
         yield Static(Text(clean(self.note)), id="sessions-note")  # folder names are data
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.title = "ttrecord"

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Header, Input, Static
 
 from textual import work
 
@@ -18,6 +18,7 @@ from ttrecord.tui.filters import FILTER_HELP, FilterError, parse_filter
 from ttrecord.tui.live import POLL_SECONDS, RUNNING
 from ttrecord.tui.messages import EventChosen, Grown, RowCount
 from ttrecord.tui.widgets.event_table import EventTable, header_text
+from ttrecord.tui.widgets.footer import KeyFooter
 
 
 class TimelineScreen(Screen):
@@ -26,6 +27,8 @@ class TimelineScreen(Screen):
     TimelineScreen #columns { padding: 0 0 0 1; text-style: bold; background: $boost; }
     TimelineScreen #status { padding: 0 1; color: $text-muted; }
     """
+    HELP_TITLE = "Timeline"
+    HELP_WIDGETS = (EventTable,)
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter"),
         Binding("c", "quick('phase:capture')", "Capture only"),
@@ -47,7 +50,7 @@ class TimelineScreen(Screen):
         yield Static(header_text(), id="columns")
         yield EventTable(self.app.handle(self.path), id="events")
         yield Static("", id="status")
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def settled(self) -> bool:
