@@ -18,7 +18,7 @@ from ttrecord.findings import Finding
 from ttrecord.tui.format import SEVERITY_STYLE, evidence_lines, hexaddr, site
 from ttrecord.tui.messages import Loaded
 from ttrecord.tui.snapshots import FindingData, finding_data
-from ttrecord.tui.widgets.tables import fill_table
+from ttrecord.tui.widgets.tables import FitTable, fill_table
 from ttrecord.tui.widgets.footer import KeyFooter
 
 
@@ -65,7 +65,7 @@ class FindingScreen(Screen):
             yield Static("Stack", classes="label")
             yield Static(self._stack(), id="stack", classes="block")
             yield Static("Related events (enter: show on the timeline)", classes="label")
-            yield DataTable(id="related", cursor_type="row")
+            yield FitTable(id="related", cursor_type="row")
         yield KeyFooter()
 
     def _evidence(self) -> Text:

@@ -18,7 +18,7 @@ from ttrecord.tui.format import addr_range, hexaddr, site, size_text
 from ttrecord.tui.memlayout import MapBar, MemoryMap, RangeGroup, load_maps
 from ttrecord.tui.messages import BufferUsers, Loaded, RowHighlighted
 from ttrecord.tui.widgets.memory_map import LABEL, MemoryMapView
-from ttrecord.tui.widgets.tables import fill_table
+from ttrecord.tui.widgets.tables import FitTable, fill_table
 from ttrecord.tui.widgets.footer import KeyFooter
 
 
@@ -70,7 +70,7 @@ class MemoryScreen(Screen):
             with Vertical(id="detail-pane"):
                 yield Static("Loading…", id="detail")
                 yield Static("Calls that touched it", classes="label")
-                yield DataTable(id="users", cursor_type="row")
+                yield FitTable(id="users", cursor_type="row")
         yield Static("█ buffer  █ allocated in capture  ▒/░ trace-owned range (capture → release)"
                      "  ! allocated over trace memory", id="legend")  # fmt: skip
         yield KeyFooter()

@@ -17,7 +17,7 @@ from ttrecord.errors import SessionError
 from ttrecord.events import Event
 from ttrecord.tui.format import PHASE_COLOR, duration, hexaddr, size_text
 from ttrecord.tui.messages import Loaded
-from ttrecord.tui.widgets.tables import fill_table
+from ttrecord.tui.widgets.tables import FitTable, fill_table
 from ttrecord.tui.widgets.footer import KeyFooter
 
 TENSOR_COLUMNS = ("role", "#", "tensor", "storage", "shape", "dtype", "layout", "memory config",
@@ -53,11 +53,11 @@ class OpDetailScreen(Screen):
         with VerticalScroll():
             yield Static("Loading…", id="head")
             yield Static("Arguments", classes="label")
-            yield DataTable(id="args", cursor_type="row", show_cursor=False)
+            yield FitTable(id="args", cursor_type="row", show_cursor=False)
             yield Static("Tensors", classes="label")
-            yield DataTable(id="tensors", cursor_type="row")
+            yield FitTable(id="tensors", cursor_type="row")
             yield Static("Nested calls", classes="label")
-            yield DataTable(id="children", cursor_type="row", show_cursor=False)
+            yield FitTable(id="children", cursor_type="row", show_cursor=False)
         yield KeyFooter()
 
     def on_mount(self) -> None:
