@@ -35,8 +35,8 @@ def as_column(column: Column | str) -> Column:
 def fit(columns: Sequence[Column], naturals: Sequence[int], width: int, gap: int = 1) -> list[int]:
     """Widths for `columns` whose content wants `naturals`, within `width` cells including a
     `gap` after each column; 0 means the column is left out."""
-    widths = [min(n, c.max) if c.max else n for c, n in zip(columns, naturals)]
-    widths = [max(w, len(c.title)) if c.shorten == NEVER else w for c, w in zip(columns, widths)]
+    widths = [min(n, c.max) if c.max else n for c, n in zip(columns, naturals, strict=True)]
+    widths = [max(w, len(c.title)) if c.shorten == NEVER else w for c, w in zip(columns, widths, strict=True)]
 
     def total() -> int:
         return sum(w + gap for w in widths if w)
