@@ -35,6 +35,7 @@ from ttrecord.analysis.drift.render import (
     summary_line,
 )
 from ttrecord.errors import TtrecordError
+from ttrecord.tui.columns import shorten_middle
 from ttrecord.store.reader import Session
 from ttrecord.tui.widgets.footer import KeyFooter
 
@@ -77,17 +78,31 @@ def _tensor_segments(role: str, tensors: tuple[Tensor, ...], changed: set[str],
     return out
 
 
-def side_segments(op: CapturedOp | None, changed: set[str], base: Style) -> list[Segment]:
-    """One side of a row: event, op, call site, then input → output addresses."""
+def side_segments(op: CapturedOp | None, changed: set[str], base: Style,
+                  width: int | None = None) -> list[Segment]:  # fmt: skip
+    """One side of a row: event, op, call site (shortened from the middle, keeping its file
+    name and line), then input → output addresses, each whole or left out with an "…"."""
     if op is None:
         return [Segment("—", DIM)]
     name = op.name.removeprefix("ttnn.")
-    site = op.site if len(op.site) <= 15 else "…" + op.site[-14:]
-    segs = [Segment(f"{op.seq:<7}{name[:11]:<12}{site:<16}", base)]
+    narrow = width is not None and width < 50  # an 80-column terminal: two sides of 35
+    name_w, site_w = (8, 13) if narrow else (11, 15)
+    site = shorten_middle(op.site, site_w)
+    segs = [Segment(f"{op.seq:<7}{name[:name_w]:<{name_w + 1}}{site:<{site_w + 1}}", base)]
     segs += _tensor_segments("in", op.inputs, changed, base)
     segs.append(Segment("→ ", DIM))
     segs += _tensor_segments("out", op.outputs, changed, base)
-    return segs
+    if width is None:
+        return segs
+    kept: list[Segment] = segs[:1]
+    used = segs[0].cell_length
+    for seg in segs[1:]:
+        if used + seg.cell_length > width:
+            kept.append(Segment("…", DIM))
+            break
+        kept.append(seg)
+        used += seg.cell_length
+    return kept
 
 
 def row_strip(index: int, pair: OpPair, width: int, selected: bool) -> Strip:
@@ -100,9 +115,9 @@ def row_strip(index: int, pair: OpPair, width: int, selected: bool) -> Strip:
     side = max(10, (width - INDEX_WIDTH - 3) // 2)
     parts = [
         Strip([Segment(f"{marker}{tag}{index:<{INDEX_WIDTH - 2}}", base)]),
-        Strip(side_segments(pair.a, changed, base)).crop(0, side).extend_cell_length(side),
+        Strip(side_segments(pair.a, changed, base, side - 1)).crop(0, side).extend_cell_length(side),
         Strip([Segment(" │ ", DIM)]),
-        Strip(side_segments(pair.b, changed, base)).crop(0, side).extend_cell_length(side),
+        Strip(side_segments(pair.b, changed, base, side - 1)).crop(0, side).extend_cell_length(side),
     ]
     strip = Strip.join(parts).crop(0, width).extend_cell_length(width)
     return strip.apply_style(Style(reverse=True)) if selected else strip
@@ -284,7 +299,8 @@ class DiffScreen(Screen):
         summary.update(summary_text(self.report))
         view = self.query_one(AlignedOps)
         side = max(10, (view.scrollable_content_region.width - INDEX_WIDTH - 3) // 2)
-        heading = f"{'event':<7}{'op':<12}{'call site':<16}in → out"
+        name_w, site_w = (8, 13) if side - 1 < 50 else (11, 15)
+        heading = f"{'event':<7}{'op':<{name_w + 1}}{'call site':<{site_w + 1}}in → out"
         self.query_one("#diff-columns", Static).update(
             " " * INDEX_WIDTH + heading[:side].ljust(side) + "   " + heading[:side]
         )

@@ -18,8 +18,16 @@ from ttrecord.findings import Finding
 from ttrecord.tui.format import SEVERITY_STYLE, evidence_lines, hexaddr, site
 from ttrecord.tui.messages import Loaded
 from ttrecord.tui.snapshots import FindingData, finding_data
+from ttrecord.tui.columns import MIDDLE, NEVER, Column
 from ttrecord.tui.widgets.tables import FitTable, fill_table
 from ttrecord.tui.widgets.footer import KeyFooter
+
+
+RELATED_COLUMNS = (
+    Column("seq", 9, shorten=NEVER), Column("phase", 8, shorten=NEVER),
+    Column("kind", 2, min=5, optional=True), Column("op", 3, min=8),
+    Column("call site", 6, min=14, shorten=MIDDLE), Column("addresses", 1, min=10, optional=True),
+)
 
 
 class FindingScreen(Screen):
@@ -125,8 +133,7 @@ class FindingScreen(Screen):
                 f"{role}:{hexaddr(a)}" for role, a in row.tensors
             )
             rows.append([row.seq, row.phase, row.kind, row.name, site(row.file, row.line), addrs])
-        fill_table(self.query_one("#related", DataTable),
-                   ("seq", "phase", "kind", "op", "call site", "addresses"), rows)  # fmt: skip
+        fill_table(self.query_one("#related", DataTable), RELATED_COLUMNS, rows)
 
     def _selected_seq(self) -> int | None:
         if self.data and self.data.related:

@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Header, Static, Tab, Tabs
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import EventFilter, Session, TimelineRow, buffers_in_window, map_extents
 from ttrecord.tui.format import addr_range, hexaddr, site, size_text
-from ttrecord.tui.columns import NEVER, Column
+from ttrecord.tui.columns import MIDDLE, NEVER, Column
 from ttrecord.tui.memlayout import MapBar, MemoryMap, RangeGroup, hazard_spans, load_maps, owned_spans
 from ttrecord.tui.messages import BufferUsers, Loaded, RowHighlighted
 from ttrecord.tui.widgets.address_map import AddressMapView, CellChanged
@@ -28,6 +28,11 @@ from ttrecord.tui.widgets.footer import KeyFooter
 
 CELL_COLUMNS = (Column("range", 3, shorten=NEVER), Column("alloc", 2, shorten=NEVER),
                 Column("freed", 2, shorten=NEVER), Column("phase", 1, optional=True))
+
+
+USER_COLUMNS = (Column("seq", 9, shorten=NEVER), Column("phase", 4, shorten=NEVER, optional=True),
+                Column("op", 2, min=6), Column("role", 3, min=5),
+                Column("call site", 5, min=12, shorten=MIDDLE))
 
 
 def buffer_users(session, buffer_id: int) -> list[tuple[TimelineRow, str]]:
@@ -266,6 +271,9 @@ class MemoryScreen(Screen):
         self.query_one(Tabs).action_next_tab() if step > 0 else self.query_one(Tabs).action_previous_tab()
 
     def on_row_highlighted(self, message: RowHighlighted) -> None:
+        if self.mode == SCALE:
+            self._list_settled = True  # the list is hidden: its detail waits for `v`
+            return
         item = self.query_one(MemoryMapView).selected
         detail = self.query_one("#detail", Static)
         self.users = []
@@ -321,7 +329,7 @@ class MemoryScreen(Screen):
     def on_buffer_users(self, message: BufferUsers) -> None:
         self.users = message.rows
         self._list_settled = message.buffer_id == self._selected_buffer()
-        fill_table(self.query_one("#users", DataTable), ("seq", "phase", "op", "role", "call site"),
+        fill_table(self.query_one("#users", DataTable), USER_COLUMNS,
                    [[r.seq, r.phase, r.name, role, site(r.file, r.line)] for r, role in message.rows])  # fmt: skip
 
     def _selected_buffer(self) -> int | None:
