@@ -246,7 +246,7 @@ class DiffScreen(Screen):
 
     DEFAULT_CSS = """
     DiffScreen #diff-summary { padding: 0 1; height: auto; max-height: 8; }
-    DiffScreen #diff-columns { padding: 0 1; color: $text-muted; }
+    DiffScreen #diff-columns { padding: 0 0; color: $text-muted; }
     DiffScreen #diff-detail { padding: 0 1; height: 3; border-top: solid $primary-darken-2; }
     """
     HELP_TITLE = "Diff"
