@@ -300,7 +300,8 @@ class DiffScreen(Screen):
         view = self.query_one(AlignedOps)
         side = max(10, (view.scrollable_content_region.width - INDEX_WIDTH - 3) // 2)
         name_w, site_w = (8, 13) if side - 1 < 50 else (11, 15)
-        heading = f"{'event':<7}{'op':<{name_w + 1}}{'call site':<{site_w + 1}}in → out"
+        heading = f"{'event':<7}{'op':<{name_w + 1}}{'call site':<{site_w + 1}}"
+        heading += "in → out" if len(heading) + 8 <= side else ""
         self.query_one("#diff-columns", Static).update(
             " " * INDEX_WIDTH + heading[:side].ljust(side) + "   " + heading[:side]
         )
