@@ -37,3 +37,41 @@ def test_seven_digit_seqs_have_their_column_at_80_and_200():
         assert sum(w + 1 for _, w in cols) + 1 <= width
     titles = [c.title for c, _ in columns_for(200, 1_000_003)]
     assert {"op", "call site", "dur", "addresses"} <= set(titles)
+
+
+class _FromAMillion(list):
+    """An event list that numbers events from 999,995 (SessionBuilder numbers by length)."""
+
+    def __len__(self) -> int:
+        return super().__len__() + 999_994
+
+
+async def test_timeline_rows_of_seven_digit_seqs_stay_in_their_columns(workdir):
+    """GIVEN a session whose seqs pass 1,000,000 WHEN its timeline shows at 80x24 and 200x50
+    THEN every row's seq is whole and followed by a space, then its phase, under the header."""
+    from tui_pilot import settle, screen_text
+
+    from ttrecord.testing import SessionBuilder
+    from ttrecord.tui.app import TtrecordApp
+
+    b = SessionBuilder(file="decode.py")
+    b.events = _FromAMillion()
+    b.open_device(line=1)
+    x = b.alloc(0x100000)
+    for i in range(12):
+        y = b.alloc(0x100800)
+        b.op("ttnn.relu", [x], [y], line=10 + i)
+        b.free(y)
+    b.write(workdir / "big.db", script="decode.py")
+    for size in ((80, 24), (200, 50)):
+        app = TtrecordApp([str(workdir / "big.db")])
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await pilot.press("t")
+            await settle(pilot)
+            lines = screen_text(app).splitlines()
+        header = next(line for line in lines if line.lstrip().startswith("seq"))
+        rows = [line for line in lines if line.startswith("▌")]
+        assert rows and all(line[1:8].strip().isdigit() and line[8] == " " for line in rows), rows
+        assert any(line[1:9] == "1000006 " for line in rows)
+        assert header.index("phase") == rows[0].index("eager")
