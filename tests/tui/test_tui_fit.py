@@ -5,7 +5,7 @@ for on it."""
 import pytest
 from textual.widgets import Input
 from tui_pilot import settle, screen_text
-from tui_screens import cut_numbers, footer_problems
+from tui_screens import cut_numbers, footer_problems, footer_ready
 from tui_sessions import H, OFFENDING_LINE, SCRIPT, build_alloc_after_capture
 
 from ttrecord.tui.app import TtrecordApp
@@ -50,6 +50,8 @@ async def test_every_screen_fits_without_cut_keys_or_numbers(workdir, size):
             assert isinstance(app.screen, screen), (keys, app.screen)
             if isinstance(app.focused, Input):
                 app.screen.set_focus(None)
+            if screen is not HelpScreen:
+                await footer_ready(pilot)
             text = screen_text(app)
             where = f"{size} {'+'.join(keys) or 'start'}"
             if screen is not HelpScreen:  # the help is a modal over its screen's footer

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 
 from textual.widgets._footer import FooterKey
 
@@ -26,3 +28,11 @@ def footer_problems(app, text: str) -> list[str]:
 
 def cut_numbers(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if CUT_NUMBER.search(line)]
+
+
+async def footer_ready(pilot, timeout: float = 10.0) -> None:
+    """Wait for the footer to list its keys (it composes once the screen's bindings are in)."""
+    deadline = time.monotonic() + timeout
+    while not pilot.app.screen.query(FooterKey) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    await pilot.pause()
