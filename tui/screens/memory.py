@@ -110,6 +110,7 @@ class MemoryScreen(Screen):
         # From a finding, the list of buffers on the one it is about; else the scaled map.
         self.mode = BUFFERS if self.focus_seqs else SCALE
         self._maps_loaded = False
+        self._load_started = False
         self._list_settled = False
         self._cell_settled = False
 
@@ -142,7 +143,15 @@ class MemoryScreen(Screen):
         self.sub_title = "memory map"
         self._apply_mode()
         self._extents()
-        self._load()
+        if self.mode == BUFFERS:
+            self._start_load()
+
+    def _start_load(self) -> None:
+        """Load the buffer list (and the hazards): at once for the list, after the scaled map
+        is drawn for the map (both at once would make the first paint wait on the list)."""
+        if not self._load_started:
+            self._load_started = True
+            self._load()
 
     def _apply_mode(self) -> None:
         scale = self.mode == SCALE
@@ -167,7 +176,8 @@ class MemoryScreen(Screen):
 
     def on_extents(self, message: Extents) -> None:
         if message.error or not message.maps:
-            return  # the full load says why (or that there are no buffers)
+            self._start_load()  # it says why (or that there are no buffers)
+            return
         self.extents, self.last_seq = message.maps, message.last_seq
         tabs = self.query_one(Tabs)
         if not tabs.tab_count:
@@ -367,6 +377,8 @@ class MemoryScreen(Screen):
 
     def on_cell_changed(self, message: CellChanged) -> None:
         grid = self.query_one(AddressMapView)
+        if grid.settled:
+            self._start_load()
         window = grid.cell_window()
         if window is None or self.mode != SCALE:
             return
