@@ -76,6 +76,8 @@ class View:
         kept where it is, within [floor, ceiling)."""
         center = self.row_range(row)[0]
         span = max(self.rows, int((self.addr_hi - self.addr_lo) * factor))
+        if factor > 1 and span * 1.01 >= ceiling - floor:
+            span = ceiling - floor
         span = min(span, max(ceiling - floor, self.rows))
         lo = center - int((center - self.addr_lo) * span / max(1, self.addr_hi - self.addr_lo))
         lo = max(floor, min(lo, ceiling - span))
@@ -84,6 +86,8 @@ class View:
     def zoom_seqs(self, factor: float, col: int, first: int, last: int) -> View:
         center = self.col_range(col)[0]
         span = max(self.cols, int((self.seq_hi - self.seq_lo + 1) * factor))
+        if factor > 1 and span * 1.01 >= last - first + 1:
+            span = last - first + 1  # zooming out lost the rounding of zooming in: all of it
         span = min(span, last - first + 1)
         lo = center - int((center - self.seq_lo) * span / max(1, self.seq_hi - self.seq_lo + 1))
         lo = max(first, min(lo, last - span + 1))
