@@ -25,10 +25,10 @@ WALK = [
                                   "⏎ Open", "p Diff prep"]),
     (("enter", "enter"), FindingScreen, [f"at {SCRIPT}:{OFFENDING_LINE}", "t Timeline"]),
     (("enter", "enter", "o"), OpDetailScreen, ["#19 from_torch", f"0x{H:x}", "2 KiB"]),
-    (("enter", "t"), TimelineScreen, ["22 events", f"{SCRIPT}:4", "device_open", "⏎ Op detail"]),
-    (("enter", "m"), MemoryScreen, ["0x100000", "seq 1", "22", "z Zoom in"]),
-    (("enter", "m", "v"), MemoryScreen, [f"[0x{H:x}, 0x{H + 2048:x})", "n Next overlap"]),
-    (("enter", "p"), DiffScreen, ["prep run", "matmul", "n Next diff"]),
+    (("enter", "t"), TimelineScreen, ["22 events", f"{SCRIPT}:4", "device_open", "⏎ Op detail", "esc Back"]),
+    (("enter", "m"), MemoryScreen, ["0x100000", "seq 1", "22", "z Zoom in", "esc Back"]),
+    (("enter", "m", "v"), MemoryScreen, [f"[0x{H:x}, 0x{H + 2048:x})", "n Next overlap", "esc Back"]),
+    (("enter", "p"), DiffScreen, ["prep run", "matmul", "n Next diff", "esc Back"]),
     (("enter", "question_mark"), HelpScreen, ["Keys on this screen: Overview"]),
 ]
 

@@ -3,7 +3,7 @@
 Textual's Footer lists every shown binding in one row and lets the terminal's edge cut the
 last ones; at 80 columns that was "esc Bac". This one keeps the screen's keys in the order the
 screen declares them (most important first), then the app's, drops what does not fit, and
-always keeps `?`, which lists every key (ttrecord.tui.screens.help).
+always keeps the way back (escape) and `?`, which lists every key (ttrecord.tui.screens.help).
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ class KeyFooter(Footer):
             seen.add(binding.action)
             (app_keys if node is self.app else screen_keys).append((binding, enabled, tooltip))
         ordered = screen_keys + app_keys
-        must = [t for t in ordered if t[0].action == HELP_ACTION]
+        # `?` and the way back always fit; the rest in order while they do.
+        must = [t for t in ordered if t[0].action == HELP_ACTION or t[0].key == "escape"]
         used = sum(self._width_of(t[0]) for t in must)
         keep = []
         for item in ordered:
@@ -50,7 +51,8 @@ class KeyFooter(Footer):
             if used + w <= width:
                 keep.append(item)
                 used += w
-        return keep + must
+        back = [t for t in must if t[0].action != HELP_ACTION]
+        return keep + back + [t for t in must if t not in back]
 
     def _width_of(self, binding: Binding) -> int:
         return key_width(self.app.get_key_display(binding), binding.description)
