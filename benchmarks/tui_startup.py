@@ -10,8 +10,10 @@ measured on the headless app driven by Textual's pilot:
   (median and worst of 30);
 - jump_end: End until the last rows are in (a keyset query when seqs have no gaps);
 - filter_*: a phase filter (indexed) and a text search (a scan) until their rows are in;
-- memory_map_s: the memory map of every buffer, from the key to the map and the selected
-  buffer's calls shown.
+- memory_map_scaled_s: from the key to the scaled memory map drawn (SQL aggregates of the
+  window); memory_map_s: until everything is in (the buffer list, its hazards marked on the
+  scaled map, the cursor cell's buffers);
+- memory_map_zoom_*: a zoom or pan step of the scaled map until the new window is drawn.
 Every query runs in a worker, so the UI keeps answering keys while any of these is under way.
 Targets: startup under 1.5 s, a page under 50 ms.
 """
@@ -192,10 +194,28 @@ async def drive(path: Path, t_start: float, cpu_start: float) -> dict:
             figures[label] = round((time.perf_counter() - t0) * 1000, 1)
         app.pop_screen()
         await _until(pilot, lambda: isinstance(app.screen, OverviewScreen))
+        from ttrecord.tui.widgets.address_map import AddressMapView
+
+        def grid_drawn() -> bool:
+            found = app.screen.query(AddressMapView)
+            return bool(found) and found.first().settled
+
         t0 = time.perf_counter()
         app.screen.action_memory()
+        await _until(pilot, grid_drawn, timeout=120)
+        figures["memory_map_scaled_s"] = round(time.perf_counter() - t0, 2)
         await _until(pilot, lambda: getattr(app.screen, "settled", False), timeout=120)
         figures["memory_map_s"] = round(time.perf_counter() - t0, 2)
+        grid = app.screen.query_one(AddressMapView)
+        zooms = []
+        for action in (grid.action_zoom, grid.action_zoom, lambda _: grid.action_page(1),
+                       grid.action_zoom, grid.action_zoom):  # fmt: skip
+            t0 = time.perf_counter()
+            action(1)
+            await _until(pilot, lambda: grid.settled, timeout=60)
+            zooms.append((time.perf_counter() - t0) * 1000)
+        figures["memory_map_zoom_median_ms"] = round(statistics.median(zooms), 1)
+        figures["memory_map_zoom_max_ms"] = round(max(zooms), 1)
     return figures
 
 

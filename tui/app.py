@@ -41,8 +41,8 @@ class TtrecordApp(App):
     TITLE = "ttrecord"
     BINDINGS = [
         Binding("q", "quit", "Quit"),
-        Binding("question_mark", "help", "Help"),
-        Binding("ctrl+t", "toggle_theme", "Light/dark"),
+        Binding("question_mark", "help", "Keys"),
+        Binding("ctrl+t", "toggle_theme", "Light/dark theme", show=False),
     ]
 
     def __init__(self, paths: Iterable[str | os.PathLike[str]] = (), theme: str = DARK) -> None:

@@ -172,6 +172,18 @@ class MemoryMap:
         return [g for g in self.groups if g.address < end and address < g.end]
 
 
+def hazard_spans(m: MemoryMap) -> list[tuple[int, int, int, int]]:
+    """(address, end, allocated at, freed at or last seq) of each buffer the map flags as
+    allocated over trace memory: the one place the scaled map asks where hazards are."""
+    return [(b.address, b.end, b.start, b.stop) for b in (m.bars[i] for i in m.bars.hazard_indices)]
+
+
+def owned_spans(m: MemoryMap) -> list[tuple[int, int, int, int]]:
+    """(address, end, capture begin, release or last seq) of every range a trace owns."""
+    return sorted({(g.address, g.end, r.trace.begin_seq, r.live_until or m.last_seq)
+                   for g in m.groups for r in g.ranges})  # fmt: skip
+
+
 def _highlights(rows: list[MapRow], key: tuple[int, str], ended: list[TraceRow],
                 ranges: dict[int, list[TraceRange]],
                 executes: dict[int, list[int]]) -> dict[int, tuple[MapRow, tuple[TraceRange, ...]]]:  # fmt: skip

@@ -60,6 +60,7 @@ class RowCount(Message):
     index: int | None = None  # where the event to jump to sits in the filtered rows
     first_seq: int | None = None  # set when row i is seq first_seq + i (no filter, no gaps)
     error: str | None = None  # the session could not be read
+    last_seq: int | None = None  # the session's last seq (the seq column is as wide as it)
 
 
 @dataclass

@@ -30,6 +30,12 @@ from ttrecord.store.buffer_rows import (  # noqa: F401  (re-exported)
     trace_execute_rows,
 )
 from ttrecord.store.capture_rows import capture_op_rows, op_tensors  # noqa: F401  (re-exported)
+from ttrecord.store.map_grid import (  # noqa: F401  (re-exported)
+    CellSpan,
+    buffer_cells,
+    buffers_in_window,
+    map_extents,
+)
 from ttrecord.store.rows import (  # noqa: F401  (re-exported: the reader is the query API)
     BufferRow,
     DeviceRow,

@@ -23,7 +23,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from ttrecord.analysis.drift import CaptureSpec, DriftReport, OpPair, PairStatus, diff_targets
 from ttrecord.analysis.drift.model import CapturedOp, Tensor
@@ -35,7 +35,9 @@ from ttrecord.report.drift import (
     summary_line,
 )
 from ttrecord.errors import TtrecordError
+from ttrecord.tui.columns import shorten_middle
 from ttrecord.store.reader import Session
+from ttrecord.tui.widgets.footer import KeyFooter
 
 CHANGED = Style(color="black", bgcolor="yellow", bold=True)
 ONLY_A = Style(color="red")
@@ -76,17 +78,31 @@ def _tensor_segments(role: str, tensors: tuple[Tensor, ...], changed: set[str],
     return out
 
 
-def side_segments(op: CapturedOp | None, changed: set[str], base: Style) -> list[Segment]:
-    """One side of a row: event, op, call site, then input → output addresses."""
+def side_segments(op: CapturedOp | None, changed: set[str], base: Style,
+                  width: int | None = None) -> list[Segment]:  # fmt: skip
+    """One side of a row: event, op, call site (shortened from the middle, keeping its file
+    name and line), then input → output addresses, each whole or left out with an "…"."""
     if op is None:
         return [Segment("—", DIM)]
     name = op.name.removeprefix("ttnn.")
-    site = op.site if len(op.site) <= 15 else "…" + op.site[-14:]
-    segs = [Segment(f"{op.seq:<7}{name[:11]:<12}{site:<16}", base)]
+    narrow = width is not None and width < 50  # an 80-column terminal: two sides of 35
+    name_w, site_w = (8, 13) if narrow else (11, 15)
+    site = shorten_middle(op.site, site_w)
+    segs = [Segment(f"{op.seq:<7}{name[:name_w]:<{name_w + 1}}{site:<{site_w + 1}}", base)]
     segs += _tensor_segments("in", op.inputs, changed, base)
     segs.append(Segment("→ ", DIM))
     segs += _tensor_segments("out", op.outputs, changed, base)
-    return segs
+    if width is None:
+        return segs
+    kept: list[Segment] = segs[:1]
+    used = segs[0].cell_length
+    for seg in segs[1:]:
+        if used + seg.cell_length > width:
+            kept.append(Segment("…", DIM))
+            break
+        kept.append(seg)
+        used += seg.cell_length
+    return kept
 
 
 def row_strip(index: int, pair: OpPair, width: int, selected: bool) -> Strip:
@@ -99,9 +115,9 @@ def row_strip(index: int, pair: OpPair, width: int, selected: bool) -> Strip:
     side = max(10, (width - INDEX_WIDTH - 3) // 2)
     parts = [
         Strip([Segment(f"{marker}{tag}{index:<{INDEX_WIDTH - 2}}", base)]),
-        Strip(side_segments(pair.a, changed, base)).crop(0, side).extend_cell_length(side),
+        Strip(side_segments(pair.a, changed, base, side - 1)).crop(0, side).extend_cell_length(side),
         Strip([Segment(" │ ", DIM)]),
-        Strip(side_segments(pair.b, changed, base)).crop(0, side).extend_cell_length(side),
+        Strip(side_segments(pair.b, changed, base, side - 1)).crop(0, side).extend_cell_length(side),
     ]
     strip = Strip.join(parts).crop(0, width).extend_cell_length(width)
     return strip.apply_style(Style(reverse=True)) if selected else strip
@@ -230,9 +246,11 @@ class DiffScreen(Screen):
 
     DEFAULT_CSS = """
     DiffScreen #diff-summary { padding: 0 1; height: auto; max-height: 8; }
-    DiffScreen #diff-columns { padding: 0 1; color: $text-muted; }
+    DiffScreen #diff-columns { padding: 0 0; color: $text-muted; }
     DiffScreen #diff-detail { padding: 0 1; height: 3; border-top: solid $primary-darken-2; }
     """
+    HELP_TITLE = "Diff"
+    HELP_WIDGETS = (AlignedOps,)
     BINDINGS = [
         Binding("n", "next_divergence", "Next diff"),
         Binding("p", "previous_divergence", "Prev diff"),
@@ -257,7 +275,7 @@ class DiffScreen(Screen):
         yield Static("", id="diff-columns")
         yield AlignedOps(id="diff-ops")
         yield Static("", id="diff-detail")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = "diff"
@@ -281,7 +299,9 @@ class DiffScreen(Screen):
         summary.update(summary_text(self.report))
         view = self.query_one(AlignedOps)
         side = max(10, (view.scrollable_content_region.width - INDEX_WIDTH - 3) // 2)
-        heading = f"{'event':<7}{'op':<12}{'call site':<16}in → out"
+        name_w, site_w = (8, 13) if side - 1 < 50 else (11, 15)
+        heading = f"{'event':<7}{'op':<{name_w + 1}}{'call site':<{site_w + 1}}"
+        heading += "in → out" if len(heading) + 8 <= side else ""
         self.query_one("#diff-columns", Static).update(
             " " * INDEX_WIDTH + heading[:side].ljust(side) + "   " + heading[:side]
         )

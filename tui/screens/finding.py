@@ -11,14 +11,23 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from ttrecord.errors import SessionError
 from ttrecord.findings import Finding
 from ttrecord.tui.format import SEVERITY_STYLE, evidence_lines, hexaddr, site
 from ttrecord.tui.messages import Loaded
 from ttrecord.tui.snapshots import FindingData, finding_data
-from ttrecord.tui.widgets.tables import fill_table
+from ttrecord.tui.columns import MIDDLE, NEVER, Column
+from ttrecord.tui.widgets.tables import FitTable, fill_table
+from ttrecord.tui.widgets.footer import KeyFooter
+
+
+RELATED_COLUMNS = (
+    Column("seq", 9, shorten=NEVER), Column("phase", 8, shorten=NEVER),
+    Column("kind", 2, min=5, optional=True), Column("op", 3, min=8),
+    Column("call site", 6, min=14, shorten=MIDDLE), Column("addresses", 1, min=10, optional=True),
+)
 
 
 class FindingScreen(Screen):
@@ -29,9 +38,10 @@ class FindingScreen(Screen):
     FindingScreen #source { padding: 0 1 1 1; height: auto; }
     FindingScreen #related { height: auto; max-height: 12; }
     """
+    HELP_TITLE = "Finding"
     BINDINGS = [
-        Binding("t", "timeline", "Timeline at event"),
-        Binding("m", "memory", "Memory map"),
+        Binding("t", "timeline", "Timeline"),
+        Binding("m", "memory", "Memory"),
         Binding("o", "op", "Op detail"),
         Binding("escape", "app.pop_screen", "Back"),
     ]
@@ -63,8 +73,8 @@ class FindingScreen(Screen):
             yield Static("Stack", classes="label")
             yield Static(self._stack(), id="stack", classes="block")
             yield Static("Related events (enter: show on the timeline)", classes="label")
-            yield DataTable(id="related", cursor_type="row")
-        yield Footer()
+            yield FitTable(id="related", cursor_type="row")
+        yield KeyFooter()
 
     def _evidence(self) -> Text:
         text = Text()
@@ -123,8 +133,7 @@ class FindingScreen(Screen):
                 f"{role}:{hexaddr(a)}" for role, a in row.tensors
             )
             rows.append([row.seq, row.phase, row.kind, row.name, site(row.file, row.line), addrs])
-        fill_table(self.query_one("#related", DataTable),
-                   ("seq", "phase", "kind", "op", "call site", "addresses"), rows)  # fmt: skip
+        fill_table(self.query_one("#related", DataTable), RELATED_COLUMNS, rows)
 
     def _selected_seq(self) -> int | None:
         if self.data and self.data.related:

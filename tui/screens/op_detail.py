@@ -11,16 +11,29 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from ttrecord.errors import SessionError
 from ttrecord.events import Event
 from ttrecord.tui.format import PHASE_COLOR, duration, hexaddr, size_text
 from ttrecord.tui.messages import Loaded
-from ttrecord.tui.widgets.tables import fill_table
+from ttrecord.tui.columns import NEVER, Column
+from ttrecord.tui.widgets.tables import FitTable, fill_table
+from ttrecord.tui.widgets.footer import KeyFooter
 
-TENSOR_COLUMNS = ("role", "#", "tensor", "storage", "shape", "dtype", "layout", "memory config",
-                  "buffer", "address", "size (bank)")  # fmt: skip
+# Where the data lives (address, size, shape) outranks how it is described (dtype, layout,
+# memory config); ids and numbers are never cut, descriptions shrink or give way.
+TENSOR_COLUMNS = (
+    Column("role", 9, shorten=NEVER), Column("#", 9, shorten=NEVER),
+    Column("tensor", 2, shorten=NEVER, optional=True), Column("storage", 3, min=4),
+    Column("shape", 7, shorten=NEVER), Column("dtype", 4, min=6, optional=True),
+    Column("layout", 1, min=4, optional=True), Column("memory config", 0, min=8, optional=True),
+    Column("buffer", 5, min=4), Column("address", 8, shorten=NEVER),
+    Column("size (bank)", 6, shorten=NEVER),
+)
+ARG_COLUMNS = (Column("argument", 2, min=10), Column("value", 1, min=10))
+CHILD_COLUMNS = (Column("seq", 9, shorten=NEVER), Column("kind", 2, min=5), Column("op", 1, min=8),
+                 Column("address", 8, shorten=NEVER))
 
 
 def load_op(session, seq: int) -> tuple[Event | None, list[Event]]:
@@ -34,8 +47,9 @@ class OpDetailScreen(Screen):
     OpDetailScreen .label { padding: 0 1; text-style: bold; color: $accent; height: auto; }
     OpDetailScreen DataTable { height: auto; max-height: 16; margin-bottom: 1; }
     """
+    HELP_TITLE = "Op detail"
     BINDINGS = [
-        Binding("t", "timeline", "Timeline at event"),
+        Binding("t", "timeline", "Timeline"),
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
@@ -51,12 +65,12 @@ class OpDetailScreen(Screen):
         with VerticalScroll():
             yield Static("Loading…", id="head")
             yield Static("Arguments", classes="label")
-            yield DataTable(id="args", cursor_type="row", show_cursor=False)
+            yield FitTable(id="args", cursor_type="row", show_cursor=False)
             yield Static("Tensors", classes="label")
-            yield DataTable(id="tensors", cursor_type="row")
+            yield FitTable(id="tensors", cursor_type="row")
             yield Static("Nested calls", classes="label")
-            yield DataTable(id="children", cursor_type="row", show_cursor=False)
-        yield Footer()
+            yield FitTable(id="children", cursor_type="row", show_cursor=False)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.title = self.path.name
@@ -97,7 +111,7 @@ class OpDetailScreen(Screen):
             text.append(f"\nbuffer {b.buffer_type} {hexaddr(b.address)} size {size_text(b.size)}")
         head.update(text)
         args = [[k, v if isinstance(v, str) else json.dumps(v)] for k, v in (ev.args or {}).items()]
-        fill_table(self.query_one("#args", DataTable), ("argument", "value"),
+        fill_table(self.query_one("#args", DataTable), ARG_COLUMNS,
                    args or [[Text("none recorded", "dim"), ""]])  # fmt: skip
         tensors = []
         for role, refs in (("in", ev.inputs), ("out", ev.outputs)):
@@ -110,7 +124,7 @@ class OpDetailScreen(Screen):
                     hexaddr(buf.address) if buf else "", size_text(buf.size) if buf else "",
                 ])  # fmt: skip
         fill_table(self.query_one("#tensors", DataTable), TENSOR_COLUMNS, tensors)
-        fill_table(self.query_one("#children", DataTable), ("seq", "kind", "op", "address"),
+        fill_table(self.query_one("#children", DataTable), CHILD_COLUMNS,
                    [[c.seq, str(c.kind), c.name, hexaddr(c.buffer.address) if c.buffer else ""]
                     for c in children])  # fmt: skip
 

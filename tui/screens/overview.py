@@ -12,19 +12,36 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from ttrecord.textsafe import clean, clean_deep
 from ttrecord.errors import SessionError
+from ttrecord.findings import Finding
 from ttrecord.store.reader import Session
+from ttrecord.tui.columns import MIDDLE, NEVER, Column
+from ttrecord.tui.finding_groups import FindingGroup, group_findings, traces_text
 from ttrecord.tui.format import SEVERITY_STYLE, STATUS_STYLE, site, size_text, when
 from ttrecord.tui.live import POLL_SECONDS, RUNNING, AnalysisPacer
 from ttrecord.tui.messages import FindingsComputed, LiveFindings, Loaded
 from ttrecord.tui.snapshots import OverviewData, analyse, overview
-from ttrecord.tui.widgets.tables import fill_table
+from ttrecord.tui.widgets.tables import FitTable, fill_table
+from ttrecord.tui.widgets.footer import KeyFooter
 
 
 MAX_TRACE_ROWS = 50  # a long decode loop captures thousands; the timeline lists them all
+MAX_MEMBER_ROWS = 500  # findings listed under an opened group
+# Severity, rule, count and line say what and where: they give way last.
+FINDING_COLUMNS = (
+    Column("severity", 8, shorten=NEVER), Column("rule", 9, shorten=NEVER),
+    Column("title", 1, min=12), Column("count", 7, shorten=NEVER),
+    Column("trace", 3, min=5, optional=True), Column("line", 6, min=14, shorten=MIDDLE),
+)
+TRACE_COLUMNS = (
+    Column("device", 5, shorten=NEVER), Column("trace", 5, shorten=NEVER),
+    Column("ops", 4, shorten=NEVER), Column("replays", 4, shorten=NEVER),
+    Column("capture seqs", 3, shorten=NEVER, optional=True),
+    Column("released", 2, shorten=NEVER, optional=True),
+)
 
 
 class OverviewScreen(Screen):
@@ -34,13 +51,15 @@ class OverviewScreen(Screen):
     OverviewScreen .section { padding: 1 1 0 1; text-style: bold; height: auto; }
     OverviewScreen #traces { height: auto; max-height: 8; }
     OverviewScreen #findings { height: 1fr; }
+    OverviewScreen #findings-note { padding: 0 1; height: auto; }
     """
+    HELP_TITLE = "Overview"
     BINDINGS = [
-        Binding("enter", "open_finding", "Open finding"),
+        Binding("enter", "open_finding", "Open", priority=True),
         Binding("t", "timeline", "Timeline"),
-        Binding("m", "memory", "Memory map"),
+        Binding("m", "memory", "Memory"),
         Binding("d", "diff_captures", "Diff captures"),
-        Binding("p", "diff_prep", "Diff prep run"),
+        Binding("p", "diff_prep", "Diff prep"),
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
@@ -53,6 +72,9 @@ class OverviewScreen(Screen):
         self._poll = None  # the timer re-reading a session that is still being recorded
         self._pacer = AnalysisPacer()
         self._live_findings: tuple | None = None
+        self.groups: list[FindingGroup] = []
+        self.expanded: set[int] = set()  # groups opened to their findings
+        self.row_items: list[tuple[FindingGroup, Finding | None]] = []  # per findings-table row
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -60,10 +82,11 @@ class OverviewScreen(Screen):
             yield Static("Loading…", id="summary")
             yield Static("", id="notices")
             yield Static("Findings", id="findings-label", classes="section")
-            yield DataTable(id="findings", cursor_type="row")
+            yield Static("", id="findings-note")
+            yield FitTable(id="findings", cursor_type="row")
             yield Static("Traces", classes="section")
-            yield DataTable(id="traces", cursor_type="row", show_cursor=False)
-        yield Footer()
+            yield FitTable(id="traces", cursor_type="row", show_cursor=False)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.title = self.path.name
@@ -127,11 +150,7 @@ class OverviewScreen(Screen):
         if len(data.traces) > MAX_TRACE_ROWS:
             more = len(data.traces) - MAX_TRACE_ROWS
             rows.append(["", "", "", "", Text(f"… {more:,} more (timeline: kind:trace_begin)", "dim"), ""])
-        fill_table(
-            self.query_one("#traces", DataTable),
-            ("device", "trace", "captured ops", "replays", "capture seqs", "released at"),
-            rows,
-        )
+        fill_table(self.query_one("#traces", DataTable), TRACE_COLUMNS, rows)
         if data.needs_analysis:
             self._analyse()
         else:
@@ -185,27 +204,50 @@ class OverviewScreen(Screen):
 
     def _show_findings(self, findings, analysing: bool = False, error: str | None = None,
                        unchecked: bool = False) -> None:  # fmt: skip
-        rows = [
-            [Text(str(f.severity), SEVERITY_STYLE.get(str(f.severity), "")), f.rule, f.title,
-             site(f.file, f.line)]
-            for f in findings
-        ]  # fmt: skip
+        groups = group_findings(findings)
+        if [g.findings for g in groups] != [g.findings for g in self.groups]:
+            self.expanded = set()
+        self.groups = groups
         counts = Counter(str(f.severity) for f in findings)
         label = Text("Findings")
         for sev in ("error", "warning", "info"):
             if counts.get(sev):
                 label.append(f"  {counts[sev]} {sev}{'s' if counts[sev] > 1 else ''}", SEVERITY_STYLE[sev])
+        if len(groups) < len(findings):
+            label.append(f"  ({len(groups)} rule/line groups; enter opens one)", "dim")
         self.query_one("#findings-label", Static).update(label)
+        note = Text()
         if error:
-            rows = [["", "", Text(error, "red"), ""]]
+            note = Text(error, "red")
         elif unchecked:
-            hint = f"No stored findings: run `ttrecord check {self.path.name}` to analyse it."
-            rows = [["", "", Text(hint, "yellow"), ""]]
+            note = Text(f"No stored findings: run `ttrecord check {self.path.name}` to analyse it.", "yellow")
         elif analysing:
-            rows = [["", "", Text("Analysing the session for hazards…", "yellow"), ""]]
+            note = Text("Analysing the session for hazards…", "yellow")
         elif not findings:
-            rows = [["", "", Text("No hazards found.", "green"), ""]]
-        fill_table(self.query_one("#findings", DataTable), ("severity", "rule", "title", "line"), rows)
+            note = Text("No hazards found.", "green")
+        notice = self.query_one("#findings-note", Static)
+        notice.update(note)
+        notice.display = bool(note)
+        self._fill_findings()
+
+    def _fill_findings(self) -> None:
+        """One row per (rule, call site); an opened group lists its findings under it."""
+        rows, self.row_items = [], []
+        for n, g in enumerate(self.groups):
+            f = g.first
+            many = len(g.findings) > 1
+            title = Text(("▾ " if n in self.expanded else "▸ ") if many else "")
+            title.append(f.title)
+            rows.append([Text(g.severity, SEVERITY_STYLE.get(g.severity, "")), f.rule, title,
+                         f"{g.count:,}", g.traces, site(f.file, f.line)])  # fmt: skip
+            self.row_items.append((g, None if many else f))
+            if n in self.expanded:
+                for member in g.findings[:MAX_MEMBER_ROWS]:
+                    first = member.message.split(". ")[0]
+                    rows.append(["", "", Text(f"  {first}", "dim"), f"{member.occurrences:,}",
+                                 traces_text([member]), site(member.file, member.line)])  # fmt: skip
+                    self.row_items.append((g, member))
+        fill_table(self.query_one("#findings", DataTable), FINDING_COLUMNS, rows)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -213,12 +255,19 @@ class OverviewScreen(Screen):
             self.action_open_finding()
 
     def action_open_finding(self) -> None:
-        if self.data is None or not self.data.findings:
+        """Open the finding under the cursor; on a group of several, open or close the group."""
+        if self.data is None or not self.row_items:
             return
-        row = self.query_one("#findings", DataTable).cursor_row
+        table = self.query_one("#findings", DataTable)
+        group, finding = self.row_items[min(table.cursor_row, len(self.row_items) - 1)]
+        if finding is None:
+            n = self.groups.index(group)
+            self.expanded ^= {n}
+            self._fill_findings()
+            return
         from ttrecord.tui.screens.finding import FindingScreen
 
-        self.app.push_screen(FindingScreen(self.path, self.data.findings[row]))
+        self.app.push_screen(FindingScreen(self.path, finding))
 
     def action_timeline(self) -> None:
         from ttrecord.tui.screens.timeline import TimelineScreen

@@ -10,16 +10,26 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from ttrecord.textsafe import clean
+from ttrecord.tui.columns import MIDDLE, NEVER, Column
 from ttrecord.tui.format import SEVERITY_STYLE, STATUS_STYLE, when
 from ttrecord.tui.messages import Loaded
 from ttrecord.tui.snapshots import SessionSummary, summarize
-from ttrecord.tui.widgets.tables import fill_table
+from ttrecord.tui.widgets.tables import FitTable, fill_table
+from ttrecord.tui.widgets.footer import KeyFooter
 
 DIFF_MODULE = "ttrecord.tui.screens.diff"
-COLUMNS = (" ", "session", "script", "started", "status", "backend", "events", "findings")
+# Events and findings are what the list is for: they never shrink; the start time and the
+# backend give way first.
+COLUMNS = (
+    Column(" ", 9, shorten=NEVER), Column("session", 4, min=12, shorten=MIDDLE),
+    Column("script", 2, min=10, shorten=MIDDLE, optional=True),
+    Column("started", 1, shorten=NEVER, optional=True), Column("status", 5, min=6),
+    Column("backend", 0, min=8, optional=True), Column("events", 9, shorten=NEVER),
+    Column("findings", 9, shorten=NEVER),
+)
 
 
 class SessionsScreen(Screen):
@@ -27,8 +37,9 @@ class SessionsScreen(Screen):
     SessionsScreen #sessions-note { padding: 0 1; color: $text-muted; }
     SessionsScreen DataTable { height: 1fr; }
     """
+    HELP_TITLE = "Sessions"
     BINDINGS = [
-        Binding("enter", "open", "Open"),
+        Binding("enter", "open", "Open", priority=True),
         Binding("space", "mark", "Mark"),
         Binding("d", "diff", "Diff marked"),
         Binding("r", "reload", "Reload"),
@@ -46,8 +57,8 @@ class SessionsScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static(Text(clean(self.note)), id="sessions-note")  # folder names are data
-        yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield FitTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.title = "ttrecord"
@@ -92,6 +103,7 @@ class SessionsScreen(Screen):
             for sev in ("error", "warning", "info"):
                 if s.severities.get(sev):
                     findings.append(f"{s.severities[sev]} {sev}  ", SEVERITY_STYLE[sev])
+            findings.rstrip()
             rows.append([mark, s.path.name, Path(s.info.script).name, when(s.info.started_at),
                          status, s.info.backend, f"{s.events:,}", findings or "–"])  # fmt: skip
         fill_table(self.query_one(DataTable), COLUMNS, rows)

@@ -8,16 +8,17 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Header, Input, Static
 
 from textual import work
 
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import EventFilter
-from ttrecord.tui.filters import FILTER_HELP, FilterError, parse_filter
+from ttrecord.tui.filters import FilterError, parse_filter
 from ttrecord.tui.live import POLL_SECONDS, RUNNING
 from ttrecord.tui.messages import EventChosen, Grown, RowCount
 from ttrecord.tui.widgets.event_table import EventTable, header_text
+from ttrecord.tui.widgets.footer import KeyFooter
 
 
 class TimelineScreen(Screen):
@@ -26,6 +27,8 @@ class TimelineScreen(Screen):
     TimelineScreen #columns { padding: 0 0 0 1; text-style: bold; background: $boost; }
     TimelineScreen #status { padding: 0 1; color: $text-muted; }
     """
+    HELP_TITLE = "Timeline"
+    HELP_WIDGETS = (EventTable,)
     BINDINGS = [
         Binding("slash", "focus_filter", "Filter"),
         Binding("c", "quick('phase:capture')", "Capture only"),
@@ -43,11 +46,11 @@ class TimelineScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Input(self.initial_filter, placeholder=f"filter: {FILTER_HELP}", id="filter")
-        yield Static(header_text(), id="columns")
+        yield Input(self.initial_filter, placeholder="filter, e.g. phase:capture op:matmul (? lists the words)", id="filter")
+        yield Static("", id="columns")
         yield EventTable(self.app.handle(self.path), id="events")
         yield Static("", id="status")
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def settled(self) -> bool:
@@ -100,7 +103,15 @@ class TimelineScreen(Screen):
             table.load(filt, current.seq if current else None)
             table.focus()
 
+    def _header(self) -> None:
+        table = self.query_one(EventTable)
+        self.query_one("#columns", Static).update(Text(header_text(table.columns())))
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._header)
+
     def on_row_count(self, message: RowCount) -> None:
+        self.call_after_refresh(self._header)
         if message.error:
             self.query_one("#status", Static).update(Text(message.error, "red"))
             return
@@ -111,7 +122,7 @@ class TimelineScreen(Screen):
         shown = "events" if table.filter == EventFilter() else "matching events"
         live = "  ·  recording: following it live" if self._live else ""
         self.query_one("#status", Static).update(
-            f"{total:,} {shown}{live}  ·  enter: op detail  ·  /: filter  ·  ?: keys and filter words"
+            f"{total:,} {shown}{live}"
         )
 
     def on_event_chosen(self, message: EventChosen) -> None:

@@ -21,6 +21,7 @@ from textual.strip import Strip
 
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import EventFilter, TimelineRow
+from ttrecord.tui.columns import MIDDLE, NEVER, Column, fit, shorten
 from ttrecord.tui.format import PHASE_COLOR, duration, hexaddr, site
 from ttrecord.tui.handle import SessionHandle
 from ttrecord.tui.messages import EventChosen, PageLoaded, RowCount
@@ -28,13 +29,35 @@ from ttrecord.tui.messages import EventChosen, PageLoaded, RowCount
 PAGE = 100
 MAX_PAGES = 40
 
-# (title, width); the last column takes what is left.
-COLUMNS = (("seq", 8), ("phase", 9), ("kind", 14), ("op", 30), ("dev", 4), ("tr", 4),
-           ("call site", 24), ("dur", 9), ("addresses", 0))  # fmt: skip
+# The timeline's columns with the width their content usually wants; `columns_for` fits them
+# to the terminal. Sequence numbers and phases never shrink; the addresses, duration, device
+# and trace give way whole, then the op name, then the kind; call sites shrink from the middle.
+COLUMNS = (
+    (Column("seq", 9, shorten=NEVER), 7), (Column("phase", 8, shorten=NEVER), 7),
+    (Column("kind", 5, min=6), 13), (Column("op", 3, min=10), 24),
+    (Column("dev", 2, shorten=NEVER, optional=True), 3),
+    (Column("tr", 2, shorten=NEVER, optional=True), 3),
+    (Column("call site", 6, min=14, shorten=MIDDLE), 26),
+    (Column("dur", 1, shorten=NEVER, optional=True), 8),
+    (Column("addresses", 0, shorten=NEVER, optional=True), 24),
+)
+MARKER = 1  # the phase band at the left of every row
 
 
-def header_text() -> str:
-    return "".join(title.ljust(width) if width else title for title, width in COLUMNS)
+def columns_for(width: int, last_seq: int = 0) -> list[tuple[Column, int]]:
+    """The columns shown at `width` cells and their widths; the addresses take what is left."""
+    cols = [c for c, _ in COLUMNS]
+    naturals = [n for _, n in COLUMNS]
+    naturals[0] = max(3, len(str(last_seq)))
+    widths = fit(cols, naturals, width - MARKER, gap=1)
+    spare = width - MARKER - sum(w + 1 for w in widths if w)
+    if widths[-1] and spare > 0:
+        widths[-1] += spare
+    return [(c, w) for c, w in zip(cols, widths, strict=True) if w]
+
+
+def header_text(columns: list[tuple[Column, int]]) -> str:
+    return "".join(shorten(c.title, w).ljust(w + 1) for c, w in columns).rstrip()
 
 
 def row_cells(row: TimelineRow) -> list[str]:
@@ -80,6 +103,8 @@ class EventTable(ScrollView, can_focus=True):
         # page is a keyset query, even a jump to the end.
         self._first_seq: int | None = None
         self._counted = -1  # the generation whose count arrived
+        self.last_seq = 0  # the largest seq shown so far: the seq column fits it
+        self._layout: tuple[tuple[int, int], list[tuple[Column, int]]] = ((-1, -1), [])
 
     # -- data ------------------------------------------------------------------------------
 
@@ -102,16 +127,15 @@ class EventTable(ScrollView, can_focus=True):
     def _count_rows(self, generation: int, filt: EventFilter, jump_seq: int | None) -> None:
         total = self.handle.run(lambda s: s.event_count(filt))
         first = None
-        if filt == EventFilter():
-            seqs = self.handle.run(lambda s: s.seq_range())
-            if seqs is not None and seqs[1] - seqs[0] + 1 == total:
-                first = seqs[0]
+        seqs = self.handle.run(lambda s: s.seq_range())
+        if filt == EventFilter() and seqs is not None and seqs[1] - seqs[0] + 1 == total:
+            first = seqs[0]
         index = None
         if jump_seq is not None and first is not None:
             index = jump_seq - first
         elif jump_seq is not None:
             index = self.handle.run(lambda s: s.event_index(jump_seq, filt))
-        self.post_message(RowCount(generation, total, index, first))
+        self.post_message(RowCount(generation, total, index, first, last_seq=seqs[1] if seqs else None))
 
     def on_row_count(self, message: RowCount) -> None:
         if message.generation != self.generation:
@@ -121,6 +145,7 @@ class EventTable(ScrollView, can_focus=True):
         if message.error:
             self._pending.clear()
         self._first_seq = message.first_seq
+        self.last_seq = max(self.last_seq, message.last_seq or 0)
         self.virtual_size = Size(self.size.width, self.total)
         index = message.index if message.index is not None else 0
         self.cursor = min(index, max(0, self.total - 1))
@@ -185,6 +210,8 @@ class EventTable(ScrollView, can_focus=True):
             return
         self._pending.discard(message.page)
         self._pages[message.page] = message.rows
+        if message.rows:
+            self.last_seq = max(self.last_seq, message.rows[-1].seq)
         while len(self._pages) > MAX_PAGES:
             self._pages.popitem(last=False)
         self.refresh()
@@ -228,19 +255,24 @@ class EventTable(ScrollView, can_focus=True):
             self._request(page + 1)
         return self._strip(row, index == self.cursor, width)
 
+    def columns(self, width: int | None = None) -> list[tuple[Column, int]]:
+        """The columns at this width (the screen's header shows the same)."""
+        width = self.size.width if width is None else width
+        key = (width, self.last_seq)
+        if self._layout[0] != key:
+            self._layout = (key, columns_for(width, self.last_seq))
+        return self._layout[1]
+
     def _strip(self, row: TimelineRow, selected: bool, width: int) -> Strip:
-        cells = row_cells(row)
+        cells = dict(zip((c.title for c, _ in COLUMNS), row_cells(row), strict=True))
         phase_style = Style(color=PHASE_COLOR.get(row.phase, "white"))
         name_style = Style(color="red", bold=True) if row.status != "ok" else Style()
         segments = [Segment("▌", phase_style)]
-        for i, ((_, w), text) in enumerate(zip(COLUMNS, cells)):
-            style = phase_style if i == 1 else name_style if i == 3 else Style()
-            if w and len(text) > w - 1:
-                # Call sites keep their line number; other cells keep their start.
-                text = "…" + text[-(w - 2):] if i == 6 else text[: w - 2] + "…"
-            if w:
-                text = text.ljust(w)
-            segments.append(Segment(text, style))
+        for column, w in self.columns(width):
+            title = column.title
+            style = phase_style if title == "phase" else name_style if title == "op" else Style()
+            text = shorten(cells[title], w, column.shorten)[:w] if title != "addresses" else cells[title]
+            segments.append(Segment(text.ljust(w + 1), style))
         strip = Strip(segments).crop(0, width).extend_cell_length(width)
         if selected:
             strip = strip.apply_style(Style(reverse=True))

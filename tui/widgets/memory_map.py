@@ -37,8 +37,8 @@ class MemoryMapView(ScrollView, can_focus=True):
     BINDINGS = [
         Binding("up,k", "move(-1)", "Up", show=False),
         Binding("down,j", "move(1)", "Down", show=False),
-        Binding("pageup", "move(-20)", "Page up", show=False),
-        Binding("pagedown", "move(20)", "Page down", show=False),
+        Binding("pageup", "move(-20)", "Lower addresses", show=False),
+        Binding("pagedown", "move(20)", "Higher addresses", show=False),
         Binding("n", "next_hazard", "Next overlap"),
     ]
 
