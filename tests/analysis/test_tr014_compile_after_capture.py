@@ -20,13 +20,28 @@ def _compile(b: SessionBuilder, line: int, binary_at: int | None, name: str = "t
     return call
 
 
-def test_binaries_over_trace_memory_are_one_finding_tr004(analyze_both):
+def test_binaries_over_trace_memory_alive_at_a_replay_are_one_tr014_error(analyze_both):
+    """GIVEN a compile after capture whose binary lands on the capture's freed intermediate WHEN
+    the trace replays over it THEN one error, TR014 (not TR004), names the overlap and the replay."""
     b = SessionBuilder()
     tid, x, w, y = captured_step(b, release=False)
     _compile(b, 40, binary_at=H)  # over the capture's freed intermediate, alive at the replay
     b.execute(tid, line=41)
     b.release(tid, line=42)
-    assert rules_at(analyze_both(b)) == [("TR004", 40)]
+    findings = analyze_both(b)
+    assert [(f.rule, f.line, f.severity) for f in findings] == [("TR014", 40, Severity.ERROR)]
+    assert "lies on memory trace 0 creates" in findings[0].message
+    assert "the replay at model.py:41 ran over it" in findings[0].message
+    assert findings[0].evidence["overlaps_trace"] == 0
+
+
+def test_binaries_over_trace_memory_never_replayed_are_a_warning(analyze_both):
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b, release=False)
+    _compile(b, 40, binary_at=H)
+    b.release(tid, line=42)
+    findings = analyze_both(b)
+    assert [(f.rule, f.severity) for f in findings] == [("TR014", Severity.WARNING)]
 
 
 def test_binaries_elsewhere_are_a_warning(analyze_both):

@@ -39,6 +39,7 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
     candidates: dict[tuple, tuple[Event, list[TraceInfo], int]] = {}
     reported: set[tuple[int, int]] = set()
     findings: list[Finding] = []
+    compiled: set[int] = set()  # calls that compiled while a trace was live (TR014's)
     nxt = 0
     for i, ev in enumerate(events):
         while nxt < len(pending_traces) and pending_traces[nxt].end.seq < ev.seq:
@@ -64,6 +65,8 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
         elif kind is Kind.FREE:
             if ev.buffer is not None and candidates:
                 candidates.pop(buffer_key(ev.buffer), None)
+        elif kind is Kind.NOTE and ev.name == "program_cache_miss" and ev.parent is not None:
+            compiled.add(ev.parent)
         elif kind is Kind.TRACE_EXECUTE:
             if not candidates:
                 continue
@@ -71,8 +74,8 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
                 for trace in hits:
                     if trace.device != ev.device or trace.trace_id != ev.trace:
                         continue
-                    if (alloc.seq, id(trace)) in reported:
-                        continue
+                    if (alloc.seq, id(trace)) in reported or _is_binary(ctx, alloc, compiled):
+                        continue  # a kernel binary over trace memory is TR014's
                     reported.add((alloc.seq, id(trace)))
                     maker = _allocating_call(ctx, events, alloc, index)
                     accesses = trace.footprint.overlapping(alloc.buffer)
@@ -81,6 +84,13 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             traces = live.get(ev.device, [])
             live[ev.device] = [t for t in traces if t.trace_id != ev.trace]
     return findings
+
+
+def _is_binary(ctx: Context, alloc: Event, compiled: set[int]) -> bool:
+    """A buffer a compiling call left that is none of its outputs: its kernel binaries."""
+    call = ctx.calls.get(alloc.parent) if alloc.parent in compiled else None
+    return call is not None and all(
+        t.buffer is None or buffer_key(t.buffer) != buffer_key(alloc.buffer) for t in call.outputs)
 
 
 def _is_input_range(ctx: Context, trace: TraceInfo, alloc: Event) -> bool:
