@@ -49,6 +49,7 @@ EXPECTED_MARKERS = {
     "trace_region_too_small.py": ["TR016"],
     "compile_in_capture.py": ["TR013"],
     "prep_differs.py": ["TR015"],
+    "compile_after_capture.py": ["TR014"],
     "address_drift.py": [],
     "crash_in_replay.py": [],
     "hang_in_replay.py": [],
@@ -79,6 +80,7 @@ RUNS = {
     "trace_region_too_small": ["trace_region_too_small.py"],
     "compile_in_capture": ["compile_in_capture.py"],
     "prep_differs": ["prep_differs.py"],
+    "compile_after_capture": ["compile_after_capture.py"],
     "address_drift": ["address_drift.py"],
     "address_drift_extra": ["address_drift.py", "--extra-alloc"],
     "crash_in_replay": ["crash_in_replay.py"],
@@ -371,6 +373,17 @@ def test_compile_in_capture_aborts_with_the_real_tt_fatal(results):
     assert ("TT_FATAL @ /project/tt_metal/distributed/mesh_workload.cpp:200: !is_capturing_trace\ninfo:\n"
             "Cannot load new binaries during trace capture.This program is not yet in program cache.") in r.stderr
     assert "replay:" not in r.stdout
+
+
+def test_compile_after_capture_decode_replay_differs_from_eager(results):
+    """Decode's binaries, compiled after the prefill capture, lie on the prefill trace's freed
+    intermediate: the prefill replay overwrites them and the decode replay writes garbage (the
+    bytes of prefill's 3.0 tiles, 0x40, read as 64) instead of relu(1.5)."""
+    r = results["compile_after_capture"]
+    _ok(r)
+    assert _line(r.stdout, "decode replay:") == "64.0 (eager: 1.5)"
+    assert _line(r.stdout, "replay == eager:") == "False"
+    assert "Allocating device buffers is potentially unsafe due to the existence of an active trace" in r.stderr
 
 
 def test_prep_differs_replays_right(results):

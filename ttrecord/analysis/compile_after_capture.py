@@ -15,10 +15,11 @@ Rule, one finding per call site naming the op and the live trace(s):
 - error when a binary overlaps a range a live trace reads, writes or creates and is still
   allocated at a replay of that trace (the replay overwrites it); TR004 leaves such a buffer to
   this rule, so the mistake gets one finding with the compile's fix;
-- otherwise a warning (binaries allocated while the trace's memory counts as free).
-A compile whose binaries are not visible is not reported: the 0.81.1 mock device loads none, and
-a finding on every first call after a capture (e.g. the `ttnn.copy` that refreshes a captured
-input) would be disproved by most runs.
+- a warning when a binary overlaps such a range but no replay of that trace ran over it.
+A compile whose binaries are clear of every live trace's memory, or not visible, is not
+reported: top-down binaries usually land far above the traces' buffers, the 0.81.1 mock device
+loads none, and a finding on every first call after a capture (e.g. the `ttnn.copy` that
+refreshes a captured input in tt-metal's own executors) would be disproved by most runs.
 """
 
 from __future__ import annotations
@@ -59,7 +60,10 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
         allocs = kernel_binaries(call, binaries.get(seq, ()))
         if not allocs:
             continue
-        hit = next(((a, t, r) for a in allocs for t in live if t.footprint.hits(a.buffer)
+        over = [(a, t) for a in allocs for t in live if t.footprint.hits(a.buffer)]
+        if not over:
+            continue  # binaries clear of every live trace's memory: harmless
+        hit = next(((a, t, r) for a, t in over
                     for r in [_replay_over(a, t, freed, replays)] if r is not None), None)  # fmt: skip
         call = ctx.outermost(call)
         site = ctx.site(call)
@@ -101,14 +105,14 @@ def _finding(ctx: Context, call: Event, note: Event, live: list[TraceInfo], bins
                       "binaries": [range_evidence(b)["range"] for b in bins]}  # fmt: skip
     severity, trace, related = Severity.WARNING, live[0].trace_id, [t.begin.seq for t in live]
     if hit is None:
-        message += (", allocated while the trace's memory counts as free: a later compile or"
-                    " allocation can land on memory the trace writes.")  # fmt: skip
+        message += (", allocated on memory a live trace uses (its freed intermediates count as"
+                    " free): the next replay of that trace overwrites them.")  # fmt: skip
     else:
         alloc, t, replay = hit
         b = alloc.buffer
         uses = sorted({a.role for a in t.footprint.overlapping(b)})
         message += (f"; {b.buffer_type} [{b.address:#x}, {b.end:#x}) lies on memory trace"
-                    f" {t.trace_id} {'/'.join(_ROLE[r] for r in uses)}, and the replay at"
+                    f" {t.trace_id} {' and '.join(_ROLE[r] for r in uses)}, and the replay at"
                     f" {where(ctx, ctx.calls.get(replay) or alloc)} ran over it: the program's"
                     " binaries are overwritten, so its next run (eager or inside another trace)"
                     " executes garbage: wrong values or a hang.")  # fmt: skip
