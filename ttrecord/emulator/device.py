@@ -28,6 +28,7 @@ from .config import (
 )
 from .codec import TensorSpec, decode, encode
 from .memory import BankedMemory
+from .tools import trace_allocation_tracker as _tracker
 from .sharding import CoreCoord
 from .types import BufferType, MeshShape
 
@@ -111,6 +112,9 @@ class MeshDevice:
         self.traces: dict[int, Any] = {}
         self.allocations_unsafe = False
         self.trace_buffers_size = 0
+        # tools/trace_allocation_tracker: trace id -> {buffer unique id: allocation context}
+        self.unsafe_tracked: dict[int, dict[int, str]] = {}
+        self.corruptible_scopes = 0
 
     # --- identity -----------------------------------------------------------------
     def id(self) -> int:
@@ -211,6 +215,8 @@ class MeshDevice:
                 placement,
             )
             self.live_buffers[desc.unique_id] = desc
+            if _tracker.TRACE_ALLOC_TRACKING and buffer_type != BufferType.TRACE:
+                _tracker.on_allocate(self, desc.unique_id)
             self._drain_deferred()
         for listener in GRAPH_LISTENERS:
             listener.on_allocate(self, desc)
@@ -230,6 +236,8 @@ class MeshDevice:
         if self.live_buffers.pop(desc.unique_id, None) is None:
             return
         self.allocators[desc.buffer_type].free(desc.address)
+        if self.unsafe_tracked:
+            _tracker.on_free(self, desc.unique_id)
         for listener in GRAPH_LISTENERS:
             listener.on_deallocate(self, desc)
 

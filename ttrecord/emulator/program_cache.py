@@ -120,8 +120,14 @@ def _load(device: Any, prog: Program) -> None:
     """MeshWorkloadImpl::load_binaries: refuse in capture, else allocate top-down and write."""
     if getattr(device, "capturing", None):
         raise errors.tt_fatal(_MESH_WORKLOAD, 200, "!is_capturing_trace", CANNOT_LOAD_IN_CAPTURE)
+    from .tools.trace_allocation_tracker import PROGRAM_CACHE, allocation_context
+
     pages = BINARY_BYTES // PROGRAM_PAGE_SIZE
-    buf = device.allocate_buffer(BufferType.DRAM, pages, PROGRAM_PAGE_SIZE, top_down=True)
+    token = allocation_context.set(PROGRAM_CACHE)
+    try:
+        buf = device.allocate_buffer(BufferType.DRAM, pages, PROGRAM_PAGE_SIZE, top_down=True)
+    finally:
+        allocation_context.reset(token)
     digest = np.frombuffer(hashlib.sha256(repr(prog.key).encode()).digest(), dtype=np.uint8)
     image = np.resize(digest, (pages, PROGRAM_PAGE_SIZE)).copy()
     for chip in range(getattr(device, "num_chips", 1)):

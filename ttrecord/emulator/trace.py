@@ -177,6 +177,7 @@ def release_trace(mesh_device: Any, trace_id: int) -> None:
         trace = mesh_device.traces.pop(int(trace_id), None)
         if trace is None:
             return
+        mesh_device.unsafe_tracked.pop(int(trace_id), None)
         if trace.buffer is not None:
             trace.buffer.release()
         mesh_device.trace_buffers_size -= trace.size
