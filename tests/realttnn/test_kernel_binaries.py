@@ -14,6 +14,7 @@ emulator's program cache (ttrecord/emulator/program_cache.py) is modelled.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -27,7 +28,8 @@ MAIN_PYTHON = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "python"
 def _emulator(code: str) -> subprocess.CompletedProcess:
     """Run code against the emulator (which needs torch: the main .venv's python)."""
     python = str(MAIN_PYTHON) if MAIN_PYTHON.exists() else sys.executable
-    p = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=120)
+    env = {**os.environ, "TTRECORD_EMULATOR_KERNEL_BINARIES": "1"}  # the card's behaviour
+    p = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     if "No module named 'torch'" in p.stderr:
         pytest.skip("the emulator needs torch (the lane has none and there is no main .venv)")
     return p

@@ -33,6 +33,7 @@ buffer), so a steady run pays one integer comparison per op.
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -48,6 +49,9 @@ PROGRAM_PAGE_SIZE = 2048  # HostMemDeviceCommand::PROGRAM_PAGE_SIZE
 # an eltwise op are a few KB each): 8 pages, one per DRAM bank of a p150.
 BINARY_BYTES = 8 * PROGRAM_PAGE_SIZE
 
+# TTRECORD_EMULATOR_KERNEL_BINARIES=0 models the 0.81.1 mock device, which loads none (the
+# real-ttnn lane compares allocations with it that way).
+LOAD_BINARIES = os.environ.get("TTRECORD_EMULATOR_KERNEL_BINARIES", "1") != "0"
 _MESH_WORKLOAD = "/project/tt_metal/distributed/mesh_workload.cpp"
 CANNOT_LOAD_IN_CAPTURE = (
     "Cannot load new binaries during trace capture.This program is not yet in program cache."
@@ -65,6 +69,7 @@ class Program:
     image: Optional[np.ndarray] = None  # (pages, PROGRAM_PAGE_SIZE) uint8
     checked_epoch: int = 0
     corrupted: bool = False
+    loaded: bool = False
 
 
 @dataclass
@@ -111,7 +116,7 @@ def program(device: Any, name: str, inputs: Sequence[Any], dtype: Any, layout: A
         hit = prog is not None
         if prog is None:
             prog = cache.programs[k] = Program(k, checked_epoch=cache.replay_epoch)
-    if prog.binary is None:
+    if not prog.loaded:
         _load(device, prog)
     return prog, hit
 
@@ -120,6 +125,9 @@ def _load(device: Any, prog: Program) -> None:
     """MeshWorkloadImpl::load_binaries: refuse in capture, else allocate top-down and write."""
     if getattr(device, "capturing", None):
         raise errors.tt_fatal(_MESH_WORKLOAD, 200, "!is_capturing_trace", CANNOT_LOAD_IN_CAPTURE)
+    prog.loaded = True
+    if not LOAD_BINARIES:
+        return
     from .tools.trace_allocation_tracker import PROGRAM_CACHE, allocation_context
 
     pages = BINARY_BYTES // PROGRAM_PAGE_SIZE
