@@ -60,7 +60,7 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
         allocs = kernel_binaries(call, binaries.get(seq, ()))
         if not allocs:
             continue
-        over = [(a, t) for a in allocs for t in live if t.footprint.hits(a.buffer)]
+        over = [(a, t) for a in allocs for t in live if a.buffer and t.footprint.hits(a.buffer)]
         if not over:
             continue  # binaries clear of every live trace's memory: harmless
         hit = next(((a, t, r) for a, t in over
