@@ -2,12 +2,12 @@
 
 What it shows: the warm-up runs the decode step for a 32-row batch, but the capture runs it
 on a 64-row batch. Every op of the step has a new program-cache key (the input shape differs),
-so each compiles inside the capture. On a device, compiling writes kernel binaries, which
-ttnn aborts during capture ("Writes are not supported during trace capture"); the emulator
-only counts program-cache entries as ttnn 0.81.1 does (`num_program_cache_entries`) and lets
-the capture finish, so nothing is corrupted here. The hazard is reported once, at the first
-op that compiled, naming the warm-up call that should have compiled it and the key field that
-differs.
+so the first one compiles inside the capture. Compiling loads kernel binaries into DRAM, which
+a capture cannot record: ttnn 0.81.1 (and the emulator) abort the call with
+"TT_FATAL @ .../mesh_workload.cpp:200: !is_capturing_trace" "Cannot load new binaries during
+trace capture.This program is not yet in program cache. ..." and the run ends there, as a
+real one does. The hazard is reported at that op, naming the warm-up call that should have
+compiled it and the key field that differs.
 Fix: warm up with the shapes, dtypes, layouts and memory configs the capture uses.
 """
 

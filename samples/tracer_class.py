@@ -2,8 +2,9 @@
 
 What it shows: the wrapper many model codebases grow around trace capture.
 `Tracer(device, fn, example)` allocates a persistent input on the device,
-runs `fn` once eagerly (the prep run), captures `fn` on that input, and keeps
-the captured output. Calling the tracer with a device tensor copies it *into*
+runs `fn` once eagerly (the prep run) and the input copy it does on every call
+(so no program compiles, and no kernel binary is allocated, while the trace
+lives), captures `fn` on that input, and keeps the captured output. Calling the tracer with a device tensor copies it *into*
 the captured input with `ttnn.copy` (a device op, so nothing is re-allocated)
 and replays the trace. The caller feeds it from a staging tensor that was also
 allocated before the capture, so no buffer is allocated while the trace lives.
@@ -24,6 +25,7 @@ class Tracer:
     def __init__(self, device, fn, example):
         self.device = device
         self.input = ttnn.clone(example)
+        ttnn.copy(example, self.input)  # compile the copy __call__ uses, too
         fn(self.input)  # prep run: compile before capture
         self.trace_id = ttnn.begin_trace_capture(device, cq_id=0)
         self.output = fn(self.input)

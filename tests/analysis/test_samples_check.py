@@ -28,7 +28,7 @@ HAZARDS = [
     "readback_in_capture", "host_write_in_capture", "sync_in_capture", "alloc_after_capture",
     "stale_input", "freed_input", "aliasing", "baked_value", "host_op_in_capture",
     "trace_lifecycle", "overlapping_traces", "multi_trace", "trace_region_too_small",
-    "compile_in_capture", "prep_differs",
+    "compile_in_capture", "prep_differs", "compile_after_capture",
 ]  # fmt: skip
 CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe", "reallocated_input",
          "input_reallocated_after_capture", "sharded_cnn_executor", "mesh_paged_decode"]  # fmt: skip

@@ -10,6 +10,7 @@ from ttrecord import emulator as ttnn
 
 
 def _capture(device, fn):
+    fn()  # warm-up: a program first compiled inside a capture aborts it, as on a device
     tid = ttnn.begin_trace_capture(device, cq_id=0)
     out = fn()
     ttnn.end_trace_capture(device, tid, cq_id=0)

@@ -22,6 +22,7 @@ def test_hang_sleeps_inside_the_nth_replay(monkeypatch, device, tile):
     from ttrecord import emulator as ttnn
 
     x = tile(device, 1.0)
+    ttnn.relu(x)  # warm-up
     tid = ttnn.begin_trace_capture(device)
     ttnn.relu(x)
     ttnn.end_trace_capture(device, tid)

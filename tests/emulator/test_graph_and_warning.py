@@ -12,6 +12,7 @@ from ttrecord.emulator.errors import TRACE_ALLOCATION_UNSAFE
 
 def test_graph_capture_records_allocate_and_deallocate_nodes(device, tile):
     x = tile(device, 1.0)
+    ttnn.relu(ttnn.add(x, x))  # compiled first: a compile allocates kernel binaries
     ttnn.graph.begin_graph_capture(ttnn.graph.RunMode.NORMAL)
     out = ttnn.relu(ttnn.add(x, x))  # the add's output is allocated then freed
     nodes = ttnn.graph.end_graph_capture()
@@ -25,6 +26,7 @@ def test_graph_capture_records_allocate_and_deallocate_nodes(device, tile):
 def test_allocating_while_a_trace_exists_warns_at_the_user_line(device, tile):
     """GIVEN a captured, unreleased trace WHEN a buffer is allocated THEN ttnn's warning is issued at this file."""
     x = tile(device, 1.0)
+    ttnn.relu(x)  # warm-up
     tid = ttnn.begin_trace_capture(device)
     ttnn.relu(x)
     ttnn.end_trace_capture(device, tid)
@@ -36,6 +38,7 @@ def test_allocating_while_a_trace_exists_warns_at_the_user_line(device, tile):
 
 def test_no_warning_during_capture_or_after_release(device, tile):
     x = tile(device, 1.0)
+    ttnn.relu(x)  # warm-up
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tid = ttnn.begin_trace_capture(device)

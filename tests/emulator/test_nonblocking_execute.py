@@ -9,6 +9,7 @@ from ttrecord import emulator as ttnn
 
 def test_non_blocking_execute_then_synchronize(device, tile):
     x = tile(device, 2.0)
+    ttnn.multiply(x, x)  # warm-up
     tid = ttnn.begin_trace_capture(device, cq_id=0)
     out = ttnn.multiply(x, x)
     ttnn.end_trace_capture(device, tid, cq_id=0)
@@ -22,6 +23,7 @@ def test_non_blocking_execute_then_synchronize(device, tile):
 
 def test_events_between_replays(device, tile):
     x = tile(device, 1.0)
+    ttnn.add(x, x)  # warm-up
     tid = ttnn.begin_trace_capture(device)
     out = ttnn.add(x, x)
     ttnn.end_trace_capture(device, tid)

@@ -57,7 +57,7 @@ def test_replay_overwrites_a_later_buffer_only_on_the_cores_of_the_sharded_inter
     allocated over that address afterwards is corrupted by the replay on those 4 cores only."""
     memcfg = sharded(TML.HEIGHT_SHARDED, (0, 0), (3, 0), [32, 64])
     x = ttnn.from_torch(torch.ones(128, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
-    ttnn.to_memory_config(x, memcfg)  # compile run
+    ttnn.sharded_to_interleaved(ttnn.to_memory_config(x, memcfg), ttnn.DRAM_MEMORY_CONFIG)  # compile run
     tid = ttnn.begin_trace_capture(device, cq_id=0)
     inner = ttnn.to_memory_config(x, memcfg)
     out = ttnn.sharded_to_interleaved(inner, ttnn.DRAM_MEMORY_CONFIG)

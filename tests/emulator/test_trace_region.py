@@ -13,6 +13,7 @@ def test_capture_larger_than_the_region_fails_with_real_message(tile):
     device = ttnn.open_device(device_id=1, trace_region_size=8192)
     try:
         x = tile(device, 1.0)
+        ttnn.add(x, 1.0)  # warm-up
         tid = ttnn.begin_trace_capture(device)
         for _ in range(4):
             x = ttnn.add(x, 1.0)
@@ -31,6 +32,7 @@ def test_default_region_is_zero_so_any_captured_op_fails(tile):
     device = ttnn.open_device(device_id=1)
     try:
         x = tile(device, 1.0)
+        ttnn.relu(x)  # warm-up
         tid = ttnn.begin_trace_capture(device)
         ttnn.relu(x)
         with pytest.raises(RuntimeError, match="but only 0B is allocated for trace region"):
@@ -40,6 +42,7 @@ def test_default_region_is_zero_so_any_captured_op_fails(tile):
 
 
 def _capture_ops(device, x, n):
+    ttnn.relu(x)  # warm-up
     tid = ttnn.begin_trace_capture(device)
     for _ in range(n):
         ttnn.relu(x)

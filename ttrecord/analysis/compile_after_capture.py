@@ -1,66 +1,100 @@
 """TR014 compile after capture while the trace is live.
 
 A program compiled for the first time after `end_trace_capture`, while the trace is still live,
-gets its kernel binaries allocated in device memory the allocator believes free, possibly over
-memory the trace writes on every replay: garbage output (vLLM on Tenstorrent compiled decode
-between prefill captures; tt-metal's model tests had the same ordering bug). The fix is in the
+gets its kernel binaries allocated in DRAM (tt-metal 0.81.1: `MeshWorkloadImpl::load_binaries`,
+a replicated buffer with 2048-byte pages, top-down) in memory the allocator believes free,
+possibly memory the trace writes on every replay. The next replay then overwrites the binaries
+and the program runs garbage (a hang, or wrong values): vLLM on Tenstorrent compiled decode
+between prefill captures; tt-metal's model tests had the same ordering bug. The fix is in the
 warm-up order: compile every path before the first capture.
 
 The recorder notes a `program_cache_miss` under a call that grew the device's program cache
 while a trace was live (see TR013 for misses inside a capture), and the buffers that call left
-allocated that are none of its outputs (the kernel binaries, as the ledger sees them). Rule:
-a warning, one per call site, naming the op and the live trace(s). A binary that overlaps a
-range a live trace reads, writes or creates and is alive at a replay is an allocation over
-trace memory, reported once, by TR004 at the same line (its finding names the overlap); TR014
-then stays silent so that one mistake gives one finding. A compile whose
-binaries are not visible is not reported: the 0.81.1 mock device lists no kernel-binary buffer
-and the emulator does not allocate them, and a finding on every first call after a capture
-(e.g. the `ttnn.copy` that refreshes a captured input) would be disproved by most runs.
+allocated that are none of its outputs (the kernel binaries, as the allocator shows them).
+Rule, one finding per call site naming the op and the live trace(s):
+- error when a binary overlaps a range a live trace reads, writes or creates and is still
+  allocated at a replay of that trace (the replay overwrites it); TR004 leaves such a buffer to
+  this rule, so the mistake gets one finding with the compile's fix;
+- a warning when a binary overlaps such a range but no replay of that trace ran over it.
+A compile whose binaries are clear of every live trace's memory, or not visible, is not
+reported: top-down binaries usually land far above the traces' buffers, the 0.81.1 mock device
+loads none, and a finding on every first call after a capture (e.g. the `ttnn.copy` that
+refreshes a captured input in tt-metal's own executors) would be disproved by most runs.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 
 from ttrecord.analysis.context import Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
-from ttrecord.events import BufferRef, Event, Kind, Phase
-from ttrecord.findings import Finding
+from ttrecord.events import BufferRef, Event, Kind, Phase, Status
+from ttrecord.findings import Finding, Severity
 
 
 def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
     findings: list[Finding] = []
     reported: set = set()
     misses: dict[int, Event] = {}  # compiling call seq -> its note
-    binaries: dict[int, list[BufferRef]] = {}
+    binaries: dict[int, list[Event]] = {}  # call seq -> the ALLOC events under it
+    freed: dict[tuple, list[int]] = {}  # buffer key -> seqs of its frees
+    replays: dict[tuple, list[int]] = {}  # (device, trace) -> execute seqs
     for ev in events:
-        if ev.kind is Kind.NOTE and ev.name == "program_cache_miss" and ev.parent is not None:
+        kind = ev.kind
+        if kind is Kind.NOTE and ev.name == "program_cache_miss" and ev.parent is not None:
             if ev.phase is not Phase.CAPTURE:  # inside a capture: TR013
                 misses[ev.parent] = ev
-        elif (ev.kind is Kind.ALLOC and ev.parent in misses and ev.buffer is not None
-              and not (ev.args or {}).get("temporary")):  # fmt: skip
-            binaries.setdefault(ev.parent, []).append(ev.buffer)
+        elif (kind is Kind.ALLOC and ev.parent is not None and ev.buffer is not None
+              and ev.phase is not Phase.CAPTURE and not (ev.args or {}).get("temporary")):  # fmt: skip
+            binaries.setdefault(ev.parent, []).append(ev)  # the note follows its allocations
+        elif kind is Kind.FREE and ev.buffer is not None:
+            freed.setdefault(buffer_key(ev.buffer), []).append(ev.seq)
+        elif kind is Kind.TRACE_EXECUTE and ev.status is not Status.RAISED:
+            replays.setdefault((ev.device, ev.trace), []).append(ev.seq)
     for seq, note in misses.items():
         call = ctx.calls.get(seq)
         live = [t for t in ctx.traces if t.device == note.device and t.live_at(note.seq)]
-        outputs = {buffer_key(t.buffer) for t in call.outputs if t.buffer} if call else set()
-        bins = [b for b in binaries.get(seq, ()) if buffer_key(b) not in outputs]
-        if call is None or not live or not bins:
+        if call is None or not live:
             continue
-        if any(t.footprint.hits(b) for b in bins for t in live):
-            continue  # an allocation over trace memory: TR004
+        allocs = kernel_binaries(call, binaries.get(seq, ()))
+        if not allocs:
+            continue
+        over = [(a, t) for a in allocs for t in live if a.buffer and t.footprint.hits(a.buffer)]
+        if not over:
+            continue  # binaries clear of every live trace's memory: harmless
+        hit = next(((a, t, r) for a, t in over
+                    for r in [_replay_over(a, t, freed, replays)] if r is not None), None)  # fmt: skip
         call = ctx.outermost(call)
         site = ctx.site(call)
         key = (site.file, site.line) if site else call.seq
         if key in reported:
             continue
         reported.add(key)
-        findings.append(_finding(ctx, call, note, live, bins))
+        findings.append(_finding(ctx, call, note, live, [a.buffer for a in allocs if a.buffer], hit))
     return findings
 
 
-def _finding(ctx: Context, call: Event, note: Event, live: list[TraceInfo],
-             bins: list[BufferRef]) -> Finding:  # fmt: skip
+def kernel_binaries(call: Event, allocs: Sequence[Event]) -> list[Event]:
+    """The allocations a compiling call left that are none of its outputs."""
+    outputs = {buffer_key(t.buffer) for t in call.outputs if t.buffer}
+    return [a for a in allocs if a.buffer is not None and buffer_key(a.buffer) not in outputs]
+
+
+def _replay_over(alloc: Event, trace: TraceInfo, freed: dict, replays: dict) -> int | None:
+    """The first replay of `trace` after the binary was allocated, if it was still allocated."""
+    assert alloc.buffer is not None
+    runs = replays.get((trace.device, trace.trace_id), [])
+    i = bisect.bisect_right(runs, alloc.seq)
+    if i == len(runs):
+        return None
+    frees = freed.get(buffer_key(alloc.buffer), [])
+    j = bisect.bisect_right(frees, alloc.seq)
+    return runs[i] if j == len(frees) or frees[j] > runs[i] else None
+
+
+def _finding(ctx: Context, call: Event, note: Event, live: list[TraceInfo], bins: list[BufferRef],
+             hit: tuple | None) -> Finding:  # fmt: skip
     traces = ", ".join(f"trace {t.trace_id} (captured at {where(ctx, t.begin)})" for t in live)
     message = (
         f"`{call.name}` compiled after capture while {traces} is live on device {note.device}:"
@@ -69,10 +103,27 @@ def _finding(ctx: Context, call: Event, note: Event, live: list[TraceInfo],
     )
     evidence: dict = {"op": call.name, "traces": [t.trace_id for t in live],
                       "binaries": [range_evidence(b)["range"] for b in bins]}  # fmt: skip
-    message += (", allocated while the trace's memory counts as free: a later compile or"
-                " allocation can land on memory the trace writes.")  # fmt: skip
+    severity, trace, related = Severity.WARNING, live[0].trace_id, [t.begin.seq for t in live]
+    if hit is None:
+        message += (", allocated on memory a live trace uses (its freed intermediates count as"
+                    " free): the next replay of that trace overwrites them.")  # fmt: skip
+    else:
+        alloc, t, replay = hit
+        b = alloc.buffer
+        uses = sorted({a.role for a in t.footprint.overlapping(b)})
+        message += (f"; {b.buffer_type} [{b.address:#x}, {b.end:#x}) lies on memory trace"
+                    f" {t.trace_id} {' and '.join(_ROLE[r] for r in uses)}, and the replay at"
+                    f" {where(ctx, ctx.calls.get(replay) or alloc)} ran over it: the program's"
+                    " binaries are overwritten, so its next run (eager or inside another trace)"
+                    " executes garbage: wrong values or a hang.")  # fmt: skip
+        evidence["overlaps_trace"] = t.trace_id
+        evidence["replay"] = replay
+        severity, trace, related = Severity.ERROR, t.trace_id, related + [replay]
     fix = (f"Run `{call.name}` with these shapes and configs once before the first"
            " begin_trace_capture (compile every path first, then capture), or release the trace"
            " before compiling new ops.")  # fmt: skip
-    return finding("TR014", ctx, call, message, fix=fix, related=[t.begin.seq for t in live],
-                   evidence=evidence, trace=live[0].trace_id)  # fmt: skip
+    return finding("TR014", ctx, call, message, fix=fix, severity=severity, related=related,
+                   evidence=evidence, trace=trace)  # fmt: skip
+
+
+_ROLE = {"read": "reads", "write": "writes", "new": "creates"}

@@ -1,11 +1,12 @@
 """TR013 compile inside capture (incomplete warm-up).
 
 ttnn compiles an op's program the first time it sees the op's program-cache key (the op and
-its inputs' and output's shapes, dtypes, layouts, memory and program configs). Compiling
-writes kernel binaries to the device, which a capture cannot record: real ttnn aborts with
-"Writes are not supported during trace capture". The warm-up (prep) run exists to compile every
-program the capture will run; when the capture runs a call with a key the warm-up never used,
-the warm-up was incomplete.
+its inputs' and output's shapes, dtypes, layouts, memory and program configs). Compiling loads
+kernel binaries into DRAM, which a capture cannot record: ttnn 0.81.1 aborts with "Cannot load
+new binaries during trace capture." (mesh_workload.cpp:200; the cache entry is inserted before,
+so the count still grows). The warm-up (prep) run exists to compile every program the capture
+will run; when the capture runs a call with a key the warm-up never used, the warm-up was
+incomplete.
 
 The recorder asks the device for `num_program_cache_entries()` after each op while a trace is
 being captured or live and records a `program_cache_miss` note under a call that made it grow.
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 
 from ttrecord.analysis.context import Context
 from ttrecord.analysis.rules import finding, where
-from ttrecord.events import Event, Kind, Phase, TensorRef
+from ttrecord.events import Event, Kind, Phase, Status, TensorRef
 from ttrecord.findings import Finding
 
 _FIELDS = ("shape", "dtype", "layout", "memory_config")
@@ -71,10 +72,12 @@ def _compiled(ctx: Context, calls: list[Event], trace: int | None) -> Finding:
         more = f" and {len(calls) - 4} more" if len(calls) > 4 else ""
         others = f" Also compiled in this capture: {', '.join(rest)}{more}."
         evidence["also_compiled"] = len(calls) - 1
+    aborted = " and ttnn aborted the call" if first.status is Status.RAISED else ""
     message = (
         f"`{first.name}` compiled inside the capture of trace {trace} (the device's program cache"
-        f" grew during the call). {why} Compiling writes kernel binaries, which real ttnn aborts"
-        f" during capture (\"Writes are not supported during trace capture\").{others}"
+        f" grew during the call{aborted}). {why} Compiling loads kernel binaries into DRAM, which"
+        " ttnn refuses during capture (0.81.1: \"Cannot load new binaries during trace capture."
+        f" This program is not yet in program cache.\").{others}"
     )
     fix = ("Run the exact captured sequence once before begin_trace_capture (same shapes, dtypes,"
            " layouts and memory configs), and do not clear the program cache between the warm-up"

@@ -38,6 +38,7 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
     allocs: list[tuple[Event, int]] = []  # (allocation, its index in events), in seq order
     ends: list[int | None] = []
     open_: dict[tuple[int, str, int], int] = {}  # address -> its allocation's position
+    compiled: set[int] = set()  # calls that compiled (TR014 owns their binaries)
     for i, ev in enumerate(events):
         kind = ev.kind
         if kind is Kind.ALLOC:
@@ -53,6 +54,8 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             at = open_.pop(buffer_key(ev.buffer), None)
             if at is not None:
                 ends[at] = ev.seq
+        elif kind is Kind.NOTE and ev.name == "program_cache_miss" and ev.parent is not None:
+            compiled.add(ev.parent)
     hits: list[tuple[int, int, int, TraceInfo, Event, int]] = []
     for t in traces:
         window = t.window
@@ -65,7 +68,8 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             # A buffer on exactly an input's range is the trace's input (tt-metal's executors
             # free it and allocate one of the same spec); whether it was written before each
             # replay is TR005's question.
-            if replay is not None and not _is_input_range(ctx, t, alloc):
+            if replay is not None and not _is_input_range(ctx, t, alloc) \
+                    and not _is_binary(ctx, alloc, compiled):  # a kernel binary: TR014's
                 hits.append((replay, alloc.seq, window.end, t, alloc, index))
     hits.sort(key=lambda h: h[:3])  # by replay, as the replays reveal them
     findings = []
@@ -79,6 +83,13 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
 
 def _alloc_seq(item: tuple[Event, int]) -> int:
     return item[0].seq
+
+
+def _is_binary(ctx: Context, alloc: Event, compiled: set[int]) -> bool:
+    """A buffer a compiling call left that is none of its outputs: its kernel binaries."""
+    call = ctx.calls.get(alloc.parent) if alloc.parent in compiled else None
+    return call is not None and all(
+        t.buffer is None or buffer_key(t.buffer) != buffer_key(alloc.buffer) for t in call.outputs)
 
 
 def _is_input_range(ctx: Context, trace: TraceInfo, alloc: Event) -> bool:

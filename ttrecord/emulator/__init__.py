@@ -37,7 +37,7 @@ from __future__ import annotations
 import sys
 from types import ModuleType
 
-from . import _ttnn, decorators, experimental, graph
+from . import _ttnn, decorators, experimental, graph, tools
 from . import device as device  # noqa: PLC0414 - ttnn.device exists in real ttnn
 from . import types as types  # noqa: PLC0414
 from .config import (
@@ -166,10 +166,22 @@ from .trace import (
     MeshTraceId,
     begin_trace_capture,
     end_trace_capture,
-    execute_trace,
     is_trace_capture_active,
     release_trace,
 )
+from .trace import execute_trace as _ttnn_execute_trace
+from .tools import trace_allocation_tracker as _trace_allocation_tracker
+
+if _trace_allocation_tracker.TRACE_ALLOC_TRACKING:
+
+    def execute_trace(mesh_device, trace_id, *, cq_id=None, blocking=True):  # type: ignore[no-untyped-def]
+        """Execute a captured trace, with automatic allocation-safety verification (as
+        ttnn 0.81.1 under TT_METAL_TRACE_ALLOC_TRACKING=1)."""
+        _trace_allocation_tracker.TraceAllocationTracker.verify_before_replay(mesh_device, trace_id)
+        return _ttnn_execute_trace(mesh_device, trace_id, cq_id=cq_id, blocking=blocking)
+
+else:
+    execute_trace = _ttnn_execute_trace
 from .transfers import (
     allocate_tensor_on_device,
     copy_device_to_host_tensor,
@@ -238,6 +250,8 @@ SUBMODULES = [
     "decorators",
     "device",
     "types",
+    "tools",
+    "tools.trace_allocation_tracker",
 ]
 
 

@@ -28,6 +28,7 @@ from .config import (
 )
 from .codec import TensorSpec, decode, encode
 from .memory import BankedMemory
+from .tools import trace_allocation_tracker as _tracker
 from .sharding import CoreCoord
 from .types import BufferType, MeshShape
 
@@ -111,6 +112,9 @@ class MeshDevice:
         self.traces: dict[int, Any] = {}
         self.allocations_unsafe = False
         self.trace_buffers_size = 0
+        # tools/trace_allocation_tracker: trace id -> {buffer unique id: allocation context}
+        self.unsafe_tracked: dict[int, dict[int, str]] = {}
+        self.corruptible_scopes = 0
 
     # --- identity -----------------------------------------------------------------
     def id(self) -> int:
@@ -169,10 +173,12 @@ class MeshDevice:
         return len(self.chip_ids)
 
     def allocate_buffer(
-        self, buffer_type: BufferType, num_pages: int, page_size: int, placement: Any = None
+        self, buffer_type: BufferType, num_pages: int, page_size: int, placement: Any = None,
+        top_down: Optional[bool] = None,
     ) -> DeviceBuffer:
         """Allocate a buffer of `num_pages` pages of `page_size` bytes: interleaved, or
-        sharded when `placement` (sharding.Placement) says where each page goes."""
+        sharded when `placement` (sharding.Placement) says where each page goes; `top_down`
+        overrides the buffer type's direction (kernel binaries: top-down DRAM)."""
         if not self.is_open:
             raise RuntimeError("ttnn emulator: device is closed")
         if self.allocations_unsafe and buffer_type != BufferType.TRACE:
@@ -187,7 +193,7 @@ class MeshDevice:
             per_bank = round_up(placement.pages_per_shard * aligned_page, alignment)
         else:
             per_bank = size_per_bank(num_pages, aligned_page, banks, alignment)
-        allocator, top_down = self.allocators[buffer_type], None
+        allocator = self.allocators[buffer_type]
         if buffer_type == BufferType.TRACE and self.trace_region_size == 0:
             # Measured on ttnn 0.81.1: with no trace region an (empty) trace buffer is
             # placed at the top of DRAM and reported as a DRAM buffer.
@@ -209,6 +215,8 @@ class MeshDevice:
                 placement,
             )
             self.live_buffers[desc.unique_id] = desc
+            if _tracker.TRACE_ALLOC_TRACKING and buffer_type != BufferType.TRACE:
+                _tracker.on_allocate(self, desc.unique_id)
             self._drain_deferred()
         for listener in GRAPH_LISTENERS:
             listener.on_allocate(self, desc)
@@ -228,6 +236,8 @@ class MeshDevice:
         if self.live_buffers.pop(desc.unique_id, None) is None:
             return
         self.allocators[desc.buffer_type].free(desc.address)
+        if self.unsafe_tracked:
+            _tracker.on_free(self, desc.unique_id)
         for listener in GRAPH_LISTENERS:
             listener.on_deallocate(self, desc)
 
@@ -344,8 +354,11 @@ def close_mesh_device(mesh_device: MeshDevice) -> None:
         for chip in mesh_device.chip_ids:
             if _open_chips.get(chip) is mesh_device:
                 del _open_chips[chip]
+    from .program_cache import clear
+
     with mesh_device.lock:
         mesh_device.is_open = False
+        clear(mesh_device)  # the binaries go with the device
         mesh_device.live_buffers.clear()
         mesh_device.op_owned.clear()
         mesh_device.traces.clear()

@@ -8,7 +8,10 @@ really lands in whatever buffer holds that address now.
 
 Storage is a numpy uint8 array of shape (banks, capacity) covering
 [base, base + capacity); it grows on demand. np.zeros is calloc-backed, so
-untouched pages cost no RAM.
+untouched pages cost no RAM. What is allocated top-down at the far end of a bank
+(kernel binaries under the DRAM trace region, 4 GB up) lives in a second array
+that grows downwards from `limit`, so a few KB there do not cost gigabytes; the
+two become one array only if they meet.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ class BankedMemory:
         self.base = base
         self.limit = limit
         self._data = np.zeros((num_banks, 0), dtype=np.uint8)
+        self._high = np.zeros((num_banks, 0), dtype=np.uint8)  # covers [limit - width, limit)
         # Growing replaces `_data`: a write through a view taken before that would be lost, so
         # taking a view and using it is one step under this lock (threads share a device).
         self._lock = threading.Lock()
@@ -36,18 +40,45 @@ class BankedMemory:
         if needed <= capacity:
             return
         new_capacity = max(needed, 2 * capacity, 1 << 16)
-        new_capacity = min(max(new_capacity, needed), max(self.limit - self.base, needed))
+        top = self._high_start() if self._high.shape[1] else self.limit  # never into the high array
+        new_capacity = min(max(new_capacity, needed), max(top - self.base, needed))
         grown = np.zeros((self.num_banks, new_capacity), dtype=np.uint8)
         if capacity:
             grown[:, :capacity] = self._data
         self._data = grown
 
+    def _high_start(self) -> int:
+        return self.limit - self._high.shape[1]
+
+    def _view(self, address: int, end: int) -> np.ndarray:
+        """The (banks, end - address) bytes of [address, end): from the low array, or from the
+        high one when the range is nearer the top and clear of the low array."""
+        low_end = self.base + self._data.shape[1]
+        if end <= low_end:
+            return self._data[:, address - self.base : end - self.base]
+        high = self._high_start()
+        if address >= high and end <= self.limit:
+            return self._high[:, address - high : end - high]
+        if end <= self.limit and address - self.base > self.limit - end and address >= low_end + (1 << 20):
+            width = max(self.limit - address, 2 * self._high.shape[1], 1 << 16)
+            width = min(width, self.limit - low_end)
+            grown = np.zeros((self.num_banks, width), dtype=np.uint8)
+            if self._high.shape[1]:
+                grown[:, width - self._high.shape[1] :] = self._high
+            self._high = grown
+            high = self._high_start()
+            return self._high[:, address - high : end - high]
+        if self._high.shape[1] and end > high:  # the two meet: one array from base up
+            self._ensure(self.limit)
+            self._data[:, high - self.base : self.limit - self.base] = self._high
+            self._high = np.zeros((self.num_banks, 0), dtype=np.uint8)
+        self._ensure(end)
+        return self._data[:, address - self.base : end - self.base]
+
     def _region(self, address: int, num_pages: int, page_size: int) -> np.ndarray:
         """A (banks, rows, page_size) view of a buffer's per-bank reservation."""
         rows = -(-num_pages // self.num_banks)
-        start = address - self.base
-        self._ensure(address + rows * page_size)
-        region = self._data[:, start : start + rows * page_size]
+        region = self._view(address, address + rows * page_size)
         return region.reshape(self.num_banks, rows, page_size)
 
     def read_pages(self, address: int, num_pages: int, page_size: int) -> np.ndarray:
@@ -104,6 +135,5 @@ class BankedMemory:
 
     def bank_bytes(self, bank: int, address: int, size: int) -> np.ndarray:
         """Raw bytes of one bank, for tests and debugging."""
-        self._ensure(address + size)
-        start = address - self.base
-        return self._data[bank, start : start + size].copy()
+        with self._lock:
+            return self._view(address, address + size)[bank].copy()

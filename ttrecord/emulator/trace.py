@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, Callable, NamedTuple, Optional
 
-from . import errors, faults
+from . import errors, faults, program_cache
 from .allocator import round_up
 from .buffer import BufferDesc, DeviceBuffer
 from .codec import TensorSpec
@@ -51,6 +51,7 @@ class OpRecord(NamedTuple):
     outputs: tuple[tuple[BufferDesc, TensorSpec], ...]
     chips: Optional[tuple[int, ...]] = None  # None: every chip of the mesh
     collective: bool = False  # fn takes every chip's inputs and returns every chip's outputs
+    program: Any = None  # program_cache.Program whose binary the replay runs
 
 
 class Trace:
@@ -73,6 +74,13 @@ class Trace:
 def run_record(device: Any, record: OpRecord) -> None:
     """Execute one captured op against the device memory as it is now."""
     chips = record.chips if record.chips is not None else range(device.num_chips)
+    words = program_cache.garbage(device, record.program)
+    if words is not None:  # its binary was overwritten: the program writes garbage
+        for chip in chips:
+            for desc, spec in record.outputs:
+                result = device.read_values(desc, spec, chip)
+                device.write_values(desc, spec, program_cache.garbage_like(words, result), chip)
+        return
     if record.collective:
         per_chip = [[device.read_values(desc, spec, chip) for desc, spec in record.inputs] for chip in chips]
         for chip, results in zip(chips, record.fn(per_chip)):
@@ -157,6 +165,7 @@ def execute_trace(
     if trace is None:
         raise errors.trace_not_found(trace_id, mesh_device.mesh_id)
     faults.on_replay()
+    program_cache.replayed(mesh_device)
     with mesh_device.lock:
         for record in trace.records:
             run_record(mesh_device, record)
@@ -168,6 +177,7 @@ def release_trace(mesh_device: Any, trace_id: int) -> None:
         trace = mesh_device.traces.pop(int(trace_id), None)
         if trace is None:
             return
+        mesh_device.unsafe_tracked.pop(int(trace_id), None)
         if trace.buffer is not None:
             trace.buffer.release()
         mesh_device.trace_buffers_size -= trace.size
@@ -187,6 +197,7 @@ def record_op(
     outputs: list,
     chips: Optional[tuple[int, ...]] = None,
     collective: bool = False,
+    program: Any = None,
 ) -> None:
     """Append an op to the capture in progress on `device`, if there is one."""
     trace = device.active_capture()
@@ -199,5 +210,6 @@ def record_op(
                 tuple((t._buffer.desc, t._spec) for t in outputs),
                 chips,
                 collective,
+                program,
             )
         )

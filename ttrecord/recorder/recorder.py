@@ -328,6 +328,13 @@ class Recorder(MemoryRecords):
                     self._reconcile(changes)
                 if changes:
                     records += self._change_records(changes, seq, phase, trace, tid, region)
+                # ttnn inserts the program-cache entry before loading binaries, so a compile
+                # that a capture refused ("Cannot load new binaries") still grew the cache
+                compiled = self._cache_grew() if self._live_traces and kind is _OP else 0
+                if compiled:
+                    records.append((_P, next(self._seq), seq, end, tid, "note", "program_cache_miss",
+                                    phase, device, trace, None, {"new_entries": compiled}, region,
+                                    None))  # fmt: skip
                 self.log.write_many(records)  # durable when the call returns
             return
         extra = None

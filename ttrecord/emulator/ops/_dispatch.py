@@ -82,7 +82,7 @@ def run(
     chips = _ONE_CHIP if view is None and len(device.chip_ids) == 1 else (
         (view,) if view is not None else tuple(range(len(device.chip_ids))))
     views = view is not None
-    _program_cache.lookup(device, name, inputs, out_dtype, out_layout, memory_config)
+    program, _ = _program_cache.program(device, name, inputs, out_dtype, out_layout, memory_config)
     with device.lock:
         if chips is _ONE_CHIP and not collective:  # the common case: one chip
             per_chip = [[t._values() for t in inputs]]
@@ -90,6 +90,9 @@ def run(
         else:
             per_chip = [[t._values(c) for t in inputs] for c in chips]
             results = fn(per_chip) if collective else [fn(*values) for values in per_chip]
+        words = _program_cache.garbage(device, program)
+        if words is not None:  # a replay overwrote this program's binary: it computes garbage
+            results = [_program_cache.garbage_like(words, r) for r in results]
         scratch = new_device_tensor(device, first.spec) if temporary else None
         result = results[0]
         if output_tensor is not None:
@@ -119,12 +122,13 @@ def run(
         recorded_chips = chips if views else None
         if scratch is None:
             if device.capturing:
-                _trace.record_op(device, name, fn, list(inputs), [out], recorded_chips, collective)
+                _trace.record_op(device, name, fn, list(inputs), [out], recorded_chips, collective, program)
             return out
         for c, values in zip(chips, per_chip):
             write_values(scratch, values[0], c)
         if device.capturing:
-            _trace.record_op(device, name, _with_scratch(fn), list(inputs), [scratch, out], recorded_chips)
+            _trace.record_op(device, name, _with_scratch(fn), list(inputs), [scratch, out], recorded_chips,
+                             program=program)
         scratch._release()
     return out
 
