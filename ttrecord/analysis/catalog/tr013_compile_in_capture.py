@@ -20,7 +20,7 @@ RULE = Rule(
     why=(
         "The device's program cache grew during a call inside a capture: the warm-up did not "
         "compile that program, and compiling writes kernel binaries, which a capture cannot record"
-        " (real ttnn aborts: 'Writes are not supported during trace capture')."
+        " (ttnn 0.81.1 aborts: 'Cannot load new binaries during trace capture')."
     ),
     fix=(
         "Warm up with the exact captured sequence (same shapes, dtypes, layouts and memory "

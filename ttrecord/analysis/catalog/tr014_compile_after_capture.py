@@ -10,22 +10,24 @@ RULE = Rule(
     id="TR014",
     title="Compile after capture while a trace is live",
     severity=Severity.WARNING,
-    levels="warning",
+    levels="error / warning",
     summary=(
-        "an op compiled after capture while the trace is live and left kernel binaries (over trace"
-        " memory: TR004)"
+        "an op compiled after capture while the trace is live and its kernel binaries lie on the"
+        " trace's memory (error once a replay overwrote them)"
     ),
     reported_when=(
         "a call made while a trace is live (after its capture) grew the program cache and left "
-        "buffers that are none of its outputs (kernel binaries). A binary over a range the trace "
-        "reads, writes or creates that is alive at a replay is reported once, as TR004 at the same"
-        " line. A compile with no visible binaries is not reported (the 0.81.1 mock device lists "
-        "none; the emulator does not allocate them)"
+        "buffers that are none of its outputs (kernel binaries) on a range that trace reads, "
+        "writes or creates: error when a replay of that trace ran while the binary was allocated "
+        "(the replay overwrote it; TR004 leaves such a buffer to TR014), warning otherwise. "
+        "Binaries clear of every live trace's memory, and compiles with no visible binaries (the "
+        "0.81.1 mock device loads none), are not reported"
     ),
     at="the call that compiled",
     why=(
         "The device's program cache grew during a call made while a trace was live: the op's "
-        "kernel binaries were allocated after capture, possibly over memory the trace writes."
+        "kernel binaries were allocated after capture on memory the trace uses, so a replay "
+        "overwrites them and the program then runs garbage (wrong values or a hang)."
     ),
     fix=(
         "Compile every op (run each path once) before the first begin_trace_capture, or release "
