@@ -31,6 +31,7 @@ from ttrecord.recorder.classify import refine
 from ttrecord.recorder.ledger import Ledger
 from ttrecord.recorder.log import LogWriter, RecordType
 from ttrecord.recorder.memory_records import MemoryRecords
+from ttrecord.recorder.queues import queue_facts
 from ttrecord.recorder.temporaries import Temporaries
 from ttrecord.recorder.tensors import TensorDescriber, describe_torch
 
@@ -45,6 +46,8 @@ _NO_SNAPSHOT_AFTER = frozenset({Kind.D2H, Kind.SYNC, Kind.TRACE_EXECUTE})
 _DECISIONS = frozenset({Kind.TRACE_BEGIN, Kind.TRACE_END, Kind.TRACE_RELEASE, Kind.DEVICE_OPEN,
                         Kind.DEVICE_CLOSE})  # fmt: skip
 _OP = Kind.OP
+# Calls whose queue, blocking flag or event TR012 needs (ops carry theirs as cq_id/queue_id).
+_QUEUED = frozenset({Kind.SYNC, Kind.H2D, Kind.D2H, Kind.TRACE_EXECUTE})
 _KIND_VALUES = {id(k): k.value for k in Kind}  # Enum.value is a Python-level property
 _now = time.monotonic_ns
 _getframe = sys._getframe
@@ -288,12 +291,12 @@ class Recorder(MemoryRecords):
                             phase, device, cq, trace, site, scalars, tuple(inputs), region))  # fmt: skip
         tl.call, tl.phase, tl.trace, tl.device = seq, phase, trace, device
         graphed = phase == _CAPTURE and kind is _OP and self.temporaries.begin()
-        return seq, kind, phase, trace, device, tid, region, graphed, held
+        return seq, kind, phase, trace, device, tid, region, graphed, held, name
 
     def _end(self, state: tuple, result: Any, exc: BaseException | None, args: tuple,
              kwargs: dict) -> None:  # fmt: skip
         """Write the end record and the buffers the call allocated or freed."""
-        seq, kind, phase, trace, device, tid, region, graphed, held = state
+        seq, kind, phase, trace, device, tid, region, graphed, held, name = state
         end = _now() - self.t0
         temporaries = self.temporaries.end() if graphed else ()
         if exc is not None:
@@ -311,6 +314,13 @@ class Recorder(MemoryRecords):
         extra = None
         if kind is not _OP:
             extra, device, trace = self._lifecycle(kind, result, args, kwargs, device, trace)
+            queue = queue_facts(name, args, kwargs, result) if kind in _QUEUED else None
+            if queue is not None:  # TR012: the call's queue, blocking flag and event
+                extra = {**(extra or {}), "queue": queue}
+        elif kwargs and ("cq_id" in kwargs or "queue_id" in kwargs):
+            queue = queue_facts("", args, kwargs, result)
+            if queue is not None:
+                extra = {"queue": queue}
         with self._lock:
             changes = self._frees_since(held)
             outputs = self._outputs(result, changes)
