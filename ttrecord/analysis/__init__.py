@@ -17,6 +17,7 @@ from ttrecord.analysis import (
     compile_in_capture,
     lifecycle,
     prep_drift,
+    queue_races,
     replay_verification,
     trace_inputs,
     trace_memory,
@@ -37,6 +38,7 @@ DETECTORS: list[Detector] = [
     baked_values.detect,  # TR007
     lifecycle.detect,  # TR009
     replay_verification.detect,  # TR011
+    queue_races.detect,  # TR012
     compile_in_capture.detect,  # TR013
     compile_after_capture.detect,  # TR014
     prep_drift.detect,  # TR015

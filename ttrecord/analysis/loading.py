@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import json
 
+from ttrecord.analysis import queue_races
 from ttrecord.analysis.context import Context, TraceInfo, buffer_key
 from ttrecord.analysis.facts import SessionFacts
 from ttrecord.events import BufferRef, Event, Kind, Phase
@@ -50,6 +51,7 @@ def load(session) -> tuple[list[Event], SessionFacts, list[TraceInfo]]:
     traces = [t for t in all_traces if t.end is not None]
     have = set(core)
     extra = _related(session, facts, traces, _executes(events)) - have
+    extra |= queue_races.needed_seqs(session, events, all_traces) - have  # TR012
     while extra:
         events = sorted(events + session.events_at(extra), key=lambda e: e.seq)
         have |= extra

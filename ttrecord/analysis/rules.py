@@ -67,6 +67,10 @@ RULES: dict[str, Rule] = {
         Rule("TR011", Severity.ERROR, "Replay differs from eager run",
              "Keep every captured input alive and write new data into it in place; allocate"
              " nothing over trace memory while the trace lives."),
+        Rule("TR012", Severity.ERROR, "Command-queue race",
+             "Order the two accesses: ttnn.record_event(device, cq) after the first and"
+             " ttnn.wait_for_event(other_cq, event) before the second; before the host uses a"
+             " blocking=False read, ttnn.event_synchronize(event) or ttnn.synchronize_device."),
         Rule("TR013", Severity.ERROR, "Compile inside trace capture",
              "Warm up with the exact captured sequence (same shapes, dtypes, layouts and memory"
              " configs) before begin_trace_capture."),
@@ -107,6 +111,10 @@ WHY: dict[str, str] = {
     "TR011": "With `ttrecord run --verify-replay`: after a replay, an output differed from an"
     " eager re-run of the captured ops on the same inputs, or a tensor the trace does not own"
     " changed. The replay read or wrote memory that no longer holds what the capture assumed.",
+    "TR012": "Two commands on different command queues access overlapping memory (at least"
+    " one writes) and no event, synchronize or blocking call orders them, or the host uses a"
+    " blocking=False read's result before it waited for it: the queues run on their own, so"
+    " the result depends on timing.",
     "TR013": "The device's program cache grew during a call inside a capture: the warm-up did"
     " not compile that program, and compiling writes kernel binaries, which a capture cannot"
     " record (real ttnn aborts: 'Writes are not supported during trace capture').",

@@ -7,8 +7,9 @@ whose only binding is `__repr__` ("MeshEvent(device_id=…, cq_id=…, event_id=
 the event's identity. Everything here reads arguments and results only: it never touches the
 device, never waits, and keeps no reference to an event.
 
-The facts go into the call's END record as `args["queue"]`: {"cq": int, "blocking": bool,
-"event": str}, each key only when the call has it.
+The facts go into the call's END record as `args["queue"]`: {"cq": int, "blocking": False,
+"event": str}, each key only when the call has it ("blocking" only for a non-blocking call:
+reads and execute_trace block by default).
 """
 
 from __future__ import annotations
@@ -75,7 +76,8 @@ def queue_facts(name: str, args: tuple, kwargs: dict, result: Any) -> dict[str, 
         blocking = kwargs.get("blocking")
         if blocking is None and blocking_at is not None and len(args) > blocking_at:
             blocking = args[blocking_at]
-        facts["blocking"] = blocking_default if blocking is None else bool(blocking)
+        if not (blocking_default if blocking is None else bool(blocking)):
+            facts["blocking"] = False
     if short == "record_event":
         key = event_key(result)
         if key is not None:
