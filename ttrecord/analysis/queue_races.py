@@ -417,6 +417,7 @@ def needed_seqs(session: Any, loaded: Sequence[Event], traces: Sequence[TraceInf
         if e.kind is Kind.TRACE_EXECUTE and info is not None:
             ranges += [[d, b, s, x] for d, b, s, x in info.footprint.intervals()]
     seqs.update(other)
+    seqs |= _host_consumers(session, other)
     if not ranges:
         return seqs
     rows = session.query(
@@ -428,3 +429,16 @@ def needed_seqs(session: Any, loaded: Sequence[Event], traces: Sequence[TraceInf
         (json.dumps(ranges),),
     )  # fmt: skip
     return seqs | {seq for (seq,) in rows}
+
+
+def _host_consumers(session: Any, seqs: list[int]) -> set[int]:
+    """Calls that take, as a host tensor, the result of one of `seqs` (a non-blocking read's
+    host tensor used before or after the host waited for it)."""
+    rows = session.query(
+        "SELECT DISTINCT u.seq FROM tensors t JOIN tensors u ON u.tensor_id = t.tensor_id"
+        " AND u.role = 'in' AND u.storage = 'host' AND u.seq > t.seq"
+        " JOIN events e ON e.seq = u.seq AND e.parent IS NULL"
+        " WHERE t.seq IN (SELECT value FROM json_each(?)) AND t.role = 'out' AND t.storage = 'host'",
+        (json.dumps(seqs),),
+    )  # fmt: skip
+    return {seq for (seq,) in rows}
