@@ -17,6 +17,7 @@ from ttrecord.store.reader import EventFilter
 from ttrecord.tui.filters import FILTER_HELP, FilterError, parse_filter
 from ttrecord.tui.live import POLL_SECONDS, RUNNING
 from ttrecord.tui.messages import EventChosen, Grown, RowCount
+from ttrecord.tui.queue_lanes import QueueLanes
 from ttrecord.tui.widgets.event_table import EventTable, header_text
 
 
@@ -30,13 +31,17 @@ class TimelineScreen(Screen):
         Binding("slash", "focus_filter", "Filter"),
         Binding("c", "quick('phase:capture')", "Capture only"),
         Binding("x", "quick('')", "Clear filter"),
+        Binding("r", "race", "Other race access", show=False),
         Binding("escape", "back", "Back"),
     ]
 
-    def __init__(self, path: Path, jump_seq: int | None = None, filt: str = "") -> None:
+    def __init__(self, path: Path, jump_seq: int | None = None, filt: str = "",
+                 marks: dict[int, str] | None = None) -> None:  # fmt: skip
+        """`marks`: {seq: label} of a race's two accesses (TR012), shown in the queue lanes."""
         super().__init__()
         self.path = Path(path)
         self.jump_seq = jump_seq
+        self.marks = dict(marks or {})
         self.initial_filter = filt
         self._poll = None  # re-counts the rows while the session is being recorded
         self._live = False
@@ -61,6 +66,28 @@ class TimelineScreen(Screen):
         table.focus()
         table.load(self._filter(self.initial_filter) or EventFilter(), self.jump_seq)
         self._poll = self.set_interval(POLL_SECONDS, self._grow)
+        if self.marks:
+            self._show_lanes()
+        else:
+            self._find_queues()
+
+    @work(thread=True, group="queues")
+    def _find_queues(self) -> None:
+        try:
+            uses = self.query_one(EventTable).handle.run(lambda s: s.uses_queues())
+        except SessionError:
+            return
+        if uses:
+            self.app.call_from_thread(self._show_lanes)
+
+    def _show_lanes(self) -> None:
+        """One lane per command queue and one for the host (tui/queue_lanes.py)."""
+        table = self.query_one(EventTable)
+        table.lanes = QueueLanes(2, self.marks)
+        self.query_one("#columns", Static).update(header_text(table.lanes))
+        table.refresh()
+        if self.marks:
+            self._status(table.total)
 
     @work(thread=True, exclusive=True, group="grow")
     def _grow(self) -> None:
@@ -110,14 +137,28 @@ class TimelineScreen(Screen):
         table = self.query_one(EventTable)
         shown = "events" if table.filter == EventFilter() else "matching events"
         live = "  ·  recording: following it live" if self._live else ""
+        race = ""
+        if self.marks:
+            race = "  ·  race: " + " ↔ ".join(f"⚡{label} event {seq}" for seq, label in
+                                             sorted(self.marks.items(), key=lambda m: m[1])) + " (r: the other)"  # fmt: skip
         self.query_one("#status", Static).update(
-            f"{total:,} {shown}{live}  ·  enter: op detail  ·  /: filter  ·  ?: keys and filter words"
+            f"{total:,} {shown}{live}{race}  ·  enter: op detail  ·  /: filter  ·  ?: keys and filter words"
         )
 
     def on_event_chosen(self, message: EventChosen) -> None:
         from ttrecord.tui.screens.op_detail import OpDetailScreen
 
         self.app.push_screen(OpDetailScreen(self.path, message.seq))
+
+    def action_race(self) -> None:
+        """Jump between the two accesses of the race this timeline was opened for."""
+        if len(self.marks) < 2:
+            return
+        table = self.query_one(EventTable)
+        current = table.row(table.cursor)
+        seqs = sorted(self.marks)
+        target = seqs[1] if current is not None and current.seq == seqs[0] else seqs[0]
+        table.load(table.filter, target)
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()

@@ -24,6 +24,7 @@ from ttrecord.store.reader import EventFilter, TimelineRow
 from ttrecord.tui.format import PHASE_COLOR, duration, hexaddr, site
 from ttrecord.tui.handle import SessionHandle
 from ttrecord.tui.messages import EventChosen, PageLoaded, RowCount
+from ttrecord.tui.queue_lanes import QueueLanes
 
 PAGE = 100
 MAX_PAGES = 40
@@ -33,8 +34,12 @@ COLUMNS = (("seq", 8), ("phase", 9), ("kind", 14), ("op", 30), ("dev", 4), ("tr"
            ("call site", 24), ("dur", 9), ("addresses", 0))  # fmt: skip
 
 
-def header_text() -> str:
-    return "".join(title.ljust(width) if width else title for title, width in COLUMNS)
+def header_text(lanes: QueueLanes | None = None) -> str:
+    """Column titles; with `lanes`, the queue lanes come before the addresses."""
+    titles = [(title.ljust(width) if width else title) for title, width in COLUMNS]
+    if lanes is not None:
+        titles.insert(len(titles) - 1, lanes.header())
+    return "".join(titles)
 
 
 def row_cells(row: TimelineRow) -> list[str]:
@@ -71,6 +76,7 @@ class EventTable(ScrollView, can_focus=True):
     def __init__(self, handle: SessionHandle, **kwargs) -> None:
         super().__init__(**kwargs)
         self.handle = handle
+        self.lanes: QueueLanes | None = None  # command-queue lanes (a multi-queue run)
         self.filter = EventFilter()
         self.total = 0
         self.generation = 0
@@ -240,6 +246,9 @@ class EventTable(ScrollView, can_focus=True):
                 text = "…" + text[-(w - 2):] if i == 6 else text[: w - 2] + "…"
             if w:
                 text = text.ljust(w)
+            if not w and self.lanes is not None:  # the lanes go before the addresses
+                mark = row.seq in self.lanes.marks
+                segments.append(Segment(self.lanes.cell(row), Style(color="yellow", bold=True) if mark else Style()))
             segments.append(Segment(text, style))
         strip = Strip(segments).crop(0, width).extend_cell_length(width)
         if selected:
