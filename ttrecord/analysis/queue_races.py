@@ -95,6 +95,9 @@ class _Race:
     stale: _Record | None = None  # the event waited for, recorded before the first access
     count: int = 1
     seqs: list[int] = field(default_factory=list)
+    # Other lines of the second queue that race with the same first access: one wait before
+    # the first of them (in program order) orders them all, so they are one mistake.
+    also: dict[tuple, list] = field(default_factory=dict)  # site -> [event, count]
 
 
 class _Checker:
@@ -215,13 +218,18 @@ class _Checker:
                 if rec.ev.seq < first.ev.seq < wait_ev.seq:
                     stale = rec
         ctx = self.ctx
-        key = (_site(ctx, first.ev), _site(ctx, later), first.queue[1],
-               second.queue[1] if second else None, stale is not None)
+        key = (_site(ctx, first.ev), first.queue[1], second.queue[1] if second else None,
+               stale is not None)
         race = self.races.get(key)
         if race is None:
             self.races[key] = _Race(first, second, host_ev, overlap, stale, seqs=[first.ev.seq, later.seq])
-        else:
-            race.count += 1
+            return
+        race.count += 1
+        pinned = race.second.ev if race.second is not None else race.host_ev
+        site = _site(ctx, later)
+        if pinned is not None and site != _site(ctx, pinned):
+            other = race.also.setdefault(site, [later, 0])
+            other[1] += 1
 
     def host_read(self, ev: Event) -> None:
         for ref in ev.inputs:
@@ -325,6 +333,16 @@ def _what(acc: _Access) -> str:
 
 
 def _finding(ctx: Context, race: _Race) -> Finding:
+    f = _first_finding(ctx, race)
+    if race.also:
+        lines = ", ".join(f"`{a['call']}` at {a['at']} ({a['races']}x)" for a in f.evidence["also"])
+        f.message += (f" The same unordered access also races with {lines}: the wait that orders"
+                      " the first orders those too.")  # fmt: skip
+        f.events += [a["event"] for a in f.evidence["also"]]
+    return f
+
+
+def _first_finding(ctx: Context, race: _Race) -> Finding:
     first = race.first
     a_at, qa = where(ctx, first.ev), first.queue[1]
     evidence: dict[str, Any] = {
@@ -335,6 +353,9 @@ def _finding(ctx: Context, race: _Race) -> Finding:
         evidence["range"] = range_evidence(race.overlap)
     if race.count > 1:
         evidence["races"] = race.count
+    if race.also:
+        evidence["also"] = [{"call": ev.name, "at": where(ctx, ev), "races": n, "event": ev.seq}
+                            for ev, n in list(race.also.values())[:8]]  # fmt: skip
     if race.second is None:
         host_ev = race.host_ev
         assert host_ev is not None
