@@ -61,7 +61,7 @@ def main():
     ttnn.synchronize_device(device)
     replayed = [ttnn.to_torch(h) for h in pending]
     ttnn.release_trace(device, trace_id)
-    same = all(torch.equal(a, b) for a, b in zip(replayed, eager))
+    same = all(torch.equal(a, b) for a, b in zip(replayed, eager, strict=True))
     print(f"replayed outputs equal eager: {same}")
     ttnn.close_device(device)
 

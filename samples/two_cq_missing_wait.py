@@ -52,7 +52,7 @@ def main():
         replayed.append(ttnn.to_torch(out))  # a blocking read on CQ 0
 
     ttnn.release_trace(device, trace_id)
-    same = all(torch.equal(a, b) for a, b in zip(replayed, eager))
+    same = all(torch.equal(a, b) for a, b in zip(replayed, eager, strict=True))
     print(f"replayed outputs equal eager: {same}")
     ttnn.close_device(device)
 

@@ -275,7 +275,7 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
         q = check._queue(ev.device, cq_of(ev))
         accesses: list[tuple[Footprint, tuple, bool]] = []
         if kind is Kind.TRACE_EXECUTE:
-            info = check.traces.get((ev.device, ev.trace))
+            info = check.traces.get((ev.device, ev.trace)) if ev.trace is not None else None
             if info is None or info.end is None:
                 continue
             reads, writes = check.trace_sets(info)
@@ -426,7 +426,7 @@ def needed_seqs(session: Any, loaded: Sequence[Event], traces: Sequence[TraceInf
     seqs = {seq for (seq,) in session.query(
         "SELECT seq FROM events WHERE kind IN ('h2d', 'd2h') AND parent IS NULL AND phase != 'capture'")}  # fmt: skip
     ranges: list[list[Any]] = []
-    for seq, device, btype, address, size in session.query(
+    for _seq, device, btype, address, size in session.query(
         "SELECT t.seq, t.device, t.buffer_type, t.address, t.size FROM tensors t JOIN events e"
         " ON e.seq = t.seq WHERE e.seq IN (SELECT value FROM json_each(?)) AND t.storage = 'device'"
         " AND t.address IS NOT NULL", (json.dumps(other),),
@@ -434,7 +434,7 @@ def needed_seqs(session: Any, loaded: Sequence[Event], traces: Sequence[TraceInf
         ranges.append([device, btype, address, address + (size or 0)])
     by_key = {t.key: t for t in traces}
     for e in queued:
-        info = by_key.get((e.device, e.trace))
+        info = by_key.get((e.device, e.trace)) if e.trace is not None else None
         if e.kind is Kind.TRACE_EXECUTE and info is not None:
             ranges += [[d, b, s, x] for d, b, s, x in info.footprint.intervals()]
     seqs.update(other)
