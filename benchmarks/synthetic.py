@@ -226,7 +226,7 @@ def two_queue_run(n_events: int, captures: int = 1_000, replays: int = 100_000,
     def event(cq: int) -> str:
         nonlocal events
         events += 1
-        return f"MeshEvent(device_id=0, cq_id={cq}, event_id={events})"
+        return f"{events} MeshEvent(id=0, device_id=0, mesh_cq_id={cq})"
 
     for _ in range(captures):
         start = len(b.events)

@@ -15,13 +15,13 @@ import re
 from ttrecord.store.reader import TimelineRow
 
 LANE = 15  # characters per lane
-_EVENT_ID = re.compile(r"event_id\s*[=:]\s*(\d+)")
+_EVENT_ID = re.compile(r"^(\d+) ")  # the recorder's serial (recorder/queues.py)
 _EVENT_CQ = re.compile(r"cq_id\s*[=:]\s*(\d+)")
 _COMMANDS = {"op": "op", "h2d": "write", "d2h": "read", "trace_execute": "replay"}
 
 
 def event_label(key: object) -> str:
-    """`e<id>` from an event's repr (only its digits reach the screen)."""
+    """`e<serial>` from an event's key (only its digits reach the screen)."""
     m = _EVENT_ID.search(key) if isinstance(key, str) else None
     return f"e{m.group(1)}" if m else "e?"
 

@@ -36,8 +36,8 @@ def _row(kind: str, name: str, queue: dict | None = None, seq: int = 1, device: 
 
 
 def test_each_call_lands_in_its_queue_lane_with_its_edge():
-    rec = _row("sync", "ttnn.record_event", {"cq": 1, "event": "MeshEvent(device_id=1, cq_id=1, event_id=7)"})
-    wait = _row("sync", "ttnn.wait_for_event", {"cq": 0, "event": "MeshEvent(device_id=1, cq_id=1, event_id=7)"})
+    rec = _row("sync", "ttnn.record_event", {"cq": 1, "event": "7 MeshEvent(id=0, device_id=1, mesh_cq_id=1)"})
+    wait = _row("sync", "ttnn.wait_for_event", {"cq": 0, "event": "7 MeshEvent(id=0, device_id=1, mesh_cq_id=1)"})
     write = _row("h2d", "ttnn.copy_host_to_device_tensor", {"cq": 1})
     replay = _row("trace_execute", "ttnn.execute_trace", {"cq": 0, "blocking": False})
     read = _row("d2h", "ttnn.to_torch")

@@ -381,19 +381,20 @@ def synchronize_device(device: MeshDevice, cq_id: Optional[int] = None, sub_devi
 
 
 class MeshEvent:
-    """What record_event returns; prints like ttnn's (its repr is its identity)."""
-
-    _ids = itertools.count(1)
+    """What record_event returns, printed as ttnn 0.81.1 prints it (its id counts the events
+    recorded on that queue; a mock device says 0 for every one)."""
 
     def __init__(self, device: MeshDevice, cq_id: int) -> None:
         self.device = device
         self.cq_id = cq_id
-        self.event_id = next(MeshEvent._ids)
         with device.lock:
             self._point = queues_of(device).record(cq_id)
+        self.event_id = self._point.position
 
     def __repr__(self) -> str:
-        return f"MeshEvent(device_id={self.device.mesh_id}, cq_id={self.cq_id}, event_id={self.event_id})"
+        rows, cols = (self.device.mesh_shape[0], self.device.mesh_shape[1]) if len(self.device.mesh_shape) == 2 else (1, 1)
+        where = f"MeshCoordinateRange(start=MeshCoordinate([0, 0]), end=MeshCoordinate([{rows - 1}, {cols - 1}]))"
+        return f"MeshEvent(id={self.event_id}, device_id={self.device.mesh_id}, mesh_cq_id={self.cq_id}, device_range={where})"
 
 
 def record_event(mesh_device: MeshDevice, cq_id: int, sub_device_ids: Any = (), device_range: Any = None) -> MeshEvent:

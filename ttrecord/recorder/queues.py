@@ -3,9 +3,12 @@ event it records or waits for (TR012's happens-before edges).
 
 ttnn 0.81.1 takes these as plain arguments, often positionally (`record_event(device, 1)`,
 `wait_for_event(1, event)`, `Tensor.cpu(False, 1)`), and an event is an opaque `MeshEvent`
-whose only binding is `__repr__` ("MeshEvent(device_id=…, cq_id=…, event_id=…)"): its repr is
-the event's identity. Everything here reads arguments and results only: it never touches the
-device, never waits, and keeps no reference to an event.
+whose only binding is `__repr__`: "MeshEvent(id=0, device_id=1, mesh_cq_id=1, device_range=…)"
+on 0.81.1, where the id is 0 for every event on a mock device, so the repr is no identity.
+Each event `record_event` returns gets a serial number, keyed by the object's id() (an event
+waited for is alive, and a new event at a dead one's address is numbered anew when it is
+recorded); its key is "<serial> <repr>". Everything here reads arguments and results only: it
+never touches the device, never waits, and keeps no reference to an event.
 
 The facts go into the call's END record as `args["queue"]`: {"cq": int, "blocking": False,
 "event": str}, each key only when the call has it ("blocking" only for a non-blocking call:
@@ -14,6 +17,7 @@ reads and execute_trace block by default).
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 # name -> (positional index of cq_id, positional index of blocking, positional index of the
@@ -35,17 +39,28 @@ _SIGNATURES: dict[str, tuple[int | None, int | None, int | None, bool | None]] =
 _EVENT_KWARGS = ("event", "mesh_event")
 
 
-def event_key(event: Any) -> str | None:
-    """The identity of a ttnn event: its repr (which names device, queue and event id)."""
+_serials: dict[int, int] = {}  # id(event object) -> its serial number
+_next_serial = itertools.count(1)
+_MAX_SERIALS = 1 << 20
+
+
+def event_key(event: Any, recorded: bool = False) -> str | None:
+    """The identity of a ttnn event: "<serial> <repr>" (`recorded`: it was just returned by
+    record_event, so it gets a new serial)."""
     if event is None:
         return None
     try:
         text = repr(event)
     except Exception:
         return None
-    if "event" not in text.lower():  # a default object repr would be reused after a free
+    if "event" not in text.lower():
         return None
-    return text[:200]
+    serial = None if recorded else _serials.get(id(event))
+    if serial is None:
+        if len(_serials) > _MAX_SERIALS:  # a run that keeps few events alive: old ids are dead
+            _serials.clear()
+        serial = _serials[id(event)] = next(_next_serial)
+    return f"{serial} {text[:160]}"
 
 
 def _int(value: Any) -> int | None:
@@ -79,7 +94,7 @@ def queue_facts(name: str, args: tuple, kwargs: dict, result: Any) -> dict[str, 
         if not (blocking_default if blocking is None else bool(blocking)):
             facts["blocking"] = False
     if short == "record_event":
-        key = event_key(result)
+        key = event_key(result, recorded=True)
         if key is not None:
             facts["event"] = key
     elif event_at is not None:
