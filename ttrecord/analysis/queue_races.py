@@ -425,29 +425,34 @@ def needed_seqs(session: Any, loaded: Sequence[Event], traces: Sequence[TraceInf
         return set()
     seqs = {seq for (seq,) in session.query(
         "SELECT seq FROM events WHERE kind IN ('h2d', 'd2h') AND parent IS NULL AND phase != 'capture'")}  # fmt: skip
-    ranges: list[list[Any]] = []
-    for _seq, device, btype, address, size in session.query(
-        "SELECT t.seq, t.device, t.buffer_type, t.address, t.size FROM tensors t JOIN events e"
-        " ON e.seq = t.seq WHERE e.seq IN (SELECT value FROM json_each(?)) AND t.storage = 'device'"
+    ranges: set[tuple[Any, ...]] = set()
+    for device, btype, address, size in session.query(
+        "SELECT DISTINCT t.device, t.buffer_type, t.address, t.size FROM tensors t"
+        " WHERE t.seq IN (SELECT value FROM json_each(?)) AND t.storage = 'device'"
         " AND t.address IS NOT NULL", (json.dumps(other),),
     ):  # fmt: skip
-        ranges.append([device, btype, address, address + (size or 0)])
+        ranges.add((device, btype, address, address + (size or 0)))
     by_key = {t.key: t for t in traces}
     for e in queued:
         info = by_key.get((e.device, e.trace)) if e.trace is not None else None
         if e.kind is Kind.TRACE_EXECUTE and info is not None:
-            ranges += [[d, b, s, x] for d, b, s, x in info.footprint.intervals()]
+            ranges.update(info.footprint.intervals())
     seqs.update(other)
     seqs |= _host_consumers(session, other)
     if not ranges:
         return seqs
+    # Through the buffers' (device, buffer_type, address) index: a buffer overlapping
+    # [start, end) starts in [start - largest size, end).
+    widest = session.query("SELECT max(size) FROM buffers")[0][0] or 0
     rows = session.query(
-        "SELECT DISTINCT t.seq FROM json_each(?) w JOIN tensors t"
-        " ON t.device = json_extract(w.value, '$[0]') AND t.buffer_type = json_extract(w.value, '$[1]')"
-        " AND t.address < json_extract(w.value, '$[3]')"
-        " AND t.address + t.size > json_extract(w.value, '$[2]')"
+        "SELECT DISTINCT t.seq FROM json_each(?) w JOIN buffers b"
+        " ON b.device = json_extract(w.value, '$[0]') AND b.buffer_type = json_extract(w.value, '$[1]')"
+        " AND b.address < json_extract(w.value, '$[3]')"
+        " AND b.address > json_extract(w.value, '$[2]') - ?"
+        " AND b.address + b.size > json_extract(w.value, '$[2]')"
+        " JOIN tensors t ON t.buffer = b.id"
         " JOIN events e ON e.seq = t.seq WHERE e.kind = 'op' AND e.parent IS NULL AND e.phase != 'capture'",
-        (json.dumps(ranges),),
+        (json.dumps(sorted(ranges)), widest + 1),
     )  # fmt: skip
     return seqs | {seq for (seq,) in rows}
 
