@@ -253,7 +253,18 @@ def _range_key(buf: BufferRef, write: bool) -> tuple:
     return ("r", buf.device, buf.buffer_type, buf.address, buf.size, write)
 
 
+def _needs_queues(events: Sequence[Event]) -> bool:
+    """Whether anything can race: a command on a queue other than 0, or a non-blocking read."""
+    for ev in events:
+        q = (ev.args or {}).get("queue") if ev.args else None
+        if ev.cq or (q and (q.get("cq") or q.get("blocking") is False)):
+            return True
+    return False
+
+
 def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    if not _needs_queues(events):
+        return []  # one queue and blocking reads only: every access is ordered
     check = _Checker(ctx)
     for ev in events:
         if ev.parent is not None or ev.status is not Status.OK or ev.phase is Phase.CAPTURE:
