@@ -6,6 +6,9 @@ Shapes (see `benchmarks.synthetic`), each at N events (default 1,000,000):
   with a scalar argument that changes every step at a captured call site (TR007's worst case);
 - `cycles`: 20 rounds of eager steps, a capture and a replay loop (166,000 replays at 1M);
 - `model`: 5,000 live weights, 1,000 captures, 100,000 replays, long eager loops between them.
+- `queues`: `model` with tt_cnn's two-queue overlapped-input executor as the replay loop
+  (input written on CQ 1, events both ways, 100,000 replays on CQ 0); `queues_racy`: the same
+  with CQ 0's wait for the write missing (100,000 TR012 races, one finding).
 
 Figures per shape: the loader (`analysis.loading.load`: what the detectors read, and how many
 events it materialised), then each detector on the loaded context, CPU seconds each (this
@@ -31,6 +34,8 @@ SHAPES = {
     "decode": synthetic.cached_session,
     "cycles": synthetic.cached_cycles,
     "model": synthetic.cached_model_run,
+    "queues": synthetic.cached_two_queue_run,
+    "queues_racy": lambda n: synthetic.cached_two_queue_run(n, missing_wait=True),
 }
 
 

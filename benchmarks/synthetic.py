@@ -186,3 +186,83 @@ def cached_cycles(n_events: int) -> Path:
         check_speed.build(n_events).write(tmp, script="/models/decoder.py")
         tmp.rename(path)
     return path
+
+
+def two_queue_run(n_events: int, captures: int = 1_000, replays: int = 100_000,
+                  live_buffers: int = 5_000, missing_wait: bool = False) -> SessionBuilder:  # fmt: skip
+    """`model_run`'s shape with tt_cnn's overlapped-input executor as the replay loop: each
+    replay writes the input on CQ 1 (after waiting for the previous replay), records an event,
+    CQ 0 waits for it, replays without blocking, records an event and reads the output
+    (blocking, CQ 0). With `missing_wait` CQ 0 never waits for the write: one TR012 race per
+    replay, all at one line (TR012's worst case: every replay is unordered with a write)."""
+    b = SessionBuilder(file="/models/model.py")
+    b.open_device(line=5)
+    base = 0x100000
+    weights = [b.alloc(base + i * 0x800) for i in range(live_buffers)]
+    x = b.alloc(base + live_buffers * 0x800)
+    scratch = base + (live_buffers + 1) * 0x800
+    per_round = max(1, replays // captures)
+    per_cycle = max(1, (n_events - len(b.events)) // captures)
+    k = 0
+    events = 0
+
+    def step() -> BufferRef:
+        nonlocal k
+        prev, temps = x, []
+        for i, name in enumerate(_OPS):
+            out = b.alloc(scratch + 0x800 * i)
+            k += 1
+            ins = [prev, weights[(k * 7919) % live_buffers]] if "matmul" in name else [prev]
+            b.op(name, ins, [out], line=10 + i)
+            temps.append(out)
+            prev = out
+        for buf in temps[:-1]:
+            b.free(buf)
+        return prev
+
+    def sync(name: str, line: int, queue: dict, device: int | None = 0) -> None:
+        b._add(Kind.SYNC, name, line, device=device, args={"queue": queue})
+
+    def event(cq: int) -> str:
+        nonlocal events
+        events += 1
+        return f"{events} MeshEvent(id=0, device_id=0, mesh_cq_id={cq})"
+
+    for _ in range(captures):
+        start = len(b.events)
+        while len(b.events) - start < per_cycle - 7 * per_round - 45:  # the eager loop
+            b.h2d(x, line=30)
+            b.d2h(step(), line=20)
+            b.free(b.events[-1].inputs[0].buffer)
+        b.free(step())  # prep run
+        trace = b.begin_trace(line=40)
+        out = step()
+        b.end_trace(trace, line=42)
+        op_event = event(0)
+        sync("ttnn.record_event", 43, {"cq": 0, "event": op_event})
+        for _ in range(per_round):
+            sync("ttnn.wait_for_event", 45, {"cq": 1, "event": op_event}, device=None)
+            b.h2d(x, line=46, cq=1, args={"queue": {"cq": 1}})
+            write_event = event(1)
+            sync("ttnn.record_event", 47, {"cq": 1, "event": write_event})
+            if not missing_wait:
+                sync("ttnn.wait_for_event", 48, {"cq": 0, "event": write_event}, device=None)
+            b._add(Kind.TRACE_EXECUTE, "execute_trace", 44, trace=trace, phase=Phase.REPLAY, cq=0,
+                   args={"queue": {"cq": 0, "blocking": False}})  # fmt: skip
+            op_event = event(0)
+            sync("ttnn.record_event", 49, {"cq": 0, "event": op_event})
+            b.d2h(out, line=50)
+        b.release(trace, line=60)
+        b.free(out)
+    return b
+
+
+def cached_two_queue_run(n_events: int, missing_wait: bool = False) -> Path:
+    """`two_queue_run(n_events)` written once per machine under `bench_folder()`."""
+    path = bench_folder() / f"queues{'-racy' if missing_wait else ''}-{n_events}.db"
+    if not path.exists():
+        tmp = path.with_suffix(".tmp")
+        tmp.unlink(missing_ok=True)
+        two_queue_run(n_events, missing_wait=missing_wait).write(tmp, script="/models/model.py")
+        tmp.rename(path)
+    return path

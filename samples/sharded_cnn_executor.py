@@ -58,6 +58,7 @@ class TracedTwoQueueExecutor:
         self.op_event = ttnn.record_event(self.device, CQ_OPS)
         l1_input = self._write_and_reshard(host_input)
         warmup = self.model(l1_input)  # compile run
+        self.op_event = ttnn.record_event(self.device, CQ_OPS)  # the next input write waits for the reshard above
         ttnn.deallocate(l1_input)
 
         l1_input = self._write_and_reshard(host_input)

@@ -60,6 +60,10 @@ EXPECTED_MARKERS = {
     "threads.py": [],
     "sharded_cnn_executor.py": [],
     "mesh_paged_decode.py": [],
+    "two_cq_overlapped_input.py": [],
+    "two_cq_missing_wait.py": ["TR012"],
+    "pipelined_io_read_event.py": ["TR012"],
+    "nonblocking_read_before_sync.py": ["TR012"],
 }
 
 RUNS = {
@@ -92,6 +96,10 @@ RUNS = {
     "threads": ["threads.py"],
     "sharded_cnn_executor": ["sharded_cnn_executor.py"],
     "mesh_paged_decode": ["mesh_paged_decode.py"],
+    "two_cq_overlapped_input": ["two_cq_overlapped_input.py"],
+    "two_cq_missing_wait": ["two_cq_missing_wait.py"],
+    "pipelined_io_read_event": ["pipelined_io_read_event.py"],
+    "nonblocking_read_before_sync": ["nonblocking_read_before_sync.py"],
 }
 HANG_RUN, HANG_MARKER = "hang_in_replay", "replay 2"
 
@@ -152,6 +160,7 @@ class Result(NamedTuple):
 def _env() -> dict:
     env = dict(os.environ)
     env.pop("TTRECORD_EMULATOR_FAULT", None)
+    env.pop("TTRECORD_EMULATOR_QUEUES", None)  # the default (eager) queue mode
     env["PYTHONUNBUFFERED"] = "1"
     return env
 

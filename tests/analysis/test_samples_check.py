@@ -28,15 +28,17 @@ HAZARDS = [
     "readback_in_capture", "host_write_in_capture", "sync_in_capture", "alloc_after_capture",
     "stale_input", "freed_input", "aliasing", "baked_value", "host_op_in_capture",
     "trace_lifecycle", "overlapping_traces", "multi_trace", "trace_region_too_small",
-    "compile_in_capture", "prep_differs", "compile_after_capture",
+    "compile_in_capture", "prep_differs", "compile_after_capture", "two_cq_missing_wait",
+    "pipelined_io_read_event", "nonblocking_read_before_sync",
 ]  # fmt: skip
 CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe", "reallocated_input",
-         "input_reallocated_after_capture", "sharded_cnn_executor", "mesh_paged_decode"]  # fmt: skip
+         "input_reallocated_after_capture", "sharded_cnn_executor", "mesh_paged_decode",
+         "two_cq_overlapped_input"]  # fmt: skip
 # `# expect: TR010` or, for a finding of another severity than the rule's usual one,
 # `# expect: TR010 info`
 EXPECT = re.compile(r"#\s*expect:\s*(TR\d{3})(?:\s+(error|warning|info))?")
 CHECK_SCHEMA = json.loads((ROOT / "docs" / "check-json.schema.json").read_text())
-ERRORS = {"TR001", "TR002", "TR003", "TR004", "TR005", "TR007", "TR009", "TR010", "TR013", "TR016"}
+ERRORS = {"TR001", "TR002", "TR003", "TR004", "TR005", "TR007", "TR009", "TR010", "TR012", "TR013", "TR016"}
 
 
 def expected(sample: str) -> list[tuple[str, int]]:

@@ -47,7 +47,7 @@ def load(session) -> tuple[list[Event], SessionFacts, list[TraceInfo]]:
     have = set(core)
     extra: set[int] = set()
     for name in sorted(names & LOADERS.keys()):
-        extra |= LOADERS[name](session, facts, traces)
+        extra |= LOADERS[name](session, facts, traces, events)
     extra -= have
     while extra:
         events = sorted(events + session.events_at(extra), key=lambda e: e.seq)
@@ -105,7 +105,8 @@ def _windows(traces: list[TraceInfo], until: dict[int, int]) -> list[list[int]]:
     return merged
 
 
-def allocations_over_traces(session, facts: SessionFacts, traces: list[TraceInfo]) -> set[int]:
+def allocations_over_traces(session, facts: SessionFacts, traces: list[TraceInfo],
+                            core: list[Event]) -> set[int]:  # fmt: skip
     """TR004: the buffers allocated while a trace can be replayed that sit on its memory at a
     replay (`trace_overlap`), with their frees and the calls that made them. By allocation
     time, not address: in a decode loop every eager step reuses the addresses the trace
@@ -124,7 +125,8 @@ def allocations_over_traces(session, facts: SessionFacts, traces: list[TraceInfo
     return _buffer_events(session, over)
 
 
-def trace_input_lifetimes(session, facts: SessionFacts, traces: list[TraceInfo]) -> set[int]:
+def trace_input_lifetimes(session, facts: SessionFacts, traces: list[TraceInfo],
+                          core: list[Event]) -> set[int]:  # fmt: skip
     """TR005: the frees of trace inputs, the buffers later allocated at an input's address
     while the trace lives (even when freed before any replay), and host-to-device calls that
     made a new device tensor instead of writing into an input."""
@@ -158,7 +160,17 @@ def _buffer_events(session, ids: set[int]) -> set[int]:
     return set(session.buffer_event_seqs(ids)) | set(session.first_writers(ids))
 
 
+def queue_accesses(session, facts: SessionFacts, traces: list[TraceInfo],
+                   core: list[Event]) -> set[int]:  # fmt: skip
+    """TR012: in a program that uses a second command queue or non-blocking reads, the host
+    transfers and the eager ops over memory another queue touches (none otherwise)."""
+    from ttrecord.analysis.queue_races import needed_seqs
+
+    return needed_seqs(session, core, traces)
+
+
 LOADERS = {
+    "queue_accesses": queue_accesses,
     "allocations_over_traces": allocations_over_traces,
     "trace_input_lifetimes": trace_input_lifetimes,
 }

@@ -29,6 +29,7 @@ from .config import (
 from .codec import TensorSpec, decode, encode
 from .memory import BankedMemory
 from .tools import trace_allocation_tracker as _tracker
+from .queues import CommandQueues, queues_of
 from .sharding import CoreCoord
 from .types import BufferType, MeshShape
 
@@ -74,6 +75,7 @@ class MeshDevice:
         self.l1_small_size = l1_small_size
         self.trace_region_size = trace_region_size
         self.num_command_queues = num_command_queues
+        self.queues = CommandQueues(num_command_queues)  # emulator/queues.py: CQ modes
         self.is_open = True
         self.lock = threading.RLock()
         # trace_region_size is split over the DRAM banks and taken from their top;
@@ -357,6 +359,7 @@ def close_mesh_device(mesh_device: MeshDevice) -> None:
     from .program_cache import clear
 
     with mesh_device.lock:
+        queues_of(mesh_device).finish()  # closing waits for every queue, as on hardware
         mesh_device.is_open = False
         clear(mesh_device)  # the binaries go with the device
         mesh_device.live_buffers.clear()
@@ -382,36 +385,51 @@ def _cq(cq_id: Optional[int]) -> int:
 
 
 def synchronize_device(device: MeshDevice, cq_id: Optional[int] = None, sub_device_ids: Any = ()) -> None:
-    """Wait for the device. Emulated work completes eagerly, so this only enforces
-    real ttnn's rule that it may not be called inside a trace capture."""
+    """The host waits until `cq_id` (every queue of the device when None) has run everything
+    enqueued on it. Forbidden inside a trace capture, as on hardware."""
     if device.capturing:
         raise errors.events_in_capture()
+    with device.lock:
+        queues_of(device).finish(None if cq_id is None else int(cq_id))
 
 
 class MeshEvent:
-    _ids = itertools.count(1)
+    """What record_event returns, printed as ttnn 0.81.1 prints it (its id counts the events
+    recorded on that queue; a mock device says 0 for every one)."""
 
     def __init__(self, device: MeshDevice, cq_id: int) -> None:
         self.device = device
         self.cq_id = cq_id
-        self.event_id = next(MeshEvent._ids)
+        with device.lock:
+            self._point = queues_of(device).record(cq_id)
+        self.event_id = self._point.position
 
     def __repr__(self) -> str:
-        return f"MeshEvent(device_id={self.device.mesh_id}, cq_id={self.cq_id}, event_id={self.event_id})"
+        rows, cols = (self.device.mesh_shape[0], self.device.mesh_shape[1]) if len(self.device.mesh_shape) == 2 else (1, 1)
+        where = f"MeshCoordinateRange(start=MeshCoordinate([0, 0]), end=MeshCoordinate([{rows - 1}, {cols - 1}]))"
+        return f"MeshEvent(id={self.event_id}, device_id={self.device.mesh_id}, mesh_cq_id={self.cq_id}, device_range={where})"
 
 
 def record_event(mesh_device: MeshDevice, cq_id: int, sub_device_ids: Any = (), device_range: Any = None) -> MeshEvent:
-    """Record an event on a command queue (forbidden during capture, as on hardware)."""
+    """Record an event on a command queue: it completes when everything enqueued on that
+    queue before it has run (forbidden during capture, as on hardware)."""
     if mesh_device.capturing:
         raise errors.events_in_capture()
     return MeshEvent(mesh_device, _cq(cq_id))
 
 
 def wait_for_event(cq_id: int, event: MeshEvent) -> None:
-    """Make a command queue wait for an event (forbidden during capture)."""
-    if event.device.capturing:
+    """Make a command queue wait for an event: nothing enqueued on `cq_id` after this runs
+    before the event is done. The host does not wait (forbidden during capture)."""
+    device = event.device
+    if device.capturing:
         raise errors.events_in_capture()
+    with device.lock:
+        queues_of(device).wait(_cq(cq_id), event._point)
 
 
 def event_synchronize(event: MeshEvent) -> None:
-    """Host waits for an event: everything emulated has already completed."""
+    """The host waits until the event is done (everything before it on its queue has run)."""
+    device = event.device
+    with device.lock:
+        queues_of(device).host_wait(event._point)

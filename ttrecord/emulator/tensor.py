@@ -238,25 +238,47 @@ class Tensor:
         """Values on every chip this tensor spans."""
         return [self._values(chip) for chip in range(self.num_chips)]
 
-    def _read(self, chip: int = 0) -> torch.Tensor:
-        """Values for a device→host transfer: forbidden during capture."""
+    def _read(self, chip: int = 0, cq: Optional[int] = None) -> torch.Tensor:
+        """Values for a blocking device→host transfer on `cq` (default 0): forbidden during
+        capture; the host waits for everything enqueued on that queue first (queues.py)."""
         if self._buffer is not None:
             device = self._buffer.device
             if device is not None:
                 check_read(device)
+                queues = device.queues
+                if not queues.eager:
+                    with device.lock:
+                        queues.finish(cq or 0)
         return self._values(chip)
 
-    def _read_all(self) -> list[torch.Tensor]:
+    def _read_all(self, cq: Optional[int] = None) -> list[torch.Tensor]:
         """Every chip's values, for a device→host transfer of a mesh tensor."""
-        first = self._read(0)
+        first = self._read(0, cq)
         return [first] + [self._values(chip) for chip in range(1, self.num_chips)]
 
+    def _to_host(self, blocking: bool = True, cq_id: Optional[int] = None) -> "Tensor":
+        """A host copy. A non-blocking read is a command on `cq_id`: in the adversarial and
+        random queue modes the host tensor holds zeros until the read runs (queues.py)."""
+        if blocking or self._buffer is None or self._buffer.device.queues.eager:
+            values = [v.clone() for v in self._read_all(cq_id)]
+            return Tensor.on_host(self._spec, values if len(values) > 1 else values[0])
+        device = self._buffer.device
+        check_read(device)
+        zeros = to_storage(torch.zeros(tuple(self.shape)), self._spec.dtype)
+        n = self.num_chips
+        host = Tensor.on_host(self._spec, [zeros.clone() for _ in range(n)] if n > 1 else zeros)
+
+        def read() -> None:
+            values = [self._values(chip).clone() for chip in range(n)]
+            host._host = values if n > 1 else values[0]
+
+        with device.lock:
+            device.queues.submit(cq_id or 0, read)
+        return host
+
     def cpu(self, blocking: bool = True, cq_id: Optional[int] = None) -> "Tensor":
-        """Copy to a host tensor (a device read)."""
-        if self._buffer is None:
-            return self
-        values = [v.clone() for v in self._read_all()]
-        return Tensor.on_host(self._spec, values if len(values) > 1 else values[0])
+        """Copy to a host tensor (a device read on `cq_id`)."""
+        return self._to_host(blocking, cq_id)
 
     def to_torch(self, mesh_composer: Any = None) -> torch.Tensor:
         if mesh_composer is not None:

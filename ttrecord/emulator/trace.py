@@ -28,6 +28,7 @@ from . import errors, faults, program_cache
 from .allocator import round_up
 from .buffer import BufferDesc, DeviceBuffer
 from .codec import TensorSpec
+from .queues import queues_of
 from .types import BufferType
 
 _trace_ids = itertools.count()
@@ -121,6 +122,7 @@ def begin_trace_capture(mesh_device: Any, *, cq_id: Optional[int] = None) -> Mes
     cq = _cq(cq_id)
     trace_id = MeshTraceId(next(_trace_ids))
     with mesh_device.lock:
+        queues_of(mesh_device).finish()  # ops in the capture run at once (see queues.py)
         if cq in mesh_device.capturing:
             raise errors.cq_already_tracing(cq, trace_id)
         mesh_device.allocations_unsafe = False  # tt-metal: mark_allocations_safe()
@@ -158,22 +160,32 @@ def end_trace_capture(mesh_device: Any, trace_id: int, *, cq_id: Optional[int] =
 def execute_trace(
     mesh_device: Any, trace_id: int, *, cq_id: Optional[int] = None, blocking: bool = True
 ) -> None:
-    """Replay a captured trace. Work completes before returning whether or not
-    `blocking` is set; a later synchronize_device is then a no-op, as on hardware
-    once the queue has drained."""
+    """Replay a captured trace on `cq_id`. It is one command of that queue: in the default
+    (eager) queue mode it runs before this returns whether or not `blocking` is set; in the
+    adversarial and random modes (queues.py) it runs when the queue gets to it, and
+    `blocking=True` makes the host wait for it, as on hardware."""
     trace = mesh_device.traces.get(int(trace_id))
     if trace is None:
         raise errors.trace_not_found(trace_id, mesh_device.mesh_id)
     faults.on_replay()
-    program_cache.replayed(mesh_device)
-    with mesh_device.lock:
+
+    def replay() -> None:
+        program_cache.replayed(mesh_device)  # when the queue runs it
         for record in trace.records:
             run_record(mesh_device, record)
+
+    with mesh_device.lock:
+        queues = queues_of(mesh_device)
+        cq = _cq(cq_id)
+        queues.submit(cq, replay)
+        if blocking:
+            queues.host_wait(queues.record(cq))
 
 
 def release_trace(mesh_device: Any, trace_id: int) -> None:
     """Free a trace's command buffer; allocations are safe again once none is left."""
     with mesh_device.lock:
+        queues_of(mesh_device).finish()  # a pending replay of it runs first
         trace = mesh_device.traces.pop(int(trace_id), None)
         if trace is None:
             return

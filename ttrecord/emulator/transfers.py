@@ -109,9 +109,9 @@ def to_torch(
 ) -> torch.Tensor:
     """Values as a torch tensor (a device read when the tensor is on a device)."""
     if mesh_composer is not None:
-        values = mesh_composer.compose([v.clone() for v in tensor._read_all()])
+        values = mesh_composer.compose([v.clone() for v in tensor._read_all(cq_id)])
     else:
-        values = tensor._read().clone()
+        values = tensor._read(0, cq_id).clone()
     if dtype is not None:
         values = values.to(dtype)
     return values
@@ -119,11 +119,10 @@ def to_torch(
 
 @operation("ttnn.from_device")
 def from_device(tensor: Tensor, blocking: bool = True, *, cq_id: Optional[int] = None) -> Tensor:
-    """Copy a device tensor to the host (a device read)."""
+    """Copy a device tensor to the host (a device read on `cq_id`; see Tensor.cpu)."""
     if tensor.device() is None:
         return tensor
-    values = [v.clone() for v in tensor._read_all()]
-    return Tensor.on_host(tensor.spec, values if len(values) > 1 else values[0])
+    return tensor._to_host(blocking, cq_id)
 
 
 @operation("ttnn.to_device")
@@ -165,16 +164,30 @@ def copy_host_to_device_tensor(
             f"device_tensor.logical_shape()\ninfo:\nShape mismatch: {list(host_tensor.shape)} vs "
             f"{list(device_tensor.shape)}"
         )
-    _write_host(device_tensor, host_tensor)
+    # A command on `cq_id`: it runs when the queue gets to it (emulator/queues.py), with the
+    # host values as they are now.
+    with device.lock:
+        device.queues.submit(cq_id or 0, lambda: _write_host(device_tensor, host_tensor))
 
 
 @operation("ttnn.copy_device_to_host_tensor")
 def copy_device_to_host_tensor(
     device_tensor: Tensor, host_tensor: Tensor, blocking: bool = True, cq_id: Optional[int] = None
 ) -> None:
-    """Read a device tensor into an existing host tensor (a device read)."""
-    values = [v.clone() for v in device_tensor._read_all()]
-    host_tensor._host = values if len(values) > 1 else values[0]
+    """Read a device tensor into an existing host tensor (a device read on `cq_id`)."""
+    copy = device_tensor._to_host(blocking, cq_id)
+    if copy is device_tensor:
+        return
+    if blocking or device_tensor.device().queues.eager:
+        host_tensor._host = copy._host
+        return
+
+    def fill() -> None:  # after the read: the host tensor gets the values that arrived
+        host_tensor._host = copy._host
+
+    device = device_tensor.device()
+    with device.lock:
+        device.queues.submit(cq_id or 0, fill)
 
 
 @operation("ttnn.deallocate")

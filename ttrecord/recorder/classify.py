@@ -25,6 +25,7 @@ MODULE_KINDS: dict[str, Kind] = {
     "synchronize_device": Kind.SYNC,
     "synchronize_devices": Kind.SYNC,
     "wait_for_event": Kind.SYNC,
+    "record_event": Kind.SYNC,  # a queue command; raises inside a capture like the waits
     "event_synchronize": Kind.SYNC,
     "Synchronize": Kind.SYNC,
     # trace lifecycle

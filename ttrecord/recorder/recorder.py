@@ -33,6 +33,7 @@ from ttrecord.recorder.log import LogWriter
 from ttrecord.recorder.memory_records import MemoryRecords
 from ttrecord.recorder.records import TENSOR_BUFFER as _BUF
 from ttrecord.recorder.records import new_begin, new_end, new_point
+from ttrecord.recorder.queues import queue_facts
 from ttrecord.recorder.temporaries import Temporaries
 from ttrecord.recorder.tensors import TensorDescriber, describe_torch
 
@@ -46,6 +47,8 @@ _NO_SNAPSHOT_AFTER = frozenset({Kind.D2H, Kind.SYNC, Kind.TRACE_EXECUTE})
 _DECISIONS = frozenset({Kind.TRACE_BEGIN, Kind.TRACE_END, Kind.TRACE_RELEASE, Kind.DEVICE_OPEN,
                         Kind.DEVICE_CLOSE})  # fmt: skip
 _OP = Kind.OP
+# Calls whose queue, blocking flag or event TR012 needs (ops carry theirs as cq_id/queue_id).
+_QUEUED = frozenset({Kind.SYNC, Kind.H2D, Kind.D2H, Kind.TRACE_EXECUTE})
 _KIND_VALUES = {id(k): k.value for k in Kind}  # Enum.value is a Python-level property
 _now = time.monotonic_ns
 _getframe = sys._getframe
@@ -71,6 +74,7 @@ class CallState(NamedTuple):
     region: str | None
     graphed: bool  # temporaries are being captured (ttnn.graph) for this call
     held: list  # (device tensor, its buffer) of the inputs, to see which the call freed
+    name: str  # the call's name (its queue facts are read by name)
 
 
 # Builds a CallState without NamedTuple's Python-level __new__ (0.3 us per call saved).
@@ -309,12 +313,12 @@ class Recorder(MemoryRecords):
                 trace=trace, site_id=site, args=scalars, inputs=tuple(inputs), region=region))
         tl.call, tl.phase, tl.trace, tl.device = seq, phase, trace, device
         graphed = phase == _CAPTURE and kind is _OP and self.temporaries.begin()
-        return _new_state(CallState, (seq, kind, phase, trace, device, tid, region, graphed, held))
+        return _new_state(CallState, (seq, kind, phase, trace, device, tid, region, graphed, held, name))
 
     def _end(self, state: CallState, result: Any, exc: BaseException | None, args: tuple,
              kwargs: dict) -> None:  # fmt: skip
         """Write the end record and the buffers the call allocated or freed."""
-        seq, kind, phase, trace, device, tid, region, graphed, held = state
+        seq, kind, phase, trace, device, tid, region, graphed, held, name = state
         end = _now() - self.t0
         temporaries = self.temporaries.end() if graphed else ()
         if exc is not None:
@@ -332,14 +336,22 @@ class Recorder(MemoryRecords):
                 # that a capture refused ("Cannot load new binaries") still grew the cache
                 compiled = self._cache_grew() if self._live_traces and kind is _OP else 0
                 if compiled:
-                    records.append((_P, next(self._seq), seq, end, tid, "note", "program_cache_miss",
-                                    phase, device, trace, None, {"new_entries": compiled}, region,
-                                    None))  # fmt: skip
+                    records.append(new_point(
+                        seq=next(self._seq), parent=seq, t_ns=end, thread=tid, kind="note",
+                        name="program_cache_miss", phase=phase, device=device, trace=trace,
+                        site_id=None, args={"new_entries": compiled}, region=region, buffer=None))
                 self.log.write_many(records)  # durable when the call returns
             return
         extra = None
         if kind is not _OP:
             extra, device, trace = self._lifecycle(kind, result, args, kwargs, device, trace)
+            queue = queue_facts(name, args, kwargs, result) if kind in _QUEUED else None
+            if queue is not None:  # TR012: the call's queue, blocking flag and event
+                extra = {**(extra or {}), "queue": queue}
+        elif kwargs and ("cq_id" in kwargs or "queue_id" in kwargs):
+            queue = queue_facts("", args, kwargs, result)
+            if queue is not None:
+                extra = {"queue": queue}
         with self._lock:
             changes = self._frees_since(held)
             outputs = self._outputs(result, changes)

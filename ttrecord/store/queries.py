@@ -137,6 +137,60 @@ class AnalysisQueries:
             (_ids(buffer_ids),),
         )]  # fmt: skip
 
+    # -- command queues (TR012) ---------------------------------------------------------------
+
+    def queued_call_seqs(self) -> list[int]:
+        """Top-level ops and transfers outside captures on a queue other than 0 or with queue
+        facts (a non-blocking read): none in a one-queue program."""
+        return [seq for (seq,) in self._query(
+            "SELECT seq FROM events WHERE kind IN ('op', 'h2d', 'd2h') AND parent IS NULL"
+            " AND phase != 'capture' AND (cq > 0 OR args LIKE '%\"queue\"%')"
+        )]  # fmt: skip
+
+    def host_transfer_seqs(self) -> list[int]:
+        """Top-level host transfers outside captures (a blocking read is a host wait)."""
+        return [seq for (seq,) in self._query(
+            "SELECT seq FROM events WHERE kind IN ('h2d', 'd2h') AND parent IS NULL"
+            " AND phase != 'capture'"
+        )]  # fmt: skip
+
+    def device_ranges_of(self, seqs: Iterable[int]) -> list[tuple[int, str, int, int | None]]:
+        """(device, buffer type, address, size) of the device tensors these calls touched."""
+        return self._query(
+            "SELECT DISTINCT t.device, t.buffer_type, t.address, t.size FROM tensors t"
+            " WHERE t.seq IN (SELECT value FROM json_each(?)) AND t.storage = 'device'"
+            " AND t.address IS NOT NULL",
+            (_ids(seqs),),
+        )
+
+    def host_consumers(self, seqs: Iterable[int]) -> list[int]:
+        """Top-level calls that take, as a host tensor, the host result of one of `seqs`."""
+        return [seq for (seq,) in self._query(
+            "SELECT DISTINCT u.seq FROM tensors t JOIN tensors u ON u.tensor_id = t.tensor_id"
+            " AND u.role = 'in' AND u.storage = 'host' AND u.seq > t.seq"
+            " JOIN events e ON e.seq = u.seq AND e.parent IS NULL"
+            " WHERE t.seq IN (SELECT value FROM json_each(?)) AND t.role = 'out'"
+            " AND t.storage = 'host'",
+            (_ids(seqs),),
+        )]  # fmt: skip
+
+    def top_level_ops_over(self, ranges: list[tuple[Any, ...]]) -> list[int]:
+        """Top-level eager ops whose buffers overlap one of the (device, buffer type, start,
+        end) ranges, through the buffers' (device, buffer_type, address) index: a buffer
+        overlapping [start, end) starts in (start - largest size, end)."""
+        widest = self._query("SELECT max(size) FROM buffers")[0][0] or 0
+        return [seq for (seq,) in self._query(
+            "SELECT DISTINCT t.seq FROM json_each(?) w JOIN buffers b"
+            " ON b.device = json_extract(w.value, '$[0]')"
+            " AND b.buffer_type = json_extract(w.value, '$[1]')"
+            " AND b.address < json_extract(w.value, '$[3]')"
+            " AND b.address > json_extract(w.value, '$[2]') - ?"
+            " AND b.address + b.size > json_extract(w.value, '$[2]')"
+            " JOIN tensors t ON t.buffer = b.id JOIN events e ON e.seq = t.seq"
+            " WHERE e.kind = 'op' AND e.parent IS NULL AND e.phase != 'capture'",
+            (json.dumps(ranges), widest + 1),
+        )]  # fmt: skip
+
     # -- facts about the rest of the run -----------------------------------------------------
 
     def buffer_accesses(self, buffer_ids: Iterable[int], which: str,

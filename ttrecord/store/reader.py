@@ -443,19 +443,28 @@ class Session(AnalysisQueries):
             "SELECT e.seq, e.phase, e.kind, e.name, e.device, e.trace, c.file, c.line, e.dur_ns,"
             " e.status, e.error, b.address,"
             " (SELECT group_concat(t.role || ':' || t.address, ' ') FROM tensors t"
-            "  WHERE t.seq = e.seq AND t.address IS NOT NULL)"
+            "  WHERE t.seq = e.seq AND t.address IS NOT NULL), e.cq, json_extract(e.args, '$.queue')"
             " FROM events e LEFT JOIN callsites c ON c.id = e.callsite"
             " LEFT JOIN buffers b ON b.id = e.buffer"
             f" WHERE {where} ORDER BY e.seq LIMIT ? OFFSET ?",
             [*params, limit, offset],
         )
         out = []
-        for *head, tensors in rows:
+        for *head, tensors, cq, queue in rows:
             pairs = tuple(
                 (role, int(addr)) for role, addr in (p.split(":") for p in (tensors or "").split())
             )
-            out.append(TimelineRow(*head, tensors=pairs))
+            out.append(TimelineRow(*head, tensors=pairs, cq=cq, queue=_queue_args(queue)))
         return out
+
+    def uses_queues(self) -> bool:
+        """Whether the run named a command queue other than 0, or read without blocking (the
+        timeline then shows one lane per queue)."""
+        return bool(self._query(
+            "SELECT 1 FROM events WHERE kind IN ('sync', 'h2d', 'd2h', 'trace_execute', 'op')"
+            " AND (cq > 0 OR json_extract(args, '$.queue.cq') > 0"
+            " OR json_extract(args, '$.queue.blocking') = 0) LIMIT 1"
+        ))  # fmt: skip
 
     def phase_counts(self) -> dict[str, int]:
         """Events per phase: one pass over the phase index (counts() sorts every row)."""
@@ -573,3 +582,14 @@ def find_sessions(folder: str | os.PathLike[str]) -> list[Path]:
             return 0.0
 
     return sorted(found, key=mtime, reverse=True)
+
+
+def _queue_args(text: str | None) -> dict | None:
+    """The stored `queue` facts of a call (a JSON object), or None for anything else."""
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

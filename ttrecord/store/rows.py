@@ -88,6 +88,8 @@ class TimelineRow:
     error: str | None
     address: int | None  # the buffer's address, for alloc/free
     tensors: tuple[tuple[str, int], ...]  # (role, address) of device tensors, in order
+    cq: int | None = None  # the command queue the call named (cq_id), if any
+    queue: dict | None = None  # args["queue"]: {"cq", "blocking", "event"} (recorder/queues.py)
 
 
 @dataclass(frozen=True, slots=True)

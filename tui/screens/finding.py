@@ -148,7 +148,12 @@ class FindingScreen(Screen):
     def action_timeline(self) -> None:
         from ttrecord.tui.screens.timeline import TimelineScreen
 
-        self.app.push_screen(TimelineScreen(self.path, jump_seq=self._selected_seq()))
+        marks = None
+        if self.finding.rule == "TR012":  # the race's two accesses, linked on the timeline
+            from ttrecord.tui.queue_lanes import race_marks
+
+            marks = race_marks(self.finding.evidence)
+        self.app.push_screen(TimelineScreen(self.path, jump_seq=self._selected_seq(), marks=marks))
 
     def action_memory(self) -> None:
         from ttrecord.tui.screens.memory import MemoryScreen

@@ -17,6 +17,7 @@ from ttrecord.store.reader import EventFilter
 from ttrecord.tui.filters import FilterError, parse_filter
 from ttrecord.tui.live import POLL_SECONDS, RUNNING
 from ttrecord.tui.messages import EventChosen, Grown, RowCount
+from ttrecord.tui.queue_lanes import QueueLanes
 from ttrecord.tui.widgets.event_table import EventTable, header_text
 from ttrecord.tui.widgets.footer import KeyFooter
 
@@ -33,13 +34,17 @@ class TimelineScreen(Screen):
         Binding("slash", "focus_filter", "Filter"),
         Binding("c", "quick('phase:capture')", "Capture only"),
         Binding("x", "quick('')", "Clear filter"),
+        Binding("r", "race", "Other race access", show=False),
         Binding("escape", "back", "Back"),
     ]
 
-    def __init__(self, path: Path, jump_seq: int | None = None, filt: str = "") -> None:
+    def __init__(self, path: Path, jump_seq: int | None = None, filt: str = "",
+                 marks: dict[int, str] | None = None) -> None:  # fmt: skip
+        """`marks`: {seq: label} of a race's two accesses (TR012), shown in the queue lanes."""
         super().__init__()
         self.path = Path(path)
         self.jump_seq = jump_seq
+        self.marks = dict(marks or {})
         self.initial_filter = filt
         self._poll = None  # re-counts the rows while the session is being recorded
         self._live = False
@@ -64,6 +69,28 @@ class TimelineScreen(Screen):
         table.focus()
         table.load(self._filter(self.initial_filter) or EventFilter(), self.jump_seq)
         self._poll = self.set_interval(POLL_SECONDS, self._grow)
+        if self.marks:
+            self._show_lanes()
+        else:
+            self._find_queues()
+
+    @work(thread=True, group="queues")
+    def _find_queues(self) -> None:
+        try:
+            uses = self.query_one(EventTable).handle.run(lambda s: s.uses_queues())
+        except SessionError:
+            return
+        if uses:
+            self.app.call_from_thread(self._show_lanes)
+
+    def _show_lanes(self) -> None:
+        """One lane per command queue and one for the host (tui/queue_lanes.py)."""
+        table = self.query_one(EventTable)
+        table.lanes = QueueLanes(2, self.marks)
+        self.query_one("#columns", Static).update(header_text(table.columns(), table.lanes))
+        table.refresh()
+        if self.marks:
+            self._status(table.total)
 
     @work(thread=True, exclusive=True, group="grow")
     def _grow(self) -> None:
@@ -105,7 +132,7 @@ class TimelineScreen(Screen):
 
     def _header(self) -> None:
         table = self.query_one(EventTable)
-        self.query_one("#columns", Static).update(Text(header_text(table.columns())))
+        self.query_one("#columns", Static).update(Text(header_text(table.columns(), table.lanes)))
 
     def on_resize(self) -> None:
         self.call_after_refresh(self._header)
@@ -121,14 +148,28 @@ class TimelineScreen(Screen):
         table = self.query_one(EventTable)
         shown = "events" if table.filter == EventFilter() else "matching events"
         live = "  ·  recording: following it live" if self._live else ""
+        race = ""
+        if self.marks:
+            race = "  ·  race: " + " ↔ ".join(f"⚡{label} event {seq}" for seq, label in
+                                             sorted(self.marks.items(), key=lambda m: m[1])) + " (r: the other)"  # fmt: skip
         self.query_one("#status", Static).update(
-            f"{total:,} {shown}{live}"
+            f"{total:,} {shown}{live}{race}"
         )
 
     def on_event_chosen(self, message: EventChosen) -> None:
         from ttrecord.tui.screens.op_detail import OpDetailScreen
 
         self.app.push_screen(OpDetailScreen(self.path, message.seq))
+
+    def action_race(self) -> None:
+        """Jump between the two accesses of the race this timeline was opened for."""
+        if len(self.marks) < 2:
+            return
+        table = self.query_one(EventTable)
+        current = table.row(table.cursor)
+        seqs = sorted(self.marks)
+        target = seqs[1] if current is not None and current.seq == seqs[0] else seqs[0]
+        table.load(table.filter, target)
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()

@@ -25,6 +25,7 @@ from ttrecord.tui.columns import MIDDLE, NEVER, Column, fit, shorten
 from ttrecord.tui.format import PHASE_COLOR, duration, hexaddr, site
 from ttrecord.tui.handle import SessionHandle
 from ttrecord.tui.messages import EventChosen, PageLoaded, RowCount
+from ttrecord.tui.queue_lanes import QueueLanes
 
 PAGE = 100
 MAX_PAGES = 40
@@ -56,8 +57,13 @@ def columns_for(width: int, last_seq: int = 0) -> list[tuple[Column, int]]:
     return [(c, w) for c, w in zip(cols, widths, strict=True) if w]
 
 
-def header_text(columns: list[tuple[Column, int]]) -> str:
-    return "".join(shorten(c.title, w).ljust(w + 1) for c, w in columns).rstrip()
+def header_text(columns: list[tuple[Column, int]], lanes: QueueLanes | None = None) -> str:
+    """Column titles; with `lanes`, the queue lanes come before the addresses."""
+    titles = [shorten(c.title, w).ljust(w + 1) for c, w in columns]
+    if lanes is not None:
+        at = next((i for i, (c, _) in enumerate(columns) if c.title == "addresses"), len(titles))
+        titles.insert(at, lanes.header().ljust(lanes.width + 1))
+    return "".join(titles).rstrip()
 
 
 def row_cells(row: TimelineRow) -> list[str]:
@@ -94,6 +100,7 @@ class EventTable(ScrollView, can_focus=True):
     def __init__(self, handle: SessionHandle, **kwargs) -> None:
         super().__init__(**kwargs)
         self.handle = handle
+        self.lanes: QueueLanes | None = None  # command-queue lanes (a multi-queue run)
         self.filter = EventFilter()
         self.total = 0
         self.generation = 0
@@ -270,6 +277,10 @@ class EventTable(ScrollView, can_focus=True):
         segments = [Segment("▌", phase_style)]
         for column, w in self.columns(width):
             title = column.title
+            if title == "addresses" and self.lanes is not None:  # the lanes go before them
+                mark = row.seq in self.lanes.marks
+                lane_style = Style(color="yellow", bold=True) if mark else Style()
+                segments.append(Segment(self.lanes.cell(row).ljust(self.lanes.width + 1), lane_style))
             style = phase_style if title == "phase" else name_style if title == "op" else Style()
             text = shorten(cells[title], w, column.shorten)[:w] if title != "addresses" else cells[title]
             segments.append(Segment(text.ljust(w + 1), style))

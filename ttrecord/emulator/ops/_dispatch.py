@@ -84,6 +84,7 @@ def run(
     views = view is not None
     program, _ = _program_cache.program(device, name, inputs, out_dtype, out_layout, memory_config)
     with device.lock:
+        device.queues.run_now(0)  # an op runs on CQ 0 after what is pending there
         if chips is _ONE_CHIP and not collective:  # the common case: one chip
             per_chip = [[t._values() for t in inputs]]
             results = [fn(*per_chip[0])]
@@ -166,6 +167,7 @@ def run_multi(
     chips = tuple(range(device.num_chips))
     out_memory = memory_config or MemoryConfig(TensorMemoryLayout.INTERLEAVED, first.memory_config().buffer_type)
     with device.lock:
+        device.queues.run_now(0)
         results = [fn(*[t._values(c) for t in inputs]) for c in chips]
         outs = [
             new_device_tensor(device, TensorSpec(Shape.of(r.shape), dtype or first.dtype, first.layout, out_memory))

@@ -1,0 +1,227 @@
+"""TR012: conflicting accesses on two command queues with no happens-before path between them
+(events, syncs, blocking calls), and host reads of a non-blocking readback before the host
+waited for it. Each case is analyzed from the event list and from the stored session."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ttrecord.events import BufferRef, Kind, Phase
+from ttrecord.testing import SessionBuilder, host_tensor, tensor
+
+from analysis_helpers import X, Y, captured_step
+from analysis_helpers import rules_at as all_rules_at
+
+
+def rules_at(findings):
+    """TR012's findings (these runs never release their trace: TR009 is not the subject)."""
+    return [r for r in all_rules_at(findings) if r[0] != "TR009"]
+
+
+def evidence(findings):
+    return next(f for f in findings if f.rule == "TR012").evidence
+
+
+def step_then_sync(b: SessionBuilder):
+    """captured_step, then the host waits for the device (its prep run read x on CQ 0)."""
+    tid, x, w, y = captured_step(b)
+    b.sync(31, "ttnn.synchronize_device")
+    return tid, x, w, y
+
+OPS, IO = 0, 1
+
+
+def record(b: SessionBuilder, cq: int, key: str, line: int):
+    return b.sync(line, "ttnn.record_event", args={"queue": {"cq": cq, "event": key}})
+
+
+def wait(b: SessionBuilder, cq: int, key: str, line: int):
+    # wait_for_event(cq, event) names no device: the event says which
+    return b.sync(line, "ttnn.wait_for_event", device=None, args={"queue": {"cq": cq, "event": key}})
+
+
+def write(b: SessionBuilder, buf: BufferRef, cq: int, line: int):
+    return b._add(Kind.H2D, "ttnn.copy_host_to_device_tensor", line, inputs=(host_tensor(), tensor(buf)),
+                  cq=cq, args={"queue": {"cq": cq}})  # fmt: skip
+
+
+def execute(b: SessionBuilder, tid: int, cq: int, line: int, blocking: bool = False):
+    queue = {"cq": cq, **({} if blocking else {"blocking": False})}
+    return b._add(Kind.TRACE_EXECUTE, "ttnn.execute_trace", line, trace=tid, phase=Phase.REPLAY, cq=cq,
+                  args={"queue": queue})  # fmt: skip
+
+
+def read(b: SessionBuilder, buf: BufferRef, cq: int, line: int, blocking: bool = True, tensor_id: int = 77):
+    queue = {"cq": cq, **({} if blocking else {"blocking": False})}
+    out = replace(host_tensor(), tensor_id=tensor_id)
+    return b._add(Kind.D2H, "Tensor.cpu", line, inputs=(tensor(buf),), outputs=(out,), cq=cq,
+                  args={"queue": queue})  # fmt: skip
+
+
+def host_use(b: SessionBuilder, line: int, tensor_id: int = 77):
+    return b._add(Kind.OP, "ttnn.to_torch", line, device=None, inputs=(replace(host_tensor(), tensor_id=tensor_id),))
+
+
+def overlapped(b: SessionBuilder, steps: int = 3, wait_ops: bool = True, wait_write: bool = True):
+    """tt_cnn's overlapped-input executor: x written on CQ 1 (line 40), replay on CQ 0 (42).
+    Lines: 39 wait CQ 1 for the last replay, 41 record the write, 43 wait CQ 0 for it."""
+    tid, x, w, y = step_then_sync(b)
+    record(b, OPS, "op0", 30)
+    for i in range(steps):
+        if wait_ops:
+            wait(b, IO, f"op{i}", 39)
+        write(b, x, IO, 40)
+        record(b, IO, f"w{i}", 41)
+        if wait_write:
+            wait(b, OPS, f"w{i}", 43)
+        execute(b, tid, OPS, 42)
+        record(b, OPS, f"op{i + 1}", 44)
+        read(b, y, OPS, 45)  # blocking read of the output on CQ 0
+    return tid
+
+
+def test_the_ordered_overlapped_input_executor_has_no_finding(analyze_both):
+    b = SessionBuilder()
+    overlapped(b)
+    assert rules_at(analyze_both(b)) == []
+
+
+def test_a_replay_not_waiting_for_the_input_write_is_one_finding_at_execute_trace(analyze_both):
+    b = SessionBuilder()
+    overlapped(b, steps=3, wait_write=False)
+    findings = analyze_both(b)
+    assert rules_at(findings) == [("TR012", 42)]
+    ev = evidence(findings)
+    assert (ev["first"]["at"], ev["first"]["cq"], ev["first"]["access"]) == ("model.py:40", 1, "write")
+    assert (ev["second"]["at"], ev["second"]["cq"], ev["second"]["access"]) == ("model.py:42", 0, "read")
+    assert ev["races"] == 3  # one per step, one finding
+    assert "record an event on CQ 1 after" in ev["missing_edge"]
+    assert "wait for it on CQ 0 before `ttnn.execute_trace` at model.py:42" in ev["missing_edge"]
+    assert ev["range"]["range"] == f"[{X:#x}, {X + 2048:#x})"
+
+
+def test_a_write_not_waiting_for_the_previous_replay_is_a_read_write_race_at_the_write(analyze_both):
+    b = SessionBuilder()
+    tid, x, w, y = step_then_sync(b)
+    for i in range(3):
+        write(b, x, IO, 40)
+        record(b, IO, f"w{i}", 41)
+        wait(b, OPS, f"w{i}", 43)
+        execute(b, tid, OPS, 42)  # no read of the output: the host never waits for CQ 0
+    findings = analyze_both(b)
+    assert rules_at(findings) == [("TR012", 40)]
+    ev = evidence(findings)
+    assert (ev["first"]["at"], ev["first"]["access"], ev["second"]["access"]) == ("model.py:42", "read", "write")
+
+
+def test_a_blocking_read_on_cq0_orders_what_the_host_enqueues_next_on_cq1(analyze_both):
+    # GIVEN no event from CQ 0 to CQ 1, but a blocking read of the output on CQ 0 after each
+    # replay: the host waited for CQ 0, so the next write on CQ 1 comes after the replay
+    b = SessionBuilder()
+    overlapped(b, wait_ops=False)
+    assert rules_at(analyze_both(b)) == []
+
+
+def test_a_blocking_execute_trace_is_a_host_wait(analyze_both):
+    b = SessionBuilder()
+    tid, x, w, y = step_then_sync(b)
+    for i in range(2):
+        write(b, x, IO, 40)
+        record(b, IO, f"w{i}", 41)
+        wait(b, OPS, f"w{i}", 43)
+        execute(b, tid, OPS, 42, blocking=True)
+    assert rules_at(analyze_both(b)) == []
+
+
+def test_a_read_event_recorded_before_the_read_is_pinned_at_the_record(analyze_both):
+    # tt-metal #41720: CQ 0 waits for read_event before the replay overwrites y, but the event
+    # was recorded on CQ 1 before the non-blocking read of y was enqueued
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    record(b, IO, "r0", 30)
+    for i in range(3):
+        wait(b, OPS, f"r{i}", 50)
+        execute(b, tid, OPS, 51)
+        record(b, OPS, f"op{i}", 52)
+        wait(b, IO, f"op{i}", 53)
+        record(b, IO, f"r{i + 1}", 54)
+        read(b, y, IO, 55, blocking=False, tensor_id=100 + i)
+    b.sync(60, "ttnn.synchronize_device")
+    findings = analyze_both(b)
+    assert rules_at(findings) == [("TR012", 54)]
+    ev = evidence(findings)
+    assert ev["stale_event"]["recorded_at"] == "model.py:54"
+    assert (ev["first"]["at"], ev["second"]["at"]) == ("model.py:55", "model.py:51")
+    assert ev["missing_edge"].startswith("record the event on CQ 1 after `Tensor.cpu` at model.py:55")
+
+
+def test_the_read_event_recorded_after_the_read_is_no_finding(analyze_both):
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    record(b, IO, "r0", 30)
+    for i in range(3):
+        wait(b, OPS, f"r{i}", 50)
+        execute(b, tid, OPS, 51)
+        record(b, OPS, f"op{i}", 52)
+        wait(b, IO, f"op{i}", 53)
+        read(b, y, IO, 55, blocking=False, tensor_id=100 + i)
+        record(b, IO, f"r{i + 1}", 54)
+    b.sync(60, "ttnn.synchronize_device")
+    assert rules_at(analyze_both(b)) == []
+
+
+def test_a_host_use_of_a_nonblocking_read_before_any_wait_is_a_finding_at_the_use(analyze_both):
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    execute(b, tid, OPS, 30)
+    read(b, y, OPS, 31, blocking=False)
+    host_use(b, 32)
+    findings = analyze_both(b)
+    assert rules_at(findings) == [("TR012", 32)]
+    assert evidence(findings)["second"]["cq"] == "host"
+    assert "ttnn.synchronize_device(device, cq_id=0)" in evidence(findings)["missing_edge"]
+
+
+def test_synchronize_device_or_an_event_after_the_read_makes_the_host_use_safe(analyze_both):
+    for sync in ("device", "event"):
+        b = SessionBuilder()
+        tid, x, w, y = captured_step(b)
+        execute(b, tid, OPS, 30)
+        read(b, y, OPS, 31, blocking=False)
+        if sync == "device":
+            b.sync(32, "ttnn.synchronize_device")
+        else:
+            record(b, OPS, "after-read", 32)
+            b.sync(33, "ttnn.event_synchronize", device=None, args={"queue": {"event": "after-read"}})
+        host_use(b, 34)
+        assert rules_at(analyze_both(b)) == [], sync
+
+
+def test_synchronizing_the_other_queue_does_not_cover_a_read(analyze_both):
+    # synchronize_device(device, cq_id=1) waits for CQ 1 only; the read ran on CQ 0
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    read(b, y, OPS, 31, blocking=False)
+    b.sync(32, "ttnn.synchronize_device", cq=1, args={"queue": {"cq": 1}})
+    host_use(b, 34)
+    assert rules_at(analyze_both(b)) == [("TR012", 34)]
+
+
+def test_accesses_to_different_buffers_on_two_queues_do_not_race(analyze_both):
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    other = b.alloc(0x200000)
+    for _ in range(3):
+        write(b, other, IO, 40)
+        execute(b, tid, OPS, 42)
+    assert rules_at(analyze_both(b)) == []
+
+
+def test_an_op_on_cq0_reading_a_buffer_written_on_cq1_without_a_wait(analyze_both):
+    b = SessionBuilder()
+    b.open_device()
+    x, out = b.alloc(X), b.alloc(Y)
+    write(b, x, IO, 40)
+    b.op("ttnn.relu", [x], [out], line=41)
+    findings = analyze_both(b)
+    assert rules_at(findings) == [("TR012", 41)]

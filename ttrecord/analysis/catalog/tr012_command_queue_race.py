@@ -1,0 +1,42 @@
+"""TR012 command-queue race: the rule's declaration."""
+
+from __future__ import annotations
+
+from ttrecord.analysis import queue_races
+from ttrecord.analysis.rules import Rule
+from ttrecord.findings import Severity
+
+RULE = Rule(
+    id="TR012",
+    title="Command-queue race",
+    severity=Severity.ERROR,
+    levels="error",
+    summary=(
+        "command-queue race: two queues touch the same memory with no event or sync ordering "
+        "them, or a non-blocking read used before the host waited"
+    ),
+    reported_when=(
+        "two commands on different command queues of a device touch overlapping memory, at least "
+        "one writes, and no happens-before path orders them (see below); or the host uses a "
+        "`blocking=False` read's host tensor before it waited for that read (one finding per pair "
+        "of lines, with the count)"
+    ),
+    at=(
+        "before the second access (where the wait goes); the `record_event` when the event the "
+        "second queue waits for was recorded before the first access was enqueued; the host's use"
+        " of the read"
+    ),
+    why=(
+        "Two commands on different command queues access overlapping memory (at least one writes)"
+        " and no event, synchronize or blocking call orders them, or the host uses a "
+        "blocking=False read's result before it waited for it: the queues run on their own, so "
+        "the result depends on timing."
+    ),
+    fix=(
+        "Order the two accesses: ttnn.record_event(device, cq) after the first and "
+        "ttnn.wait_for_event(other_cq, event) before the second; before the host uses a "
+        "blocking=False read, ttnn.event_synchronize(event) or ttnn.synchronize_device."
+    ),
+    detect=queue_races.detect,
+    facts=("queue_accesses",),
+)
