@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
-from ttrecord import textsafe
+from ttrecord import terminal, textsafe
 from rich.console import Console
 from rich.padding import Padding
 from rich.table import Table
@@ -34,7 +34,7 @@ from ttrecord.events import Kind, Phase
 from ttrecord.findings import Finding, Severity
 from ttrecord.progress import Progress
 from ttrecord.report import store_findings
-from ttrecord.report.text import STYLE
+from ttrecord.report.text import STYLE, location, source
 from ttrecord.store.reader import DeviceRow, Session, SessionInfo
 
 _STATUS_STYLE = {"ok": "bold green", "running": "bold yellow", "interrupted": "bold yellow",
@@ -42,10 +42,7 @@ _STATUS_STYLE = {"ok": "bold green", "running": "bold yellow", "interrupted": "b
 
 
 def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
-    # Piped or redirected output has no terminal width; rich would assume 80 columns, too
-    # narrow for the tables, so files get 120.
-    tty = hasattr(out, "isatty") and out.isatty()
-    console = textsafe.console(file=out, width=None if tty else 120)  # session text is data
+    console = textsafe.console(file=out)  # session text is data; ttrecord.terminal's width
     with Session.open(path) as session:
         info = session.info()
         with Progress("reading the session", total=STEPS, quiet=quiet) as bar:
@@ -57,8 +54,13 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
         info = textsafe.clean_deep(info)  # long texts cut, controls shown escaped
         findings = textsafe.clean_deep(findings)
         devices = session.devices()
-        for part in (_header(info), _status(info, session), _backend(info)):
-            console.print(part, soft_wrap=True)  # paths and lines stay whole (and clickable)
+        for part in (_header(info, console.width), _status(info, session, console.width),
+                     _backend(info)):  # fmt: skip
+            # paths shortened from the middle (file name and line stay), other text wrapped
+            # under the start of its line
+            for line in part.split("\n"):
+                indent = len(line.plain) - len(line.plain.lstrip(" "))
+                console.print(Padding(line[indent:], (0, 0, 0, indent), expand=False))
         if devices:
             console.print(_devices(devices))
         console.print(_counts(session.counts()))
@@ -126,15 +128,17 @@ def _traces_context(session: Session) -> Context:
     return ctx
 
 
-def _header(info: SessionInfo) -> Text:
+def _header(info: SessionInfo, width: int) -> Text:
     took = f", {info.ended_at - info.started_at:.1f} s" if info.ended_at else ""
     started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.started_at))
-    return Text.assemble(("ttrecord session ", "bold"), info.path, "\n",
+    cwd = terminal.shorten_path(str(info.cwd), max(width - 40, 20))
+    return Text.assemble(("ttrecord session ", "bold"),
+                         terminal.shorten_path(str(info.path), width - 17), "\n",
                          f"  script {' '.join(info.argv) or info.script}\n",
-                         f"  started {started}{took}, in {info.cwd} on {info.host}")  # fmt: skip
+                         f"  started {started}{took}, in {cwd} on {info.host}")  # fmt: skip
 
 
-def _status(info: SessionInfo, session: Session) -> Text:
+def _status(info: SessionInfo, session: Session, width: int = 80) -> Text:
     text = Text.assemble("  status ", (info.status.upper(), _STATUS_STYLE.get(info.status, "bold")))
     if info.exit_code is not None:
         text.append(f" (exit code {info.exit_code}")
@@ -160,10 +164,13 @@ def _status(info: SessionInfo, session: Session) -> Text:
             text.append(f"\n  {verb} ", style="red")
             text.append(f"`{last.name}`", style="bold red")
             if site is not None:
-                text.append(f" at {site.file}:{site.line} in {site.function}", style="red")
+                at = terminal.where(site.file, site.line, width - 8)
+                text.append(f"\n    at {at} in {site.function}", style="red")
                 src = _line(session, site.file, site.line)
                 if src:
-                    text.append(f"\n    {site.line:>5} | {src.strip()}", style="bold")
+                    lead = f"\n    {site.line:>5} | "
+                    text.append(lead + terminal.fit(src.strip(), width - len(lead) + 1),
+                                style="bold")  # fmt: skip
             if last.error and last.error.strip() != message_of(info):
                 text.append(f"\n  {last.error}", style="red")
     return text
@@ -254,8 +261,7 @@ def _traces(
     if verified:
         columns.insert(5, "verified")
     for col in columns:
-        table.add_column(col, justify="left" if col in ("captured", "state") else "right",
-                         no_wrap=col == "captured")  # fmt: skip
+        table.add_column(col, justify="left" if col in ("captured", "state") else "right")
     for t in traces:
         written: dict[tuple, int] = {}
         for acc in t.accesses:
@@ -268,7 +274,7 @@ def _traces(
             written[key] = full
         span = _span(ctx, t)
         state = "released" if t.release else ("never ended" if t.end is None else "not released")
-        cells = [str(t.device), str(t.trace_id), span, str(t.ops), str(len(t.executes)),
+        cells = [str(t.device), str(t.trace_id), terminal.PathCell(span), str(t.ops), str(len(t.executes)),
                  f"{sum(written.values()):,}", state]  # fmt: skip
         if verified:
             results = verified.get(id(t), {})
@@ -321,22 +327,27 @@ def _findings(console: Console, findings: list[Finding], session: Session) -> No
             continue
         console.print(Text(f"{len(group)} {sev}{'s' if len(group) != 1 else ''}", style=STYLE[sev]))
         for f in group:
-            loc = f"{f.file}:{f.line}" if f.file else "(no call site)"
             times = f" x{f.occurrences}" if f.occurrences > 1 else ""
-            head = Text.assemble("  ", (f"{f.rule}{times}", "bold"), f" {f.title}  ", (loc, "cyan"))
-            console.print(head, soft_wrap=True)
+            head = Text.assemble("  ", (f"{f.rule}{times}", "bold"), f" {f.title}")
+            loc = location(console, "  ", f.file, f.line, None)
+            if head.cell_len + loc.cell_len <= console.width:  # on one line when it fits
+                head.append_text(loc)
+                console.print(head, soft_wrap=True)
+            else:
+                console.print(head)
+                console.print(location(console, "    ", f.file, f.line, None), soft_wrap=True)
             src = _line(session, f.file, f.line)
-            if src is not None:
-                line = Text(f"    {f.line:>5} | {src.strip()}", style="bold")
-                console.print(line, soft_wrap=True)
+            if src is not None and f.line is not None:
+                console.print(source(console, f.line, src.strip()), soft_wrap=True)
             for file, lineno, function in f.callers[:2]:
-                console.print(Text.assemble("    called from ", (f"{file}:{lineno}", "cyan"),
-                                            f" in {function}"), soft_wrap=True)  # fmt: skip
+                console.print(location(console, "    called from ", file, lineno, function),
+                              soft_wrap=True)  # fmt: skip
             console.print(Padding(Text(f.message), (0, 0, 0, 4), expand=False))
             for item in f.folded:
+                at = terminal.shorten_path(str(item["at"]), console.width - 4)
                 console.print(Padding(Text.assemble(
                     ("also caused by this: ", "dim"), (item["rule"], "bold"),
-                    f" {item['title']} at {item['at']} ({item['why']})"), (0, 0, 0, 4), expand=False))  # fmt: skip
+                    f" {item['title']} at {at} ({item['why']})"), (0, 0, 0, 4), expand=False))  # fmt: skip
             console.print(
                 Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 4), expand=False)
             )
