@@ -65,7 +65,8 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
             console.print(_devices(devices))
         console.print(_counts(session.counts()))
         if ctx.traces:
-            console.print(_traces(ctx, ctx.traces, devices, _written_bytes(session, ctx)))
+            console.print(_traces(ctx, ctx.traces, devices, _written_bytes(session, ctx),
+                                  console.width))
         _findings(console, findings, session)
 
 
@@ -253,7 +254,8 @@ def _written_bytes(session: Session, ctx: Context) -> dict[tuple, int]:
 
 
 def _traces(
-    ctx: Context, traces: Sequence[TraceInfo], devices: list[DeviceRow], sizes: dict[tuple, int]
+    ctx: Context, traces: Sequence[TraceInfo], devices: list[DeviceRow], sizes: dict[tuple, int],
+    width: int = 80,
 ) -> Table:
     banks = {d.id: {"DRAM": d.num_dram_banks, "L1": d.num_l1_banks} for d in devices}
     verified = _verified(ctx, traces)
@@ -262,7 +264,9 @@ def _traces(
     if verified:
         columns.insert(5, "verified")
     for col in columns:
-        table.add_column(col, justify="left" if col in ("captured", "state") else "right")
+        table.add_column(col, justify="left" if col in ("captured", "state") else "right",
+                         no_wrap=col in ("captured", "state"))  # fmt: skip
+    rows: list[list[str]] = []
     for t in traces:
         written: dict[tuple, int] = {}
         for acc in t.accesses:
@@ -273,13 +277,22 @@ def _traces(
             if full is None:  # no page count recorded: a full bank-local footprint per bank
                 full = acc.buffer.size * (banks.get(acc.buffer.device, {}).get(acc.buffer.buffer_type) or 1)
             written[key] = full
-        span = _span(ctx, t)
         state = "released" if t.release else ("never ended" if t.end is None else "not released")
-        cells = [str(t.device), str(t.trace_id), terminal.PathCell(span), str(t.ops), str(len(t.executes)),
+        cells = [str(t.device), str(t.trace_id), _span(ctx, t), str(t.ops), str(len(t.executes)),
                  f"{sum(written.values()):,}", state]  # fmt: skip
         if verified:
             results = verified.get(id(t), {})
             cells.insert(5, ", ".join(f"{n} {r}" for r, n in sorted(results.items())) or "-")
+        rows.append(cells)
+    # The capture's place gets the room the other columns leave (their headers may wrap at
+    # spaces); a long path is shortened from the middle, its file name and lines stay.
+    at = columns.index("captured")
+    others = sum(
+        max([max(len(w) for w in col.split()), *(len(r[k]) for r in rows)])
+        for k, col in enumerate(columns) if k != at
+    ) + 3 * len(columns) + 1  # fmt: skip
+    for cells in rows:
+        cells[at] = terminal.shorten_path(cells[at], max(width - others, 12))
         table.add_row(*cells)
     return table
 
