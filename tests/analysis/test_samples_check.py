@@ -149,3 +149,99 @@ def test_sarif_of_every_sample_passes_the_multitool_with_github_rules(sessions, 
     assert bad == []
     # the tool did analyze them: its notes name our logs' rules
     assert any(r["ruleId"] == "SARIF2006" for r in results)
+
+
+# -- the other JSON contracts and the 80-column layout, on every sample -----------------------
+
+DOCS = ROOT / "docs"
+
+
+def _validator(name: str) -> jsonschema.Draft202012Validator:
+    """The schema docs/NAME-json.schema.json, with the others it refers to (findings)."""
+    from referencing import Registry, Resource
+
+    schemas = [json.loads(p.read_text()) for p in sorted(DOCS.glob("*-json.schema.json"))]
+    registry = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas)
+    return jsonschema.Draft202012Validator(
+        json.loads((DOCS / f"{name}-json.schema.json").read_text()), registry=registry
+    )
+
+
+def _diff_targets(path: Path, traces: int) -> list[str] | None:
+    """Two captures of one session when it has two, else a capture against its prep run."""
+    if traces >= 2:
+        return [f"{path}:1", f"{path}:2"]
+    return [str(path), "--prep"] if traces == 1 else None
+
+
+def test_report_sessions_and_diff_json_of_every_sample_match_their_schemas(sessions, capsys):
+    """GIVEN every sample recorded WHEN report, sessions and diff write JSON THEN each document
+    carries version 1 and validates against its schema in docs/ (diffs: every sample with a
+    capture, its two captures or the capture against its prep run)."""
+    report, diff, sessions_schema = _validator("report"), _validator("diff"), _validator("sessions")
+    diffed = 0
+    for sample, path in sessions.items():
+        assert main(["report", str(path), "--format", "json", "-q"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        report.validate(doc)
+        assert doc["version"] == 1
+        assert sorted((f["id"], f["line"]) for f in doc["findings"]) == expected(sample)
+        targets = _diff_targets(path, len(doc["traces"]))
+        if targets is None:
+            continue
+        code = main(["diff", *targets, "--format", "json", "-q"])
+        out = capsys.readouterr().out
+        if code == 2:  # a capture without a prep run: said on stderr, nothing to validate
+            continue
+        diff.validate(json.loads(out))
+        diffed += 1
+    assert diffed >= 10, "most samples capture a trace: their diffs must have been validated"
+    folder = next(iter(sessions.values())).parent
+    assert main(["sessions", str(folder), "--format", "json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    sessions_schema.validate(listing)
+    assert {s["name"] for s in listing["sessions"]} == {f"{n}.db" for n in sessions}
+    assert all(s["findings"] == len(expected(s["name"][:-3])) for s in listing["sessions"])
+
+
+def _layout_problems(out: str, width: int = 80) -> list[str]:
+    return [line for line in out.splitlines() if len(line) > width or line != line.rstrip()]
+
+
+def test_piped_check_report_diff_and_sessions_fit_80_columns_with_line_numbers(
+    sessions, capsys, monkeypatch
+):
+    """GIVEN every sample recorded and output that is not a terminal (80 columns) WHEN check,
+    report, diff and sessions print text THEN no line is wider than 80 or ends in a space, and
+    every finding's and call site's line number is there in full."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    for sample, path in sessions.items():
+        want = expected(sample)
+        main(["check", str(path), "-q"])
+        out = capsys.readouterr().out
+        assert _layout_problems(out) == [], sample
+        assert _text(out, sample) == want
+        main(["report", str(path), "-q"])
+        out = capsys.readouterr().out
+        assert _layout_problems(out) == [], sample
+        lines = [int(n) for n in re.findall(rf"\b{sample}\.py:(\d+)\n", out)]
+        assert sorted(lines) == sorted(n for _, n in want), sample  # each finding's location line
+        main(["report", str(path), "--format", "json", "-q"])
+        traces = len(json.loads(capsys.readouterr().out)["traces"])
+        targets = _diff_targets(path, traces)
+        if targets is None:
+            continue
+        if main(["diff", *targets, "-q"]) == 2:
+            capsys.readouterr()
+            continue
+        out = capsys.readouterr().out
+        assert _layout_problems(out) == [], sample
+        source = (SAMPLES / f"{sample}.py").read_text().splitlines()
+        for n in re.findall(rf"{sample}\.py:(\d+)", out):  # a call site's line is a real line
+            assert 0 < int(n) <= len(source) and "ttnn." in source[int(n) - 1], (sample, n)
+    folder = next(iter(sessions.values())).parent
+    main(["sessions", str(folder)])
+    out = capsys.readouterr().out
+    assert _layout_problems(out) == []
+    for sample in sessions:
+        assert f"{sample}.db" in out

@@ -253,20 +253,14 @@ def _written_bytes(session: Session, ctx: Context) -> dict[tuple, int]:
     return {k: pages[i] for k, i in ids.items() if i in pages}
 
 
-def _traces(
-    ctx: Context, traces: Sequence[TraceInfo], devices: list[DeviceRow], sizes: dict[tuple, int],
-    width: int = 80,
-) -> Table:
+def trace_rows(
+    ctx: Context, traces: Sequence[TraceInfo], devices: list[DeviceRow], sizes: dict[tuple, int]
+) -> list[dict]:
+    """One dict per trace: device, trace, captured (file:lines), ops, replays,
+    bytes_per_replay, state, verified (result counts, or None without --verify-replay)."""
     banks = {d.id: {"DRAM": d.num_dram_banks, "L1": d.num_l1_banks} for d in devices}
     verified = _verified(ctx, traces)
-    table = Table(title="Traces", title_justify="left")
-    columns = ["device", "trace", "captured", "ops", "replays", "bytes per replay", "state"]
-    if verified:
-        columns.insert(5, "verified")
-    for col in columns:
-        table.add_column(col, justify="left" if col in ("captured", "state") else "right",
-                         no_wrap=col in ("captured", "state"))  # fmt: skip
-    rows: list[list[str]] = []
+    rows = []
     for t in traces:
         written: dict[tuple, int] = {}
         for acc in t.accesses:
@@ -278,11 +272,33 @@ def _traces(
                 full = acc.buffer.size * (banks.get(acc.buffer.device, {}).get(acc.buffer.buffer_type) or 1)
             written[key] = full
         state = "released" if t.release else ("never ended" if t.end is None else "not released")
-        cells = [str(t.device), str(t.trace_id), _span(ctx, t), str(t.ops), str(len(t.executes)),
-                 f"{sum(written.values()):,}", state]  # fmt: skip
+        rows.append({"device": t.device, "trace": t.trace_id, "captured": _span(ctx, t),
+                     "ops": t.ops, "replays": len(t.executes),
+                     "bytes_per_replay": sum(written.values()), "state": state,
+                     "verified": dict(sorted(verified.get(id(t), {}).items())) if verified
+                     else None})  # fmt: skip
+    return rows
+
+
+def _traces(
+    ctx: Context, traces: Sequence[TraceInfo], devices: list[DeviceRow], sizes: dict[tuple, int],
+    width: int = 80,
+) -> Table:
+    facts = trace_rows(ctx, traces, devices, sizes)
+    verified = any(r["verified"] is not None for r in facts)
+    table = Table(title="Traces", title_justify="left")
+    columns = ["device", "trace", "captured", "ops", "replays", "bytes per replay", "state"]
+    if verified:
+        columns.insert(5, "verified")
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("captured", "state") else "right",
+                         no_wrap=col in ("captured", "state"))  # fmt: skip
+    rows: list[list[str]] = []
+    for r in facts:
+        cells = [str(r["device"]), str(r["trace"]), r["captured"], str(r["ops"]),
+                 str(r["replays"]), f"{r['bytes_per_replay']:,}", r["state"]]  # fmt: skip
         if verified:
-            results = verified.get(id(t), {})
-            cells.insert(5, ", ".join(f"{n} {r}" for r, n in sorted(results.items())) or "-")
+            cells.insert(5, ", ".join(f"{n} {k}" for k, n in (r["verified"] or {}).items()) or "-")
         rows.append(cells)
     # The capture's place gets the room the other columns leave (their headers may wrap at
     # spaces); a long path is shortened from the middle, its file name and lines stay.
