@@ -114,3 +114,12 @@ class PathCell:
 
         room = max(options.max_width - len(self.prefix), 1)
         yield Text(self.prefix + shorten_path(self.text, room), style=self.style, no_wrap=True)
+
+
+def wrap(text: str, stream: IO[Any] | None = None, indent: str = "  ") -> str:
+    """A one-line message wrapped to `stream`'s width at spaces, later lines indented; words
+    (paths, commands) are never broken, so they stay whole to copy."""
+    import textwrap
+
+    return textwrap.fill(text, width(stream), subsequent_indent=indent,
+                         break_long_words=False, break_on_hyphens=False)  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ttrecord.errors import TtrecordError
+from ttrecord.terminal import wrap
 
 
 class Report:
@@ -87,5 +88,5 @@ def _html(args: argparse.Namespace) -> int:
         size = write_html_report(args.session, out)
     except OSError as exc:
         raise TtrecordError(f"{out}: cannot be written ({exc.strerror})") from None
-    print(f"ttrecord report: wrote {out} ({size:,} bytes)", file=sys.stderr)
+    print(wrap(f"ttrecord report: wrote {out} ({size:,} bytes)", sys.stderr), file=sys.stderr)
     return 0

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from ttrecord.errors import TtrecordError
+from ttrecord.terminal import wrap
 
 
 def _positive(text: str) -> float:
@@ -157,7 +158,7 @@ class Run:
                                    output=None, quiet=False,
                                    allow_incomplete=True)  # the run's own code says it
             )
-            print(both_codes(code, check_code, args.fail_on), file=sys.stderr)
+            print(wrap(both_codes(code, check_code, args.fail_on), sys.stderr), file=sys.stderr)
             code = code if code != 0 else check_code
         return code
 
@@ -231,6 +232,6 @@ class Run:
         stopped = getattr(result, "stopped", None)
         if stopped:
             detail += f"; partial recording: {stopped}"
-        print(f"ttrecord: session {shown} ({status}, {detail})", file=sys.stderr)
+        print(wrap(f"ttrecord: session {shown} ({status}, {detail})", sys.stderr), file=sys.stderr)
         print(f"  ttrecord check {shown}\n  ttrecord report {shown}\n  ttrecord tui {shown}",
               file=sys.stderr)  # fmt: skip
