@@ -165,8 +165,8 @@ def _status(info: SessionInfo, session: Session, width: int = 80) -> Text:
             text.append(f"\n  {verb} ", style="red")
             text.append(f"`{last.name}`", style="bold red")
             if site is not None:
-                lead = len(verb) + len(last.name) + 9 + len(site.function or "") + 4
-                at = terminal.where(site.file, site.line, max(width - lead, 20))
+                used = len(verb) + len(last.name) + 9 + len(site.function or "") + 4
+                at = terminal.where(site.file, site.line, max(width - used, 20))
                 text.append(f" at {at} in {site.function}", style="red")
                 src = _line(session, site.file, site.line)
                 if src:

@@ -93,7 +93,7 @@ def print_finding(console: Console, f: Finding, result: CheckResult) -> None:
     # a path too long is shortened from the middle, a source line cut at its end.
     console.print(location(console, "  ", f.file, f.line, f.function), soft_wrap=True)
     src = result.source_line(f.file, f.line)
-    if src is not None:
+    if src is not None and f.line is not None:
         console.print(source(console, f.line, src.rstrip()), soft_wrap=True)
     if isinstance(f.evidence.get("helper"), str):  # the library code the user's line called
         console.print(location(console, "  inside ", f.evidence["helper"], None, None),
