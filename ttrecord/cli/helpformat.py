@@ -3,8 +3,8 @@
 Descriptions and epilogs are the commands' docstrings. Their prose paragraphs are re-filled to
 the width; lines that start with a space or with a command (`ttrecord …`, `pytest …`) are
 examples and table rows, kept as written when they fit. A row too long for the width is
-`term  description`: the description wraps under its own column, or under the term when that
-column is too far right.
+`term  description`: when a block's descriptions share one column, they wrap under it;
+otherwise each goes on the lines under its term.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def fill(paragraph: str, width: int, indent: str = "") -> list[str]:
     """One paragraph of a docstring as lines of at most `width` (see the module docstring)."""
     lines: list[str] = []
     prose: list[str] = []
+    rows: list[str] = []
 
     def flush() -> None:
         if prose:
@@ -45,29 +46,43 @@ def fill(paragraph: str, width: int, indent: str = "") -> list[str]:
                                        initial_indent=indent, subsequent_indent=indent,
                                        break_on_hyphens=False))  # fmt: skip
             prose.clear()
+        if rows:
+            lines.extend(_rows(rows, width))
+            rows.clear()
 
     for line in paragraph.splitlines():
         if line.startswith((" ", "\t", *_LITERAL)):
-            flush()
-            lines += _row(indent + line.rstrip(), width)
+            if prose:
+                flush()
+            rows.append(indent + line.rstrip())
         else:
+            if rows:
+                flush()
             prose.append(line)
     flush()
     return lines
 
 
-def _row(line: str, width: int) -> list[str]:
-    if len(line) <= width:
-        return [line]
-    m = _ROW.match(line)
-    if m is None:  # a command line: breaking it would make it wrong to copy
-        return [line]
-    lead, term, gap, desc = m.groups()
-    column = len(lead) + len(term) + len(gap)
-    if column <= width * 0.6:  # the description wraps under its own column
-        wrapped = textwrap.wrap(desc, width - column, break_on_hyphens=False)
-        return [lead + term + gap + wrapped[0], *(" " * column + w for w in wrapped[1:])]
-    under = " " * (len(lead) + 4)
-    return [lead + term, *textwrap.wrap(desc, width, initial_indent=under, subsequent_indent=under,
-                                        break_on_hyphens=False)]  # fmt: skip
-
+def _rows(rows: list[str], width: int) -> list[str]:
+    """Example rows as written when they all fit; else each description under its command
+    (one layout for the whole block, so the rows still read as a table)."""
+    if all(len(row) <= width for row in rows):
+        return rows
+    matches = [_ROW.match(row) for row in rows]
+    columns = {len(m[1]) + len(m[2]) + len(m[3]) for m in matches if m is not None}
+    hanging = len(columns) == 1 and next(iter(columns)) <= width * 0.6
+    out: list[str] = []
+    for row, m in zip(rows, matches, strict=True):
+        if m is None:  # a command line: breaking it would make it wrong to copy
+            out.append(row)
+            continue
+        lead, term, gap, desc = m.groups()
+        if hanging:  # a table with one description column: wrap under that column
+            column = len(lead) + len(term) + len(gap)
+            wrapped = textwrap.wrap(desc, width - column, break_on_hyphens=False)
+            out += [lead + term + gap + wrapped[0], *(" " * column + w for w in wrapped[1:])]
+            continue
+        under = " " * (len(lead) + 4)
+        out += [lead + term, *textwrap.wrap(desc, width, initial_indent=under,
+                                            subsequent_indent=under, break_on_hyphens=False)]  # fmt: skip
+    return out
