@@ -116,10 +116,19 @@ class PathCell:
         yield Text(self.prefix + shorten_path(self.text, room), style=self.style, no_wrap=True)
 
 
-def wrap(text: str, stream: IO[Any] | None = None, indent: str = "  ") -> str:
-    """A one-line message wrapped to `stream`'s width at spaces, later lines indented; words
-    (paths, commands) are never broken, so they stay whole to copy."""
-    import textwrap
-
-    return textwrap.fill(text, width(stream), subsequent_indent=indent,
-                         break_long_words=False, break_on_hyphens=False)  # fmt: skip
+def wrap(text: str, stream: IO[Any] | None = None, indent: str = "  ", keep: int = 2) -> str:
+    """A one-line message wrapped to `stream`'s width at spaces, later lines indented. Words
+    (paths, commands) are never broken, and the first `keep` words stay on the first line
+    together (`wrote PATH`, `ttrecord: backend`), so a script can still find them there."""
+    room = width(stream)
+    words = text.split(" ")
+    lines: list[str] = []
+    line = " ".join(words[:keep])
+    for word in words[keep:]:
+        if len(line) + 1 + len(word) <= room:
+            line += " " + word
+        else:
+            lines.append(line)
+            line = indent + word
+    lines.append(line)
+    return "\n".join(lines)

@@ -30,5 +30,5 @@ class Recover:
         done = recover(args.session)
         source = "from its log" if done.from_log else "without a log"
         print(wrap(f"ttrecord: {clean(str(done.path))} recovered {source}: {done.status},"
-                   f" {done.events} events", sys.stderr), file=sys.stderr)  # fmt: skip
+                   f" {done.events} events", sys.stderr, keep=2), file=sys.stderr)  # fmt: skip
         return 0

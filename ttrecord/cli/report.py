@@ -88,5 +88,6 @@ def _html(args: argparse.Namespace) -> int:
         size = write_html_report(args.session, out)
     except OSError as exc:
         raise TtrecordError(f"{out}: cannot be written ({exc.strerror})") from None
-    print(wrap(f"ttrecord report: wrote {out} ({size:,} bytes)", sys.stderr), file=sys.stderr)
+    print(wrap(f"ttrecord report: wrote {out} ({size:,} bytes)", sys.stderr, keep=4),
+          file=sys.stderr)  # fmt: skip
     return 0

@@ -158,7 +158,8 @@ class Run:
                                    output=None, quiet=False,
                                    allow_incomplete=True)  # the run's own code says it
             )
-            print(wrap(both_codes(code, check_code, args.fail_on), sys.stderr), file=sys.stderr)
+            print(wrap(both_codes(code, check_code, args.fail_on), sys.stderr, keep=10),
+                  file=sys.stderr)  # fmt: skip
             code = code if code != 0 else check_code
         return code
 
@@ -232,6 +233,7 @@ class Run:
         stopped = getattr(result, "stopped", None)
         if stopped:
             detail += f"; partial recording: {stopped}"
-        print(wrap(f"ttrecord: session {shown} ({status}, {detail})", sys.stderr), file=sys.stderr)
+        print(wrap(f"ttrecord: session {shown} ({status}, {detail})", sys.stderr, keep=3),
+              file=sys.stderr)  # fmt: skip
         print(f"  ttrecord check {shown}\n  ttrecord report {shown}\n  ttrecord tui {shown}",
               file=sys.stderr)  # fmt: skip

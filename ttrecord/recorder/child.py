@@ -153,7 +153,8 @@ def main() -> int:
         log.write((RecordType.EXCEPTION, "TtrecordError", str(exc), ""))
         log.write((RecordType.EXIT, exc.exit_code))
         return exc.exit_code  # the supervisor reports it
-    print(wrap(f"ttrecord: backend {chosen.name} ({chosen.reason})", sys.stderr), file=sys.stderr)
+    print(wrap(f"ttrecord: backend {chosen.name} ({chosen.reason})", sys.stderr, keep=3),
+          file=sys.stderr)  # fmt: skip
     if chosen.name == "emulator":  # spawned workers import the same backend (last resort:
         # a real ttnn importable in the worker still wins, as it would in plain python)
         shim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spawn_path")
