@@ -233,7 +233,7 @@ class Run:
         stopped = getattr(result, "stopped", None)
         if stopped:
             detail += f"; partial recording: {stopped}"
-        print(wrap(f"ttrecord: session {shown} ({status}, {detail})", sys.stderr, keep=3),
-              file=sys.stderr)  # fmt: skip
+        # one line, whatever its width: tests and scripts strip ttrecord's lines by prefix
+        print(f"ttrecord: session {shown} ({status}, {detail})", file=sys.stderr)
         print(f"  ttrecord check {shown}\n  ttrecord report {shown}\n  ttrecord tui {shown}",
               file=sys.stderr)  # fmt: skip

@@ -37,7 +37,6 @@ from ttrecord.recorder.log import LogWriter, RecordType
 from ttrecord.recorder.proxy import install
 from ttrecord.recorder.recorder import Recorder
 from ttrecord.recorder.regions import AuditRegions
-from ttrecord.terminal import wrap
 
 _TTRECORD_DIR = os.path.dirname(os.path.abspath(ttrecord.__file__))
 _RECORDER_DIR = os.path.join(_TTRECORD_DIR, "recorder") + os.sep
@@ -153,8 +152,9 @@ def main() -> int:
         log.write((RecordType.EXCEPTION, "TtrecordError", str(exc), ""))
         log.write((RecordType.EXIT, exc.exit_code))
         return exc.exit_code  # the supervisor reports it
-    print(wrap(f"ttrecord: backend {chosen.name} ({chosen.reason})", sys.stderr, keep=3),
-          file=sys.stderr)  # fmt: skip
+    # one line, whatever its width: it shares the program's stderr, where readers (and the
+    # transparency tests) drop ttrecord's lines by their prefix
+    print(f"ttrecord: backend {chosen.name} ({chosen.reason})", file=sys.stderr)
     if chosen.name == "emulator":  # spawned workers import the same backend (last resort:
         # a real ttnn importable in the worker still wins, as it would in plain python)
         shim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spawn_path")
