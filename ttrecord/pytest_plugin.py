@@ -136,11 +136,19 @@ class _Crash:
 
 
 class FindingsRepr:
-    """A test report's failure text: the findings, each at its file:line, and the session."""
+    """A test report's failure text: the findings, each at its file:line, and the session.
+
+    It carries `reprtraceback` (the text as one native entry) and `sections`, which is what
+    pytest needs to send it from an xdist worker as an exception report: the controller then
+    rebuilds `reprcrash`, and its short summary keeps the reason (`TR001 at model.py:39: …`)."""
 
     def __init__(self, text: str, crash: _Crash) -> None:
+        from _pytest._code.code import ReprEntryNative, ReprTraceback
+
         self.text = text
         self.reprcrash = crash
+        self.reprtraceback = ReprTraceback([ReprEntryNative([text + "\n"])], None, "native")
+        self.sections: list[tuple[str, str, str]] = []
 
     def toterminal(self, tw: Any) -> None:
         for line in self.text.splitlines():

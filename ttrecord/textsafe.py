@@ -9,7 +9,8 @@ messages, tracebacks): it is data, never markup and never terminal control.
   markup strings.
 - `console(...)`: a Rich Console for terminal output built from session text: markup and emoji
   codes off (a string is shown as it is) and every text segment cleaned as it is written, so a
-  string that reaches it by any path cannot drive the terminal.
+  string that reaches it by any path cannot drive the terminal. It follows ttrecord.terminal's
+  width policy and writes no trailing spaces.
 
 Machine formats (JSON, SARIF, exports) keep the exact text: their encoders escape it.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import copy as _copy
 import dataclasses
 import re
+import sys
 from enum import Enum
 from typing import Any
 
@@ -58,12 +60,16 @@ def console(**kwargs: Any):  # noqa: ANN201  (rich is imported lazily)
         def _render_buffer(self, buffer):  # noqa: ANN001, ANN202
             from rich.segment import Segment
 
-            return super()._render_buffer(
+            return strip_trailing(super()._render_buffer(
                 Segment(clean(text, None), style, control) if control is None and text else
                 Segment(text, style, control)
                 for text, style, control in buffer
-            )  # fmt: skip
+            ))  # fmt: skip
 
+    from ttrecord.terminal import strip_trailing, width
+
+    if "width" not in kwargs:  # the one width policy (ttrecord.terminal)
+        kwargs["width"] = width(kwargs.get("file") or sys.stdout)
     kwargs.setdefault("markup", False)
     kwargs.setdefault("highlight", False)
     kwargs.setdefault("emoji", False)

@@ -1,6 +1,8 @@
 """`ttrecord report`: run status (with the call that died), backend, devices, counts, traces
 and findings grouped by severity with their source lines."""
 
+import re
+
 from ttrecord.cli.main import main
 from ttrecord.events import SessionStatus
 from ttrecord.store.writer import SessionWriter
@@ -31,9 +33,9 @@ def test_crashed_run_names_the_call_that_died_and_its_line(tmp_path, capsys):
     out = capsys.readouterr().out
     # THEN status, the dead call with its line and source, the backend and the trace are shown
     assert "status CRASHED (exit code 139, signal 11)" in out
-    assert f"died in `execute_trace` at {tmp_path / 'model.py'}:31" in out
+    assert re.search(r"died in `execute_trace` at \S*/model\.py:31 in ", out)
     assert "31 | step_31()" in out
-    assert "backend emulator" in out and "no Tenstorrent device" in out
+    assert "backend emulator" in out and "no Tenstorrent device" in " ".join(out.split())
     assert "model.py:20-21" in out  # the capture's lines in the traces table
     assert "blackhole" in out
 
@@ -75,5 +77,5 @@ def test_run_that_died_of_a_raising_call_names_that_call(tmp_path, capsys):
     main(["report", str(tmp_path / "s.db")])
     out = capsys.readouterr().out
     assert "status ERROR (exit code 1)" in out
-    assert f"raised in `to_torch` at {tmp_path / 'model.py'}:22" in out
+    assert re.search(r"raised in `to_torch` at \S*/model\.py:22 in ", out)
     assert "TR001 Readback inside trace capture" in out

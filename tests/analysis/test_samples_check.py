@@ -116,16 +116,38 @@ def test_check_reports_exactly_the_marked_lines_in_every_format(sample, sessions
 
 
 def _multitool() -> str | None:
-    """The SARIF multitool (`npm install @microsoft/sarif-multitool`): $SARIF_MULTITOOL or on PATH."""
+    """The SARIF multitool's native program: $SARIF_MULTITOOL, scripts/test's install in
+    .tools/, or sarif-multitool on PATH. npm's `sarif-multitool` is a node wrapper that hands
+    its arguments to a shell, which splits `--rule-kind Gh;Sarif` at the `;` (and drops the
+    rest): the native program beside it is what runs here."""
     import os
     import shutil
 
-    return os.environ.get("SARIF_MULTITOOL") or shutil.which("sarif-multitool")
+    found = (os.environ.get("SARIF_MULTITOOL")
+             or next((str(p) for p in [ROOT / ".tools/sarif-multitool/node_modules/.bin/sarif-multitool"]
+                      if p.exists()), None)
+             or shutil.which("sarif-multitool"))  # fmt: skip
+    if not found:
+        return None
+    real = Path(found).resolve()
+    if real.suffix == ".js":  # npm's wrapper: node_modules/@microsoft/sarif-multitool*/bin.js
+        native = sorted(real.parent.parent.glob("sarif-multitool-*/Sarif.Multitool"))
+        native += [real.parent / "Sarif.Multitool"]
+        return next((str(p) for p in native if p.exists()), None)
+    return str(real)
 
 
 def test_sarif_of_every_sample_passes_the_multitool_with_github_rules(sessions, tmp_path, capsys):
+    """GIVEN every sample's SARIF WHEN the SARIF multitool validates them with GitHub's
+    ingestion rules (GH1xxx, GH2xxx) and its own THEN it reports no error and no warning."""
+    import os
+    import shutil
+
     tool = _multitool()
     if not tool:
+        if os.environ.get("CI") == "true" and shutil.which("npm"):
+            pytest.fail("CI: the SARIF multitool is missing though npm exists (scripts/test"
+                        " installs it into .tools/)")  # fmt: skip
         pytest.skip("needs the SARIF multitool (npm install @microsoft/sarif-multitool; "
                     "SARIF_MULTITOOL=path or sarif-multitool on PATH)")  # fmt: skip
     logs = tmp_path / "sarif"
@@ -145,5 +167,114 @@ def test_sarif_of_every_sample_passes_the_multitool_with_github_rules(sessions, 
     bad = [(r["ruleId"], r.get("level"), r["message"].get("arguments")) for r in results
            if r.get("level", "warning") in ("error", "warning")]  # fmt: skip
     assert bad == []
-    # the tool did analyze them: its notes name our logs' rules
+    # the tool did analyze them, with both rule sets: its notes name our logs' rules
     assert any(r["ruleId"] == "SARIF2006" for r in results)
+    assert {f"{sample}.sarif" for sample in HAZARDS + CLEAN} <= {
+        Path(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]).name
+        for r in results if r.get("locations")
+    }
+    # and GitHub's rules are on: a result without a location is an error (GH1015)
+    broken = json.loads((logs / "freed_input.sarif").read_text())
+    del broken["runs"][0]["results"][0]["locations"]
+    (logs / "freed_input.sarif").write_text(json.dumps(broken))
+    subprocess.run([tool, "validate", str(logs / "freed_input.sarif"), "--rule-kind", "Gh;Sarif",
+                    "-o", str(out), "--log", "ForceOverwrite"],
+                   capture_output=True, text=True, timeout=300)  # fmt: skip
+    again = [r for run in json.loads(out.read_text())["runs"] for r in run.get("results", [])]
+    assert "GH1015" in {r["ruleId"] for r in again if r.get("level") == "error"}
+
+
+# -- the other JSON contracts and the 80-column layout, on every sample -----------------------
+
+DOCS = ROOT / "docs"
+
+
+def _validator(name: str) -> jsonschema.Draft202012Validator:
+    """The schema docs/NAME-json.schema.json, with the others it refers to (findings)."""
+    from referencing import Registry, Resource
+
+    schemas = [json.loads(p.read_text()) for p in sorted(DOCS.glob("*-json.schema.json"))]
+    registry = Registry().with_resources((s["$id"], Resource.from_contents(s)) for s in schemas)
+    return jsonschema.Draft202012Validator(
+        json.loads((DOCS / f"{name}-json.schema.json").read_text()), registry=registry
+    )
+
+
+def _diff_targets(path: Path, traces: int) -> list[str] | None:
+    """Two captures of one session when it has two, else a capture against its prep run."""
+    if traces >= 2:
+        return [f"{path}:1", f"{path}:2"]
+    return [str(path), "--prep"] if traces == 1 else None
+
+
+def test_report_sessions_and_diff_json_of_every_sample_match_their_schemas(sessions, capsys):
+    """GIVEN every sample recorded WHEN report, sessions and diff write JSON THEN each document
+    carries version 1 and validates against its schema in docs/ (diffs: every sample with a
+    capture, its two captures or the capture against its prep run)."""
+    report, diff, sessions_schema = _validator("report"), _validator("diff"), _validator("sessions")
+    diffed = 0
+    for sample, path in sessions.items():
+        assert main(["report", str(path), "--format", "json", "-q"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        report.validate(doc)
+        assert doc["version"] == 1
+        assert sorted((f["id"], f["line"]) for f in doc["findings"]) == expected(sample)
+        targets = _diff_targets(path, len(doc["traces"]))
+        if targets is None:
+            continue
+        code = main(["diff", *targets, "--format", "json", "-q"])
+        out = capsys.readouterr().out
+        if code == 2:  # a capture without a prep run: said on stderr, nothing to validate
+            continue
+        diff.validate(json.loads(out))
+        diffed += 1
+    assert diffed >= 10, "most samples capture a trace: their diffs must have been validated"
+    folder = next(iter(sessions.values())).parent
+    assert main(["sessions", str(folder), "--format", "json"]) == 0
+    listing = json.loads(capsys.readouterr().out)
+    sessions_schema.validate(listing)
+    assert {s["name"] for s in listing["sessions"]} == {f"{n}.db" for n in sessions}
+    assert all(s["findings"] == len(expected(s["name"][:-3])) for s in listing["sessions"])
+
+
+def _layout_problems(out: str, width: int = 80) -> list[str]:
+    return [line for line in out.splitlines() if len(line) > width or line != line.rstrip()]
+
+
+def test_piped_check_report_diff_and_sessions_fit_80_columns_with_line_numbers(
+    sessions, capsys, monkeypatch
+):
+    """GIVEN every sample recorded and output that is not a terminal (80 columns) WHEN check,
+    report, diff and sessions print text THEN no line is wider than 80 or ends in a space, and
+    every finding's and call site's line number is there in full."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    for sample, path in sessions.items():
+        want = expected(sample)
+        main(["check", str(path), "-q"])
+        out = capsys.readouterr().out
+        assert _layout_problems(out) == [], sample
+        assert _text(out, sample) == want
+        main(["report", str(path), "-q"])
+        out = capsys.readouterr().out
+        assert _layout_problems(out) == [], sample
+        lines = [int(n) for n in re.findall(rf"\b{sample}\.py:(\d+)\n", out)]
+        assert sorted(lines) == sorted(n for _, n in want), sample  # each finding's location line
+        main(["report", str(path), "--format", "json", "-q"])
+        traces = len(json.loads(capsys.readouterr().out)["traces"])
+        targets = _diff_targets(path, traces)
+        if targets is None:
+            continue
+        if main(["diff", *targets, "-q"]) == 2:
+            capsys.readouterr()
+            continue
+        out = capsys.readouterr().out
+        assert _layout_problems(out) == [], sample
+        source = (SAMPLES / f"{sample}.py").read_text().splitlines()
+        for n in re.findall(rf"{sample}\.py:(\d+)", out):  # a call site's line is a real line
+            assert 0 < int(n) <= len(source) and "ttnn." in source[int(n) - 1], (sample, n)
+    folder = next(iter(sessions.values())).parent
+    main(["sessions", str(folder)])
+    out = capsys.readouterr().out
+    assert _layout_problems(out) == []
+    for sample in sessions:
+        assert f"{sample}.db" in out

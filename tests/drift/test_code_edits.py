@@ -21,7 +21,7 @@ import pytest
 
 EDITS = Path(__file__).parent / "edits"
 SCHEMA = json.loads(
-    (Path(__file__).parents[2] / "ttrecord/analysis/drift/diff.schema.json").read_text()
+    (Path(__file__).parents[2] / "docs/diff-json.schema.json").read_text()
 )
 TTRECORD = [sys.executable, "-m", "ttrecord"]
 _INSERTED = (EDITS / "inserted_line.py").read_text().splitlines()

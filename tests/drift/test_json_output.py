@@ -10,7 +10,7 @@ import pytest
 from drift_programs import new_input_for_capture, one_capture, two_captures
 
 SCHEMA = json.loads(
-    (Path(__file__).parents[2] / "ttrecord/analysis/drift/diff.schema.json").read_text()
+    (Path(__file__).parents[2] / "docs/diff-json.schema.json").read_text()
 )
 DOC = (Path(__file__).parents[2] / "docs/diff-json.md").read_text()
 

@@ -1,6 +1,7 @@
 """Rule: `ttrecord export FORMAT SESSION.db [-o OUT]` writes the file or folder, or says why not in one line."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -18,8 +19,14 @@ def test_both_formats_write_next_to_the_session_by_default(sample_session, capsy
     # GIVEN a session WHEN exported in each format without -o
     assert main(["export", "perfetto", str(sample_session)]) == 0
     assert main(["export", "visualizer", str(sample_session)]) == 0
-    out = capsys.readouterr().out.splitlines()
-    # THEN each output is named after the session and the CLI says what it wrote
+    printed = capsys.readouterr().out
+    # THEN each output is named after the session and the CLI says what it wrote (a message
+    # wider than the 80 columns of a pipe wraps at spaces, later lines indented; only
+    # `wrote PATH` stays whole on its line however long the path)
+    assert all(len(line) <= 80 or (line.startswith("wrote ") and line.count(" ") == 1)
+               for line in printed.splitlines())  # fmt: skip
+    out = [m.group(0) for m in re.finditer(r"wrote .*?(?=\nwrote |\Z)", printed, re.S)]
+    out = [" ".join(part.split()) for part in out]
     trace = sample_session.with_name("decode.trace.json")
     folder = sample_session.with_name("decode-visualizer")
     assert out[0].startswith(f"wrote {trace} (") and out[1].startswith(f"wrote {folder} (")

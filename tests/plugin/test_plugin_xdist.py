@@ -15,3 +15,7 @@ def test_workers_write_their_own_sessions(model_suite):
                         "test_model.py_test_readback_in_capture.db"]  # fmt: skip
     assert not list((model_suite.path / ".ttrecord").glob(".pytest-*.log"))
     result.stdout.fnmatch_lines(["*= ttrecord =*", "3 test(s) recorded into *; 2 with findings"])
+    # AND the short summary keeps each failure's reason, as without xdist
+    # (cut to the terminal's width by pytest; without the fix it was the bare node id)
+    result.stdout.fnmatch_lines(["FAILED test_model.py::test_readback_in_capture - TR001 at"
+                                 " test_model.py:33*"])  # fmt: skip

@@ -1,5 +1,6 @@
-"""Bad input to `ttrecord run` / `ttrecord sessions` gives one clear line and exit 2, never a
-traceback, and creates no session file."""
+"""Bad input to `ttrecord run` / `ttrecord sessions` gives one clear line and exit 2 (125 for
+`run`, whose own failures must not look like the program's exit 2), never a traceback, and
+creates no session file."""
 
 from __future__ import annotations
 
@@ -25,11 +26,23 @@ from tests.recorder.conftest import run_ttrecord
     ],
 )
 def test_bad_input_is_one_line_exit_2(tmp_path, args, message):
-    """GIVEN bad arguments WHEN running ttrecord THEN it exits 2 with the message on stderr,
-    no traceback, and no session file appears."""
+    """GIVEN bad arguments WHEN running ttrecord THEN it exits 2 (run: 125) with the message on
+    stderr, no traceback, and no session file appears."""
     (tmp_path / "x.py").write_text("pass\n")
     proc = run_ttrecord(args, cwd=tmp_path)
-    assert proc.returncode == 2
+    assert proc.returncode == (125 if args[0] == "run" else 2)
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not list(tmp_path.glob("*.db"))
+
+
+def test_run_tells_its_own_failure_from_the_programs_exit_2(tmp_path):
+    """GIVEN a program that exits 2 and a run whose target is missing WHEN both run THEN the
+    program's 2 passes through and ttrecord's own failure is 125 with a `ttrecord run:` line."""
+    (tmp_path / "two.py").write_text("import sys\nsys.exit(2)\n")
+    program = run_ttrecord(["run", "--backend", "emulator", "-o", "s.db", "two.py"], cwd=tmp_path)
+    assert program.returncode == 2, program.stderr
+    assert not any(ln.startswith("ttrecord run:") for ln in program.stderr.splitlines())
+    own = run_ttrecord(["run", "--backend", "emulator", "-o", "s.db", "two.py"], cwd=tmp_path)
+    assert own.returncode == 125  # s.db exists: refused without --force
+    assert own.stderr.splitlines()[-1].startswith("ttrecord run: s.db exists")

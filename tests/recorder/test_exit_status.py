@@ -19,6 +19,26 @@ def test_python_exception_is_an_error_session(samples):
     assert "ValueError: expected 128 logits" in rec.proc.stderr
 
 
+def test_an_exception_inside_a_ttnn_call_shows_only_the_programs_frames(tmp_path, write_script):
+    """GIVEN a program whose ttnn call raises inside the emulator WHEN recorded THEN stderr's
+    traceback is the program's as plain python prints it down to the ttnn call, without the
+    proxy's, emulator's or runner's frames, and ttrecord exits 1 as python would."""
+    script = write_script("bad_add.py", PROLOGUE + "a = tensor()\n"
+                          "b = ttnn.from_torch(torch.ones((64, 64)), dtype=ttnn.bfloat16,"
+                          " layout=ttnn.TILE_LAYOUT, device=device)\n"
+                          "def step():\n    return ttnn.add(a, b)\nstep()\n")  # fmt: skip
+    rec = record(script, tmp_path)
+    assert rec.proc.returncode == 1, rec.proc.stderr
+    lines = rec.proc.stderr.splitlines()
+    start = lines.index("Traceback (most recent call last):")
+    frames = [ln for ln in lines[start:] if ln.startswith('  File "')]
+    assert [ln.rsplit(", in ", 1)[1] for ln in frames] == ["<module>", "step"]
+    assert all(str(script) in ln for ln in frames)
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("RuntimeError"))
+    assert "return ttnn.add(a, b)" in "\n".join(lines[start:end])
+    assert rec.session()["traceback"].count('File "') == 2  # the session keeps the same one
+
+
 def test_sys_exit_code_is_passed_through(tmp_path, write_script):
     """GIVEN a program ending with sys.exit(3) after a ttnn call WHEN recorded THEN ttrecord
     exits 3 and the session is ok with exit_code 3 and the call complete."""

@@ -47,5 +47,8 @@ def test_ctrl_c_closes_the_session(tmp_path, write_script, target):
     row = rec.session()
     assert (row["status"], row["error_type"], row["exit_code"]) == ("interrupted", "KeyboardInterrupt", 130)
     assert row["ended_at"] is not None and "KeyboardInterrupt" in row["traceback"]
+    # the program's traceback shows the program's frames only: no proxy, emulator or runner
+    frames = [ln for ln in stderr.splitlines() if ln.lstrip().startswith('File "')]
+    assert frames and all(str(script) in ln for ln in frames), stderr
     adds = rec.rows("SELECT status FROM events WHERE name = 'add'")
     assert adds and all(r["status"] in ("ok", "raised") for r in adds)

@@ -66,7 +66,7 @@ def test_auto_backend_and_default_output(tmp_path, write_script):
     assert f"ttrecord check {made[0].name}" in proc.stderr
     assert f"ttrecord tui {made[0].name}" in proc.stderr
     again = record(script, tmp_path, name=made[0].stem)
-    assert again.proc.returncode == 2 and "use --force" in again.proc.stderr
+    assert again.proc.returncode == 125 and "use --force" in again.proc.stderr
 
 
 FORKS = """\

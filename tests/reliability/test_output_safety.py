@@ -30,7 +30,7 @@ def test_force_refuses_a_session_being_recorded(tmp_path, script):
     child = int(live.stdout.readline())
     try:
         other = _run(tmp_path, script(QUICK), "-f", "-o", str(out))
-        assert other.returncode == 2 and "being recorded" in other.stderr, other.stderr
+        assert other.returncode == 125 and "being recorded" in other.stderr, other.stderr
         assert "done" not in other.stdout
         assert (tmp_path / "S.db.log").exists()
         os.kill(live.pid, signal.SIGTERM)
@@ -47,7 +47,7 @@ def test_force_refuses_a_file_that_is_not_a_session(tmp_path, script):
     notes = tmp_path / "notes.db"
     notes.write_text("my notes")
     proc = _run(tmp_path, script(QUICK), "-f", "-o", str(notes))
-    assert proc.returncode == 2 and "not a ttrecord session" in proc.stderr
+    assert proc.returncode == 125 and "not a ttrecord session" in proc.stderr
     assert notes.read_text() == "my notes"
 
 
@@ -56,7 +56,7 @@ def test_a_users_log_file_beside_the_target_is_kept(tmp_path, script):
     mine = tmp_path / "S.db.log"
     mine.write_text("build log\n")
     proc = _run(tmp_path, script(QUICK), "-o", str(tmp_path / "S.db"))
-    assert proc.returncode == 2 and "not a ttrecord event log" in proc.stderr, proc.stderr
+    assert proc.returncode == 125 and "not a ttrecord event log" in proc.stderr, proc.stderr
     assert mine.read_text() == "build log\n"
 
 

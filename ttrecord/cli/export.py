@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ttrecord.errors import TtrecordError
 from ttrecord.export import EXPORTERS
+from ttrecord.terminal import wrap
 
 
 class Export:
@@ -61,7 +63,7 @@ class Export:
                 summary = module.export(session, out, **kwargs)
             except OSError as exc:
                 raise TtrecordError(f"{out}: cannot write ({exc.strerror or exc})") from None
-        print(summary.line())
+        print(wrap(summary.line(), sys.stdout))
         return 0
 
 

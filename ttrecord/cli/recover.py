@@ -24,10 +24,11 @@ class Recover:
 
     def run(self, args: argparse.Namespace) -> int:
         from ttrecord.recorder.recover import recover
+        from ttrecord.terminal import wrap
         from ttrecord.textsafe import clean
 
         done = recover(args.session)
         source = "from its log" if done.from_log else "without a log"
-        print(f"ttrecord: {clean(str(done.path))} recovered {source}: {done.status},"
-              f" {done.events} events", file=sys.stderr)  # fmt: skip
+        print(wrap(f"ttrecord: {clean(str(done.path))} recovered {source}: {done.status},"
+                   f" {done.events} events", sys.stderr, keep=2), file=sys.stderr)  # fmt: skip
         return 0

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 
+from ttrecord.errors import TtrecordError
+from ttrecord.terminal import wrap
+
 
 class Report:
     """Summarise a recorded session: status, backend, devices, events, traces and findings.
 
     ttrecord report SESSION.db
     ttrecord report SESSION.db --html -o report.html
+    ttrecord report SESSION.db --format json
 
     Shows how the run ended (for a crash or hang, the call that was running and its line), the
     backend (real ttnn or the emulator), the devices, event counts per phase and kind, each
@@ -23,10 +27,16 @@ class Report:
         parser.add_argument("session", metavar="SESSION.db", help="a recorded session")
         parser.add_argument("-q", "--quiet", action="store_true",
                             help="no progress bar on the terminal")  # fmt: skip
+        parser.add_argument("--format", choices=("text", "json"), default="text",
+                            help="output format (default: text; json is documented in"
+                            " docs/report-json.md)")  # fmt: skip
         parser.add_argument("--html", action="store_true",
                             help="write an HTML report (one file, works offline)")  # fmt: skip
         parser.add_argument("-o", "--output", metavar="FILE",
-                            help="where --html writes (default: SESSION.html)")  # fmt: skip
+                            help="write to FILE (--html default: SESSION.html; else standard"
+                            " output)")  # fmt: skip
+        parser.add_argument("-f", "--force", action="store_true",
+                            help="replace FILE if it exists")  # fmt: skip
 
     def run(self, args: argparse.Namespace) -> int:
         import os
@@ -34,27 +44,50 @@ class Report:
 
         if args.html:
             return _html(args)
-        from ttrecord.report.summary import render_report
+        from ttrecord.report import summary, summary_json
 
+        render = summary_json.render if args.format == "json" else summary.render_report
+        if args.output is not None:
+            _refuse_to_replace(args.output, args.force)
+            try:
+                out = open(args.output, "w", encoding="utf-8")
+            except OSError as exc:
+                raise TtrecordError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
+            with out:
+                render(args.session, out, quiet=args.quiet)
+            return 0
         try:
-            render_report(args.session, sys.stdout, quiet=args.quiet)
+            render(args.session, sys.stdout, quiet=args.quiet)
             sys.stdout.flush()
         except BrokenPipeError:  # `ttrecord report … | head`
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
 
+def _refuse_to_replace(path: str, force: bool) -> None:
+    """-o never replaces a file silently (as check, run and export)."""
+    import os
+
+    if os.path.isdir(path):
+        raise TtrecordError(f"{path}: is a folder; give a file name with -o")
+    if os.path.lexists(path) and not force:
+        raise TtrecordError(f"{path}: already exists (use --force to replace it)")
+
+
 def _html(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from ttrecord.errors import TtrecordError
     from ttrecord.report.html import write_html_report
 
+    if args.format != "text":
+        raise TtrecordError("--html and --format json are two outputs; choose one")
     out = args.output or str(Path(args.session).with_suffix(".html"))
+    _refuse_to_replace(out, args.force)
     try:
         size = write_html_report(args.session, out)
     except OSError as exc:
         raise TtrecordError(f"{out}: cannot be written ({exc.strerror})") from None
-    print(f"ttrecord report: wrote {out} ({size:,} bytes)", file=sys.stderr)
+    print(wrap(f"ttrecord report: wrote {out} ({size:,} bytes)", sys.stderr, keep=4),
+          file=sys.stderr)  # fmt: skip
     return 0

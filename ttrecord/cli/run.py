@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from ttrecord.errors import TtrecordError
+from ttrecord.terminal import wrap
 
 
 def _positive(text: str) -> float:
@@ -38,6 +39,19 @@ def default_output(program: str, now: float | None = None) -> Path:
     return Path(f"ttrecord-{stem}-{stamp}.db")
 
 
+_CHECK_MEANS = {0: "nothing at or above --fail-on {}", 1: "a finding at or above --fail-on {}"}
+
+
+def both_codes(program: int, check: int, fail_on: str) -> str:
+    """The one line `run --check` ends with: the program's code and the check's, apart (the
+    exit status can carry only one). Fixed words, so CI can read it:
+    `ttrecord run: program exit code P; check exit code C (...)`."""
+    means = _CHECK_MEANS.get(check, "the session could not be checked").format(fail_on)
+    shown = "the program's" if program != 0 else "the check's"
+    return (f"ttrecord run: program exit code {program}; check exit code {check} ({means});"
+            f" exiting with {shown}")
+
+
 class Run:
     """Run a Python program with ttnn recorded into a session file.
 
@@ -50,7 +64,9 @@ class Run:
 
     The program runs in a child process with ttnn behind a recording proxy; its stdin, stdout,
     stderr, argv and exit status are its own (128+N when it dies of signal N, 124 when
-    --timeout stops it). Options go before the script; everything after the script (or after
+    --timeout stops it); ttrecord's own failures exit 125 with one line on stderr. With
+    --check, the last line on stderr gives both codes, the program's and the check's; the exit
+    status is the program's when it failed, else the check's. Options go before the script; everything after the script (or after
     -m MODULE) is passed to the program. The backend chosen and the session path are printed
     on stderr, followed by the commands that inspect the session.
     """
@@ -142,6 +158,8 @@ class Run:
                                    output=None, quiet=False,
                                    allow_incomplete=True)  # the run's own code says it
             )
+            print(wrap(both_codes(code, check_code, args.fail_on), sys.stderr, keep=10),
+                  file=sys.stderr)  # fmt: skip
             code = code if code != 0 else check_code
         return code
 
@@ -204,6 +222,7 @@ class Run:
         stopped = getattr(result, "stopped", None)
         if stopped:
             detail += f"; partial recording: {stopped}"
+        # one line, whatever its width: tests and scripts strip ttrecord's lines by prefix
         print(f"ttrecord: session {shown} ({status}, {detail})", file=sys.stderr)
         print(f"  ttrecord check {shown}\n  ttrecord report {shown}\n  ttrecord tui {shown}",
               file=sys.stderr)  # fmt: skip

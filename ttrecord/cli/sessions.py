@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 from ttrecord.errors import TtrecordError
 
@@ -21,20 +22,51 @@ STATUS_STYLES = {
 _ANALYZE_UP_TO = 200_000  # events: sessions never checked are analyzed on the spot up to this
 
 
-def _findings(session, events: int) -> str:
+def _findings(session, events: int) -> int | None:
     """Stored findings; for a session never checked (nothing stored), the findings computed now
-    when the session is small enough, else "not checked". Nothing is stored here."""
+    when the session is small enough, else None ("not checked"). Nothing is stored here."""
     stored = session.findings()
     if stored:
-        return str(len(stored))
+        return len(stored)
     if events > _ANALYZE_UP_TO:
-        return "not checked"
+        return None
     from ttrecord.analysis import analyze
 
     try:
-        return str(len(analyze(session)))
+        return len(analyze(session))
     except Exception:  # a damaged session: listing the folder must go on
-        return "not checked"
+        return None
+
+
+JSON_VERSION = 1  # docs/sessions-json.schema.json; bump on an incompatible change
+
+
+def listing(folder: Path) -> list[dict[str, Any]]:
+    """One dict per session file in `folder`, newest first (the `--format json` rows)."""
+    from ttrecord.errors import SessionError
+    from ttrecord.store.damage import DAMAGE
+    from ttrecord.store.reader import Session, find_sessions
+
+    rows: list[dict[str, Any]] = []
+    for path in find_sessions(folder):
+        try:
+            with Session.open(path) as session:
+                info = session.info()
+                events = session.event_count()
+                rows.append({
+                    "path": str(path), "name": path.name, "script": str(info.script),
+                    "started_at": info.started_at, "status": info.status,
+                    "stopped_abnormally": session.abnormal is not None,
+                    "backend": info.backend, "events": events,
+                    "findings": _findings(session, events), "error": None,
+                })  # fmt: skip
+        except (SessionError, *DAMAGE) as exc:  # one bad file does not hide the others
+            reason = str(exc).removeprefix(f"{path}: ")
+            rows.append({"path": str(path), "name": path.name, "script": None,
+                         "started_at": None, "status": "damaged", "stopped_abnormally": False,
+                         "backend": None, "events": None, "findings": None,
+                         "error": f"cannot be read: {reason}"})  # fmt: skip
+    return rows
 
 
 class Sessions:
@@ -50,56 +82,85 @@ class Sessions:
     def prepare_parser(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("folder", nargs="?", default=".", metavar="DIR",
                             help="folder to look in (default: current folder)")  # fmt: skip
+        parser.add_argument("--format", choices=("text", "json"), default="text",
+                            help="output format (default: text; json is documented in"
+                            " docs/sessions-json.md)")  # fmt: skip
 
     def run(self, args: argparse.Namespace) -> int:
-        from rich.table import Table
-        from rich.text import Text
-
-        from ttrecord import textsafe
-
-        from ttrecord.errors import SessionError
-        from ttrecord.store.damage import DAMAGE
-        from ttrecord.store.reader import Session, find_sessions
+        import json
+        import sys
 
         folder = Path(args.folder)
         if not folder.is_dir():
             raise TtrecordError(f"{folder}: no such folder")
-        paths = find_sessions(folder)
-        console = textsafe.console()  # session text is data, never markup or escapes
-        if not paths:
-            console.print(f"No ttrecord sessions in {folder}.")
-            return 0
-        table = Table(title=f"ttrecord sessions in {folder}")
-        table.add_column("session", overflow="fold")
-        table.add_column("program", overflow="fold")
-        table.add_column("started", no_wrap=True)
-        for column in ("status", "backend"):
-            table.add_column(column, no_wrap=True)
-        for column in ("events", "findings"):
-            table.add_column(column, justify="right")
-        damaged = 0
-        for path in paths:
-            try:
-                with Session.open(path) as session:
-                    info = session.info()
-                    events = session.event_count()
-                    findings = _findings(session, events)
-                    abnormal = session.abnormal is not None
-                    started = time.strftime("%m-%d %H:%M", time.localtime(info.started_at))
-                    script = str(info.script)
-                    program = script if script.startswith("-m ") else Path(script).name
-            except (SessionError, *DAMAGE) as exc:  # one bad file does not hide the others
-                damaged += 1
-                reason = str(exc).removeprefix(f"{path}: ")
-                table.add_row(textsafe.clean(path.name),
-                              Text(textsafe.clean(f"cannot be read: {reason}"), style="red"), "",
-                              Text("damaged", style="bold red"), "", "", "")  # fmt: skip
-                continue
-            status = Text(str(info.status), style=STATUS_STYLES.get(info.status, ""))
-            if abnormal:  # left `running` by a recorder that is gone
-                status.append(" (recording stopped abnormally)")
-            clean = textsafe.clean
-            table.add_row(clean(path.name), clean(program), started, status, clean(info.backend),
-                          str(events), findings)  # fmt: skip
-        console.print(table)
+        rows = listing(folder)
+        damaged = sum(1 for r in rows if r["error"])
+        if args.format == "json":
+            json.dump({"version": JSON_VERSION, "folder": str(folder), "sessions": rows},
+                      sys.stdout, indent=2)  # fmt: skip
+            sys.stdout.write("\n")
+        else:
+            _print(folder, rows)
         return 2 if damaged else 0
+
+
+def _program(script: str | None) -> str:
+    if not script:
+        return ""
+    return script if script.startswith("-m ") else Path(script).name
+
+
+def _print(folder: Path, rows: list[dict[str, Any]]) -> None:
+    """A table when it fits the width without folding names, else two lines per session."""
+    from rich.table import Table, box
+    from rich.text import Text
+
+    from ttrecord import textsafe
+    from ttrecord.terminal import shorten_path
+
+    console = textsafe.console()  # session text is data, never markup or escapes
+    if not rows:
+        console.print(f"No ttrecord sessions in {folder}.")
+        return
+    cells = []
+    for r in rows:
+        if r["error"]:
+            status = Text("damaged", style="bold red")
+            details = [Text(textsafe.clean(r["error"]), style="red")]
+        else:
+            status = Text(textsafe.clean(r["status"]), style=STATUS_STYLES.get(r["status"], ""))
+            if r["stopped_abnormally"]:  # left `running` by a recorder that is gone
+                status.append(" (recording stopped abnormally)")
+            details = []
+        started = (time.strftime("%m-%d %H:%M", time.localtime(r["started_at"]))
+                   if r["started_at"] is not None else "")  # fmt: skip
+        found = "" if r["error"] else ("not checked" if r["findings"] is None else str(r["findings"]))
+        events = f"{r['events']:,}" if r["events"] is not None else ""
+        clean = textsafe.clean  # Text would drop some controls silently: show them escaped
+        cells.append((clean(r["name"]), clean(_program(r["script"])), started, status,
+                      clean(r["backend"] or ""), events, found, details))  # fmt: skip
+    title = f"ttrecord sessions in {shorten_path(str(folder), console.width - 21)}"
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False)  # fmt: skip
+    for column in ("session", "program", "started", "status", "backend"):
+        table.add_column(column, no_wrap=True)
+    for column in ("events", "findings"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for name, program, started, status, backend, events, found, details in cells:
+        table.add_row(name, details[0] if details else program, started, status, backend,
+                      events, found)  # fmt: skip
+    wide = console.options.update(width=100_000)  # unclamped: the width the table wants
+    if console.measure(table, options=wide).maximum <= console.width:
+        console.print(table)
+        return
+    console.print(Text(title, style="italic"))
+    for name, program, started, status, backend, events, found, details in cells:
+        console.print(Text(shorten_path(name, console.width), style="bold"))
+        if details:
+            line = Text.assemble("    ", status, " ", details[0])
+        else:
+            word = "finding" if found == "1" else "findings"
+            line = Text.assemble("    ", program, "  ", started, "  ", status, "  ", backend,
+                                 f"  {events} events  ",
+                                 found if found == "not checked" else f"{found} {word}")  # fmt: skip
+        console.print(line)

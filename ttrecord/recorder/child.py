@@ -61,12 +61,21 @@ def _exit_code(exc: SystemExit) -> int:
 
 
 def _recorder_frame(tb: TracebackType) -> bool:
-    return tb.tb_frame.f_code.co_filename.startswith(_RECORDER_DIR)
+    """A frame of ttrecord's own: the proxy and recorder, and the emulator standing in for
+    ttnn (whose frames say nothing about the program: the program's line is the ttnn call).
+    TTRECORD_DEBUG=1 keeps the emulator's, to debug the emulator itself."""
+    name = tb.tb_frame.f_code.co_filename
+    if _KEEP_EMULATOR_FRAMES:
+        return name.startswith(_RECORDER_DIR)
+    return name.startswith(_TTRECORD_DIR)
+
+
+_KEEP_EMULATOR_FRAMES = bool(os.environ.get("TTRECORD_DEBUG"))
 
 
 def _without_recorder(tb: TracebackType | None) -> TracebackType | None:
-    """The traceback as plain Python shows it: the proxy's frames between the program's
-    frame and ttnn's left out."""
+    """The traceback as plain Python shows it for the program: ttrecord's frames (runner,
+    proxy, emulator) left out; a real ttnn's frames stay, as plain python shows them."""
     tb = _user_traceback(tb)
     head = tb
     while head is not None and head.tb_next is not None:
@@ -141,6 +150,8 @@ def main() -> int:
         log.write(records.new_exception(type="TtrecordError", message=str(exc), traceback=""))
         log.write(records.new_exit(exit_code=exc.exit_code))
         return exc.exit_code  # the supervisor reports it
+    # one line, whatever its width: it shares the program's stderr, where readers (and the
+    # transparency tests) drop ttrecord's lines by their prefix
     print(f"ttrecord: backend {chosen.name} ({chosen.reason})", file=sys.stderr)
     if chosen.name == "emulator":  # spawned workers import the same backend (last resort:
         # a real ttnn importable in the worker still wins, as it would in plain python)

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ttrecord.analysis.drift.model import CapturedOp, DriftReport, FieldChange, PairStatus, Tensor
+from ttrecord.terminal import PathCell
 
 
 def fmt_value(field: str, value: Any) -> str:
@@ -196,7 +197,8 @@ def _live_table(report: DriftReport, limit: int) -> Table | None:
     for d in report.live_differences[:limit]:
         b = d.live.buffer
         table.add_row(d.run.upper(), b.buffer_type, f"0x{b.address:x}", f"{b.size:,}",
-                      f"{d.live.call} {short_site(d.live.file, d.live.line)}".strip(),
+                      PathCell(short_site(d.live.file, d.live.line),
+                               prefix=f"{d.live.call} " if d.live.call else ""),
                       str(d.live.alloc_seq))  # fmt: skip
     if len(report.live_differences) > limit:
         table.caption = f"… {len(report.live_differences) - limit} more"
@@ -238,7 +240,7 @@ def _ops_table(report: DriftReport, limit: int) -> Table | None:
         else:
             what = Text("only in A" if p.status is PairStatus.ONLY_A else "only in B", style="red")
         table.add_row(str(k), str(p.a.seq) if p.a else "—", str(p.b.seq) if p.b else "—",
-                      op.name, short_site(op.file, op.line), what)  # fmt: skip
+                      op.name, PathCell(short_site(op.file, op.line)), what)  # fmt: skip
     if len(rows) > limit:
         table.caption = f"… {len(rows) - limit:,} more (--limit, or --format json for all)"
     return table

@@ -1,6 +1,6 @@
 """Drift reports as the documented JSON structure (docs/diff-json.md).
 
-The structure is versioned and validated against diff.schema.json in the tests; additions keep
+The structure is versioned and validated against docs/diff-json.schema.json in the tests; additions keep
 the version, changes bump it.
 """
 

@@ -19,13 +19,13 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from ttrecord import textsafe
+from ttrecord import terminal, textsafe
 from ttrecord.analysis import STEPS
 from ttrecord.analysis.check import check_and_store, current_summary
 from ttrecord.analysis.run_summary import RunSummary, TraceSummary
 from ttrecord.findings import Finding, Severity
 from ttrecord.progress import Progress
-from ttrecord.report.text import STYLE
+from ttrecord.report.text import STYLE, location, source
 from ttrecord.store.reader import DeviceRow, Session, SessionInfo
 
 _STATUS_STYLE = {"ok": "bold green", "running": "bold yellow", "interrupted": "bold yellow",
@@ -33,10 +33,7 @@ _STATUS_STYLE = {"ok": "bold green", "running": "bold yellow", "interrupted": "b
 
 
 def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
-    # Piped or redirected output has no terminal width; rich would assume 80 columns, too
-    # narrow for the tables, so files get 120.
-    tty = hasattr(out, "isatty") and out.isatty()
-    console = textsafe.console(file=out, width=None if tty else 120)  # session text is data
+    console = textsafe.console(file=out)  # session text is data; ttrecord.terminal's width
     with Session.open(path) as session:
         info = session.info()
         with Progress("reading the session", total=STEPS, quiet=quiet) as bar:
@@ -44,13 +41,18 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
         info = textsafe.clean_deep(info)  # long texts cut, controls shown escaped
         findings = textsafe.clean_deep(findings)
         devices = session.devices()
-        for part in (_header(info), _status(info, session), _backend(info)):
-            console.print(part, soft_wrap=True)  # paths and lines stay whole (and clickable)
+        for part in (_header(info, console.width), _status(info, session, console.width),
+                     _backend(info)):  # fmt: skip
+            # paths shortened from the middle (file name and line stay), other text wrapped
+            # under the start of its line
+            for line in part.split("\n"):
+                indent = len(line.plain) - len(line.plain.lstrip(" "))
+                console.print(Padding(line[indent:], (0, 0, 0, indent), expand=False))
         if devices:
             console.print(_devices(devices))
         console.print(_counts(summary.counts))
         if summary.traces:
-            console.print(_traces(textsafe.clean_deep(summary.traces)))
+            console.print(_traces(textsafe.clean_deep(summary.traces), console.width))
         _findings(console, findings, session)
 
 
@@ -67,15 +69,17 @@ def findings_and_summary(session: Session, info: SessionInfo,
     return findings, summary
 
 
-def _header(info: SessionInfo) -> Text:
+def _header(info: SessionInfo, width: int) -> Text:
     took = f", {info.ended_at - info.started_at:.1f} s" if info.ended_at else ""
     started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.started_at))
-    return Text.assemble(("ttrecord session ", "bold"), info.path, "\n",
+    cwd = terminal.shorten_path(str(info.cwd), max(width - 40, 20))
+    return Text.assemble(("ttrecord session ", "bold"),
+                         terminal.shorten_path(str(info.path), width - 17), "\n",
                          f"  script {' '.join(info.argv) or info.script}\n",
-                         f"  started {started}{took}, in {info.cwd} on {info.host}")  # fmt: skip
+                         f"  started {started}{took}, in {cwd} on {info.host}")  # fmt: skip
 
 
-def _status(info: SessionInfo, session: Session) -> Text:
+def _status(info: SessionInfo, session: Session, width: int = 80) -> Text:
     text = Text.assemble("  status ", (info.status.upper(), _STATUS_STYLE.get(info.status, "bold")))
     if info.exit_code is not None:
         text.append(f" (exit code {info.exit_code}")
@@ -91,7 +95,7 @@ def _status(info: SessionInfo, session: Session) -> Text:
             info.status, "last call"
         )
         if last is None and info.status == "error":  # the program died of a call that raised
-            raised = session.last_raised_seq()
+            raised = session.query("SELECT max(seq) FROM events WHERE status = 'raised'")[0][0]
             last, verb = (session.event(raised) if raised is not None else None), "raised in"
             first_line = (info.error_message or "").splitlines()[:1]
             if last is not None and not (first_line and first_line[0] in (last.error or "")):
@@ -101,10 +105,14 @@ def _status(info: SessionInfo, session: Session) -> Text:
             text.append(f"\n  {verb} ", style="red")
             text.append(f"`{last.name}`", style="bold red")
             if site is not None:
-                text.append(f" at {site.file}:{site.line} in {site.function}", style="red")
+                used = len(verb) + len(last.name) + 9 + len(site.function or "") + 4
+                at = terminal.where(site.file, site.line, max(width - used, 20))
+                text.append(f" at {at} in {site.function}", style="red")
                 src = _line(session, site.file, site.line)
                 if src:
-                    text.append(f"\n    {site.line:>5} | {src.strip()}", style="bold")
+                    lead = f"\n    {site.line:>5} | "
+                    text.append(lead + terminal.fit(src.strip(), width - len(lead) + 1),
+                                style="bold")  # fmt: skip
             if last.error and last.error.strip() != message_of(info):
                 text.append(f"\n  {last.error}", style="red")
     return text
@@ -161,7 +169,7 @@ def _counts(counts: dict[tuple[str, str], int]) -> Table:
     return table
 
 
-def _traces(traces: list[TraceSummary]) -> Table:
+def _traces(traces: list[TraceSummary], width: int = 80) -> Table:
     verified = any(t.verified for t in traces)
     table = Table(title="Traces", title_justify="left")
     columns = ["device", "trace", "captured", "ops", "replays", "bytes per replay", "state"]
@@ -169,12 +177,23 @@ def _traces(traces: list[TraceSummary]) -> Table:
         columns.insert(5, "verified")
     for col in columns:
         table.add_column(col, justify="left" if col in ("captured", "state") else "right",
-                         no_wrap=col == "captured")  # fmt: skip
+                         no_wrap=col in ("captured", "state"))  # fmt: skip
+    rows: list[list[str]] = []
     for t in traces:
         cells = [str(t.device), str(t.trace_id), t.captured, str(t.ops), str(t.replays),
                  f"{t.bytes_per_replay:,}", t.state]  # fmt: skip
         if verified:
             cells.insert(5, ", ".join(f"{n} {r}" for r, n in sorted(t.verified.items())) or "-")
+        rows.append(cells)
+    # The capture's place gets the room the other columns leave (their headers may wrap at
+    # spaces); a long path is shortened from the middle, its file name and lines stay.
+    at = columns.index("captured")
+    others = sum(
+        max([max(len(w) for w in col.split()), *(len(r[k]) for r in rows)])
+        for k, col in enumerate(columns) if k != at
+    ) + 3 * len(columns) + 1  # fmt: skip
+    for cells in rows:
+        cells[at] = terminal.shorten_path(cells[at], max(width - others, 12))
         table.add_row(*cells)
     return table
 
@@ -199,22 +218,27 @@ def _findings(console: Console, findings: list[Finding], session: Session) -> No
             continue
         console.print(Text(f"{len(group)} {sev}{'s' if len(group) != 1 else ''}", style=STYLE[sev]))
         for f in group:
-            loc = f"{f.file}:{f.line}" if f.file else "(no call site)"
             times = f" x{f.occurrences}" if f.occurrences > 1 else ""
-            head = Text.assemble("  ", (f"{f.rule}{times}", "bold"), f" {f.title}  ", (loc, "cyan"))
-            console.print(head, soft_wrap=True)
+            head = Text.assemble("  ", (f"{f.rule}{times}", "bold"), f" {f.title}")
+            loc = location(console, "  ", f.file, f.line, None)
+            if head.cell_len + loc.cell_len <= console.width:  # on one line when it fits
+                head.append_text(loc)
+                console.print(head, soft_wrap=True)
+            else:
+                console.print(head)
+                console.print(location(console, "    ", f.file, f.line, None), soft_wrap=True)
             src = _line(session, f.file, f.line)
-            if src is not None:
-                line = Text(f"    {f.line:>5} | {src.strip()}", style="bold")
-                console.print(line, soft_wrap=True)
+            if src is not None and f.line is not None:
+                console.print(source(console, f.line, src.strip()), soft_wrap=True)
             for file, lineno, function in f.callers[:2]:
-                console.print(Text.assemble("    called from ", (f"{file}:{lineno}", "cyan"),
-                                            f" in {function}"), soft_wrap=True)  # fmt: skip
+                console.print(location(console, "    called from ", file, lineno, function),
+                              soft_wrap=True)  # fmt: skip
             console.print(Padding(Text(f.message), (0, 0, 0, 4), expand=False))
             for item in f.folded:
+                at = terminal.shorten_path(str(item["at"]), console.width - 4)
                 console.print(Padding(Text.assemble(
                     ("also caused by this: ", "dim"), (item["rule"], "bold"),
-                    f" {item['title']} at {item['at']} ({item['why']})"), (0, 0, 0, 4), expand=False))  # fmt: skip
+                    f" {item['title']} at {at} ({item['why']})"), (0, 0, 0, 4), expand=False))  # fmt: skip
             console.print(
                 Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 4), expand=False)
             )

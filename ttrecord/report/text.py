@@ -14,7 +14,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from ttrecord.findings import Finding, Severity
-from ttrecord import textsafe
+from ttrecord import terminal, textsafe
 from ttrecord.report import CheckResult
 
 STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold blue"}
@@ -64,22 +64,43 @@ def occurrence_text(occ: dict[str, Any]) -> str:
     return f"{occ['count']} times: first at {at(first)}, last at {at(last)}"
 
 
+def location(console: Console, lead: str, file: str | None, line: int | None,
+             function: str | None, style: str = "cyan") -> Text:
+    """`lead` + `file:line` + ` in function` in the console's width: the path is shortened from
+    the middle (file name and line stay), then the function name is left out."""
+    if not file:
+        return Text(f"{lead}(no call site recorded)")
+    room = console.width - len(lead)
+    func = f" in {function}" if function else ""
+    full = f"{file}:{line}" if line else file
+    if len(full) + len(func) > room and len(terminal.where(file, line, room - len(func))) + len(
+        func
+    ) > room:
+        func = ""  # the function name goes before the line number would
+    return Text.assemble(lead, (terminal.where(file, line, room - len(func)), style), func)
+
+
+def source(console: Console, line: int, text: str) -> Text:
+    """`   42 | code` cut to the console's width."""
+    lead = f"    {line:>5} | "
+    return Text.assemble(lead, (terminal.fit(text, console.width - len(lead)), "bold"))
+
+
 def print_finding(console: Console, f: Finding, result: CheckResult) -> None:
     head = Text.assemble((f"{f.severity}", STYLE[f.severity]), " ", (f.rule, "bold"), "  ", f.title)
     console.print(head)
-    where = f"{f.file}:{f.line}" if f.file else "(no call site recorded)"
-    # Locations and source lines are never wrapped: terminals and editors link `file:line`.
-    loc = Text.assemble("  ", (where, "cyan"), f" in {f.function}" if f.function else "")
-    console.print(loc, soft_wrap=True)
+    # Locations and source lines are never wrapped (terminals and editors link `file:line`):
+    # a path too long is shortened from the middle, a source line cut at its end.
+    console.print(location(console, "  ", f.file, f.line, f.function), soft_wrap=True)
     src = result.source_line(f.file, f.line)
-    if src is not None:
-        console.print(Text.assemble(f"    {f.line:>5} | ", (src.rstrip(), "bold")), soft_wrap=True)
+    if src is not None and f.line is not None:
+        console.print(source(console, f.line, src.rstrip()), soft_wrap=True)
     if isinstance(f.evidence.get("helper"), str):  # the library code the user's line called
-        console.print(Text.assemble("  inside ", (f.evidence["helper"], "cyan")), soft_wrap=True)
+        console.print(location(console, "  inside ", f.evidence["helper"], None, None),
+                      soft_wrap=True)  # fmt: skip
     # A call inside a helper: the caller's line is often where the fix goes, so show it too.
     for file, line, function in callers(f):
-        console.print(Text.assemble("  called from ", (f"{file}:{line}", "cyan"), f" in {function}"),
-                      soft_wrap=True)  # fmt: skip
+        console.print(location(console, "  called from ", file, line, function), soft_wrap=True)
     occ = f.evidence.get("occurrences")
     if isinstance(occ, dict) and occ.get("count", 1) > 1:
         console.print(Text(f"  {occurrence_text(occ)}", style="bold"))
@@ -88,7 +109,8 @@ def print_finding(console: Console, f: Finding, result: CheckResult) -> None:
         times = f" x{item['count']}" if item.get("count", 1) > 1 else ""
         console.print(Padding(Text.assemble(
             ("also caused by this: ", "dim"), (f"{item['rule']}{times}", "bold"),
-            f" {item['title']} at {item['at']} ({item['why']})"), (0, 0, 0, 2), expand=False))  # fmt: skip
+            f" {item['title']} at {terminal.shorten_path(str(item['at']), console.width - 2)}"
+            f" ({item['why']})"), (0, 0, 0, 2), expand=False))  # fmt: skip
     rows = flatten({k: v for k, v in f.evidence.items() if k not in _SHOWN})
     if rows:
         console.print(Text("  evidence:", style="dim"))
