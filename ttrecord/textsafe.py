@@ -81,7 +81,7 @@ def clean_deep(value: Any, limit: int | None = MAX_CHARS) -> Any:
         if (limit is None or len(value) <= limit) and not _UNSAFE.search(value):
             return value
         return clean(value, limit)
-    if isinstance(value, _ATOMS) or isinstance(value, Enum):
+    if isinstance(value, (*_ATOMS, Enum)):
         return value
     if isinstance(value, (list, tuple)):
         items = [clean_deep(v, limit) for v in value]

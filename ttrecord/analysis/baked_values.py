@@ -98,7 +98,7 @@ def _captured_finding(ctx: Context, caps: list[tuple[Event, dict[str, Any]]],
     names = list(varying)
     first = names[0]
     captured: dict[Any, Any] = {}
-    for c, v in caps:
+    for _c, v in caps:
         captured.setdefault(_canon(v[first]), v[first])
     eager = sorted(index[first].values(), key=lambda e: e[2])
     eager_shown = ", ".join(repr(v) for v, _, _ in eager[:_MAX_VALUES])
@@ -121,7 +121,7 @@ def _captured_finding(ctx: Context, caps: list[tuple[Event, dict[str, Any]]],
     values = {}
     for n in names:
         merged = {k: e[0] for k, e in sorted(index[n].items(), key=lambda kv: kv[1][2])}
-        for c, v in caps:
+        for _c, v in caps:
             merged.setdefault(_canon(v[n]), v[n])
         values[n] = list(merged.values())[:_MAX_VALUES]
     evidence: dict[str, Any] = {

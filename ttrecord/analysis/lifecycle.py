@@ -53,7 +53,7 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
                 reported_sites.add(key)
                 findings.append(finding("TR009", ctx, ev, problem[0], fix=problem[1],
                                         evidence=problem[2], trace=ev.trace))  # fmt: skip
-        elif kind is Kind.TRACE_RELEASE:
+        elif kind is Kind.TRACE_RELEASE:  # noqa: SIM102 - one branch per event kind
             if not any(
                 t.release is ev or t.live_at(ev.seq) for t in by_key.get((ev.device, ev.trace), ())
             ):

@@ -291,9 +291,9 @@ def _overwritten_outputs(
     timeline = [(e.seq, 0, t) for t in set(outputs.values()) for e in t.executes]
     timeline += [(seq, 1, k) for k, seqs in ctx.facts.reads(set(outputs)).items() for seq in seqs]
     timeline.sort(key=lambda item: (item[0], item[1]))
-    runs_since_read: dict[tuple, int] = {k: 0 for k in outputs}
-    reads_this_run: dict[tuple, int] = {k: 0 for k in outputs}
-    backlog: dict[tuple, int] = {k: 0 for k in outputs}  # replays unread when reading began
+    runs_since_read: dict[tuple, int] = dict.fromkeys(outputs, 0)
+    reads_this_run: dict[tuple, int] = dict.fromkeys(outputs, 0)
+    backlog: dict[tuple, int] = dict.fromkeys(outputs, 0)  # replays unread when reading began
     findings: list[Finding] = []
     reported: set = set()
     keys_of: dict[int, list[tuple]] = {}

@@ -46,7 +46,7 @@ class DeviceBuffer:
 
     __slots__ = ("device", "desc", "__weakref__")
 
-    def __init__(self, device: "MeshDevice", desc: BufferDesc) -> None:
+    def __init__(self, device: MeshDevice, desc: BufferDesc) -> None:
         self.device = device
         self.desc = desc
 

@@ -14,7 +14,8 @@ import itertools
 import threading
 
 import numpy as np
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
+from collections.abc import Iterable
 
 from . import errors
 from .allocator import BankAllocator, round_up, size_per_bank
@@ -42,7 +43,7 @@ class Arch(enum.Enum):
     QUASAR = 4
 
 
-_open_chips: dict[int, "MeshDevice"] = {}
+_open_chips: dict[int, MeshDevice] = {}
 # Active ttnn.graph captures; each gets on_allocate/on_deallocate for every buffer.
 GRAPH_LISTENERS: list[Any] = []
 _registry_lock = threading.Lock()

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
-_caches: "weakref.WeakKeyDictionary[Any, set]" = weakref.WeakKeyDictionary()
+_caches: weakref.WeakKeyDictionary[Any, set] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import enum
 import functools
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 

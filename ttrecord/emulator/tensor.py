@@ -12,7 +12,8 @@ on the device and raise real ttnn's TT_FATAL texts.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -115,13 +116,13 @@ class Tensor:
         self.tensor_id = next(_tensor_ids)
 
     @classmethod
-    def on_host(cls, spec: TensorSpec, values: torch.Tensor) -> "Tensor":
+    def on_host(cls, spec: TensorSpec, values: torch.Tensor) -> Tensor:
         t = cls.__new__(cls)
         t._init_host(spec, values)
         return t
 
     @classmethod
-    def on_device(cls, spec: TensorSpec, buffer: DeviceBuffer) -> "Tensor":
+    def on_device(cls, spec: TensorSpec, buffer: DeviceBuffer) -> Tensor:
         t = cls.__new__(cls)
         t._init_device(spec, buffer)
         return t
@@ -251,7 +252,7 @@ class Tensor:
         first = self._read(0)
         return [first] + [self._values(chip) for chip in range(1, self.num_chips)]
 
-    def cpu(self, blocking: bool = True, cq_id: Optional[int] = None) -> "Tensor":
+    def cpu(self, blocking: bool = True, cq_id: Optional[int] = None) -> Tensor:
         """Copy to a host tensor (a device read)."""
         if self._buffer is None:
             return self
@@ -281,7 +282,7 @@ class Tensor:
             raise RuntimeError("TT_FATAL @ ttnn/core/tensor/tensor.cpp:0: logical_volume() == 1\ninfo:\nitem() needs a one-element tensor")
         return values.reshape(()).float().item() if values.is_floating_point() else values.reshape(()).item()
 
-    def to(self, device_or_layout: Any, memory_config: Optional[MemoryConfig] = None, cq_id: Optional[int] = None) -> "Tensor":
+    def to(self, device_or_layout: Any, memory_config: Optional[MemoryConfig] = None, cq_id: Optional[int] = None) -> Tensor:
         """`to(device)` copies to a device (a write); `to(layout)` converts on the host."""
         if isinstance(device_or_layout, Layout):
             from .ops.data_movement import to_layout
@@ -303,7 +304,7 @@ class Tensor:
         else:
             self._host = None
 
-    def reshape(self, *shape: Any) -> "Tensor":
+    def reshape(self, *shape: Any) -> Tensor:
         from .ops.data_movement import reshape
 
         if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
@@ -311,22 +312,22 @@ class Tensor:
         return reshape(self, shape)
 
     # --- operators, as ttnn.Tensor forwards them to ttnn ops ---------------------------
-    def __add__(self, other: Any) -> "Tensor":
+    def __add__(self, other: Any) -> Tensor:
         from .ops.eltwise import add
 
         return add(self, other)
 
-    def __sub__(self, other: Any) -> "Tensor":
+    def __sub__(self, other: Any) -> Tensor:
         from .ops.eltwise import subtract
 
         return subtract(self, other)
 
-    def __mul__(self, other: Any) -> "Tensor":
+    def __mul__(self, other: Any) -> Tensor:
         from .ops.eltwise import multiply
 
         return multiply(self, other)
 
-    def __matmul__(self, other: Any) -> "Tensor":
+    def __matmul__(self, other: Any) -> Tensor:
         from .ops.matmul import matmul
 
         return matmul(self, other)
@@ -336,22 +337,22 @@ class Tensor:
 
     # As in real ttnn, comparisons are ttnn ops (so `t in some_list` runs ttnn.eq and
     # fails for host tensors); hashing stays by identity.
-    def __eq__(self, other: Any) -> "Tensor":  # type: ignore[override]
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         from .ops.eltwise import eq
 
         return eq(self, other)
 
-    def __ne__(self, other: Any) -> "Tensor":  # type: ignore[override]
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
         from .ops.eltwise import ne
 
         return ne(self, other)
 
-    def __lt__(self, other: Any) -> "Tensor":
+    def __lt__(self, other: Any) -> Tensor:
         from .ops.eltwise import lt
 
         return lt(self, other)
 
-    def __gt__(self, other: Any) -> "Tensor":
+    def __gt__(self, other: Any) -> Tensor:
         from .ops.eltwise import gt
 
         return gt(self, other)

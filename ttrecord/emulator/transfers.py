@@ -10,7 +10,8 @@ ttnn where the values are built on the host and enqueued to the device.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import torch
 

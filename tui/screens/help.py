@@ -22,7 +22,7 @@ def key_table(screen: Screen) -> Table:
     table.add_column(style="bold")
     table.add_column()
     seen: set[str] = set()
-    for (_, binding, enabled, tooltip) in screen.active_bindings.values():
+    for (_, binding, _enabled, _tooltip) in screen.active_bindings.values():
         if binding.description and binding.description not in seen:
             seen.add(binding.description)
             table.add_row(screen.app.get_key_display(binding), binding.description)
@@ -47,7 +47,7 @@ class HelpScreen(ModalScreen):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Static(f"[b]Keys on this screen[/b]")
+            yield Static("[b]Keys on this screen[/b]")
             yield Static(key_table(self.under))
             yield Static(f"\n[b]Timeline filter[/b]\n{FILTER_HELP}")
             yield Static(f"\n{ABOUT}")

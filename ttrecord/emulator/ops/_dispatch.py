@@ -8,7 +8,8 @@ them, and a reference to a tensor would keep its buffer alive.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Callable, Sequence
 
 import torch
 

@@ -10,7 +10,8 @@ pace the hardware and are accepted as given.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Optional
+from collections.abc import Callable
 
 import torch
 

@@ -7,7 +7,8 @@ when packed to a bfloat16 output.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Optional
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F

@@ -4,7 +4,8 @@ updates it replays into the same buffer."""
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import torch
 

@@ -4,7 +4,8 @@ unsqueeze_to_4D, (un)squeeze, repeat, repeat_interleave, plus_one (in place)."""
 from __future__ import annotations
 
 import builtins
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F

@@ -9,7 +9,8 @@ buffer really holds shard i on core i, so a replay writing there hits exactly th
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import torch
 
