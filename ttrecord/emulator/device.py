@@ -14,7 +14,7 @@ import itertools
 import threading
 
 import numpy as np
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Iterable
 
 from . import errors
@@ -31,6 +31,9 @@ from .codec import TensorSpec, decode, encode
 from .memory import BankedMemory
 from .sharding import CoreCoord
 from .types import BufferType, MeshShape
+
+if TYPE_CHECKING:
+    import torch
 
 # The emulated host has four p150 chips (a p150×4 workstation).
 EMULATED_NUM_DEVICES = 4
@@ -237,7 +240,7 @@ class MeshDevice:
             self._free_now(self._deferred_frees.pop())
 
     # --- memory -----------------------------------------------------------------------
-    def read_pages(self, desc: BufferDesc, chip: int = 0):
+    def read_pages(self, desc: BufferDesc, chip: int = 0) -> np.ndarray:
         memory = self.chip_memories[chip][desc.buffer_type]
         place = desc.placement
         if place is None:
@@ -247,7 +250,7 @@ class MeshDevice:
             pages = pages[:, : desc.page_size].reshape(-1, desc.page_size * place.row_split)
         return pages
 
-    def write_pages(self, desc: BufferDesc, pages, chip: int = 0) -> None:
+    def write_pages(self, desc: BufferDesc, pages: np.ndarray, chip: int = 0) -> None:
         memory = self.chip_memories[chip][desc.buffer_type]
         place = desc.placement
         if place is None:
@@ -261,11 +264,11 @@ class MeshDevice:
                 pages = padded
         memory.write_placed(desc.address, place.banks, place.slots, pages)
 
-    def read_values(self, desc: BufferDesc, spec: TensorSpec, chip: int = 0):
+    def read_values(self, desc: BufferDesc, spec: TensorSpec, chip: int = 0) -> torch.Tensor:
         """The values a tensor of `spec` at `desc` holds on `chip` now."""
         return decode(self.read_pages(desc, chip), spec)
 
-    def write_values(self, desc: BufferDesc, spec: TensorSpec, values, chip: int = 0) -> None:
+    def write_values(self, desc: BufferDesc, spec: TensorSpec, values: torch.Tensor, chip: int = 0) -> None:
         """Store `values` into the buffer at `desc` on `chip`."""
         place = desc.placement
         page = desc.aligned_page_size if place is None or place.row_split == 1 else spec.page_size()

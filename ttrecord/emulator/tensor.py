@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from . import errors
-from .buffer import DeviceBuffer
+from .buffer import BufferDesc, DeviceBuffer
 from .codec import TensorSpec, decode, encode, to_storage
 from .types import (
     DRAM_MEMORY_CONFIG,
@@ -56,6 +56,11 @@ class Tensor:
     # _host: torch values, or one per chip (a multi-device host tensor); _chip: the one chip
     # of a mesh this tensor stands for (get_device_tensors), None for all of them.
     __slots__ = ("_spec", "_host", "_buffer", "_chip", "tensor_id")
+    _spec: TensorSpec
+    _host: Any  # torch.Tensor, or a list of them (one per chip) for a multi-device host tensor
+    _buffer: DeviceBuffer | None
+    _chip: int | None
+    tensor_id: int
 
     def __init__(
         self,
@@ -101,7 +106,7 @@ class Tensor:
         self._init_device(spec, buffer)
 
     # --- construction without __init__ (used by ops and transfers) -----------------
-    def _init_host(self, spec: TensorSpec, values: torch.Tensor) -> None:
+    def _init_host(self, spec: TensorSpec, values: torch.Tensor | list[torch.Tensor]) -> None:
         self._spec = spec._replace(memory_config=None)
         self._host = values
         self._buffer = None
@@ -116,7 +121,7 @@ class Tensor:
         self.tensor_id = next(_tensor_ids)
 
     @classmethod
-    def on_host(cls, spec: TensorSpec, values: torch.Tensor) -> Tensor:
+    def on_host(cls, spec: TensorSpec, values: torch.Tensor | list[torch.Tensor]) -> Tensor:
         t = cls.__new__(cls)
         t._init_host(spec, values)
         return t
@@ -186,7 +191,7 @@ class Tensor:
             return len(self._host) if isinstance(self._host, list) else 1
         return self._buffer.device.num_chips if self._buffer.device is not None else 1
 
-    def _desc(self):
+    def _desc(self) -> BufferDesc:
         if self._buffer is None:
             raise RuntimeError("TT_FATAL @ ttnn/core/tensor/tensor.cpp:0: is_device_tensor\ninfo:\nTensor is not on device")
         return self._buffer.desc
@@ -233,6 +238,7 @@ class Tensor:
                 "TT_FATAL @ ttnn/core/tensor/tensor.cpp:0: is_allocated()\ninfo:\nBuffer is not allocated"
             )
         desc = buffer.desc
+        assert buffer.device is not None  # allocated
         return decode(buffer.device.read_pages(desc, chip if self._chip is None else self._chip), self._spec)
 
     def _chip_values(self) -> list[torch.Tensor]:
@@ -406,6 +412,7 @@ def write_values(tensor: Tensor, values: torch.Tensor, chip: Optional[int] = Non
     """Store `values` into a device tensor's pages on `chip` (None: every chip it spans;
     no capture check: callers decide)."""
     buffer = tensor._buffer
+    assert buffer is not None and buffer.device is not None, "write_values needs a device tensor"
     device = buffer.device
     desc = buffer.desc
     if chip is None and tensor._chip is None and desc.placement is None and len(device.chip_ids) == 1:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from typing import Optional
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import torch
 
@@ -236,7 +236,7 @@ class MeshShape:
     def dims(self) -> int:
         return len(self._dims)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         return iter(self._dims)
 
     def __getitem__(self, i: int) -> int:

@@ -80,7 +80,7 @@ def paged_update_cache(
         inputs.append(update_idxs_tensor)
     fixed = torch.tensor(list(update_idxs), dtype=torch.int64) if update_idxs_tensor is None else None
     paged = page_table is not None
-    if paged:
+    if page_table is not None:
         inputs.append(page_table)
 
     def fn(cache: torch.Tensor, x: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
