@@ -10,6 +10,7 @@ facts `Context` derives from it. Adding a detector is one module and one line in
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ttrecord.analysis import (
     baked_values,
@@ -27,6 +28,9 @@ from ttrecord.analysis.context import Context
 from ttrecord.analysis.grouping import group
 from ttrecord.events import Event
 from ttrecord.findings import Finding
+
+if TYPE_CHECKING:
+    from ttrecord.store.reader import Session
 
 Detector = Callable[[Sequence[Event], Context], list[Finding]]
 
@@ -63,7 +67,7 @@ def run_detectors(events: Sequence[Event], ctx: Context | None = None,
 STEPS = 1 + len(DETECTORS)  # for progress bars: loading, then each detector
 
 
-def load_context(session) -> Context:
+def load_context(session: Session) -> Context:
     """The events the detectors scan and the facts about the rest, as one Context."""
     from ttrecord.analysis.loading import load
 
@@ -73,7 +77,7 @@ def load_context(session) -> Context:
                    traces=traces)  # fmt: skip
 
 
-def analyze_session(session, on_step: Callable[[str], None] | None = None) -> tuple[list[Finding], Context]:
+def analyze_session(session: Session, on_step: Callable[[str], None] | None = None) -> tuple[list[Finding], Context]:
     """Findings of a stored session and the context they were derived from (for reports)."""
     if on_step is not None:
         on_step("reading the session")
@@ -81,6 +85,6 @@ def analyze_session(session, on_step: Callable[[str], None] | None = None) -> tu
     return run_detectors(ctx.events, ctx, on_step), ctx
 
 
-def analyze(session, on_step: Callable[[str], None] | None = None) -> list[Finding]:
+def analyze(session: Session, on_step: Callable[[str], None] | None = None) -> list[Finding]:
     """All findings of a stored session (a `ttrecord.store.reader.Session`)."""
     return analyze_session(session, on_step)[0]

@@ -11,9 +11,12 @@ from __future__ import annotations
 import bisect
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ttrecord.events import CALL_KINDS, Event, Kind, Phase
+from ttrecord.events import CALL_KINDS, Event, Kind, Phase, TensorRef
+
+if TYPE_CHECKING:
+    from ttrecord.store.reader import Session
 
 Key = tuple[int, str, int]  # (device, buffer type, address)
 # Calls that make a tensor without writing its data: not a write of what the buffer holds.
@@ -34,6 +37,7 @@ class EventFacts:
         if self._lives is None:
             lives: dict[Key, list[list[int | None]]] = {}
             open_: dict[Key, list[int | None]] = {}
+            life: list[int | None] | None
             for ev in self._events:
                 if ev.kind is Kind.ALLOC and ev.buffer is not None:
                     key = (ev.buffer.device, ev.buffer.buffer_type, ev.buffer.address)
@@ -136,7 +140,7 @@ class EventFacts:
         return found
 
 
-def _note(out: dict[Key, list[int]], seq: int, refs, keys: set[Key]) -> None:
+def _note(out: dict[Key, list[int]], seq: int, refs: Iterable[TensorRef], keys: set[Key]) -> None:
     for ref in refs:
         b = ref.buffer
         if b is not None and ref.storage == "device":
@@ -154,7 +158,7 @@ def _existed(lives: Sequence, before: int, at: int) -> bool:
 class SessionFacts:
     """The same answers from a session file's tables (`Session.query`)."""
 
-    def __init__(self, session) -> None:
+    def __init__(self, session: Session) -> None:
         self._session = session
         self._eager: dict[SiteKey, list[tuple[dict[str, Any], int, int]]] | None = None
         self._lives: dict[Key, list[tuple[int, int | None, int]]] = {}
@@ -234,7 +238,7 @@ class SessionFacts:
         rows = self._session.query(
             f"SELECT seq FROM events WHERE seq > ? AND {cond} ORDER BY seq LIMIT 1", (seq, kinds))
         after = rows[0][0] if rows else None
-        found = {e.seq: e for e in self._session.events_at([s for s in (before, after) if s])}
+        found: dict[int | None, Event] = {e.seq: e for e in self._session.events_at([s for s in (before, after) if s])}
         return found.get(before), found.get(after)
 
     def event(self, seq: int) -> Event | None:

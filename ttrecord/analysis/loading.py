@@ -19,10 +19,14 @@ from __future__ import annotations
 
 import bisect
 import json
+from typing import TYPE_CHECKING
 
 from ttrecord.analysis.context import Context, TraceInfo, buffer_key
 from ttrecord.analysis.facts import SessionFacts
 from ttrecord.events import BufferRef, Event, Kind, Phase
+
+if TYPE_CHECKING:
+    from ttrecord.store.reader import Session
 
 _CORE = (
     "SELECT seq FROM events WHERE kind NOT IN ('op', 'alloc', 'free', 'h2d', 'd2h')"
@@ -39,7 +43,7 @@ _NEW_TENSORS = (
 )
 
 
-def load(session) -> tuple[list[Event], SessionFacts, list[TraceInfo]]:
+def load(session: Session) -> tuple[list[Event], SessionFacts, list[TraceInfo]]:
     """The events the detectors scan (in seq order), the facts for the rest, and the traces.
 
     Every capture-phase event and trace call is in the first batch, so the traces derived from
@@ -63,7 +67,7 @@ def load(session) -> tuple[list[Event], SessionFacts, list[TraceInfo]]:
     return events, facts, all_traces
 
 
-def load_core(session) -> tuple[list[Event], SessionFacts]:
+def load_core(session: Session) -> tuple[list[Event], SessionFacts]:
     """Trace calls, everything inside a capture or audit region and every other call that is
     not an op or transfer, with the facts for the rest: what the traces are derived from (and
     all a report needs besides the findings)."""
@@ -85,7 +89,7 @@ def _executes(events: list[Event]) -> dict[tuple[int | None, int], list[int]]:
     return runs
 
 
-def _frees(session, events: list[Event]) -> set[int]:
+def _frees(session: Session, events: list[Event]) -> set[int]:
     """Where the buffers of the loaded allocations ended: without it, an allocation loaded for
     another reason (an audit region) would look live at a replay it never saw."""
     allocs = [e.seq for e in events if e.kind is Kind.ALLOC and e.phase is not Phase.CAPTURE]
@@ -96,7 +100,7 @@ def _frees(session, events: list[Event]) -> set[int]:
     )}  # fmt: skip
 
 
-def _post_capture_buffers(session, traces: list[TraceInfo], until: dict[int, int],
+def _post_capture_buffers(session: Session, traces: list[TraceInfo], until: dict[int, int],
                           executes: dict[tuple[int | None, int], list[int]],
                           input_keys: set[tuple[int, str, int]]) -> list[tuple]:  # fmt: skip
     """(alloc, free, id, device, buffer type, address, size) of the buffers that can matter, in
@@ -106,8 +110,8 @@ def _post_capture_buffers(session, traces: list[TraceInfo], until: dict[int, int
     windows = []
     for t in traces:
         runs = executes.get((t.device, t.trace_id))
-        if runs and runs[-1] > t.end.seq:
-            windows.append((t.end.seq, min(until[id(t)], runs[-1])))
+        if runs and runs[-1] > t.ended.seq:
+            windows.append((t.ended.seq, min(until[id(t)], runs[-1])))
     merged: list[list[int]] = []
     for lo, hi in sorted(windows):
         if merged and lo <= merged[-1][1]:
@@ -133,7 +137,7 @@ def _post_capture_buffers(session, traces: list[TraceInfo], until: dict[int, int
     return sorted(set(rows), key=lambda r: (r[0], r[2]))  # (alloc, id): free may be None
 
 
-def _related(session, facts: SessionFacts, traces: list[TraceInfo],
+def _related(session: Session, facts: SessionFacts, traces: list[TraceInfo],
              executes: dict[tuple[int | None, int], list[int]]) -> set[int]:  # fmt: skip
     if not traces:
         return set()
@@ -148,7 +152,7 @@ def _related(session, facts: SessionFacts, traces: list[TraceInfo],
     over: set[int] = set()
     for t in traces:
         runs = executes.get((t.device, t.trace_id), [])
-        lo = bisect.bisect_right(starts, t.end.seq)
+        lo = bisect.bisect_right(starts, t.ended.seq)
         hi = bisect.bisect_left(starts, until[id(t)])
         for alloc, free, buffer_id, device, btype, address, size in rows[lo:hi]:
             if buffer_id in over:
