@@ -63,7 +63,7 @@ class SessionWriter:
         self._site_objects: dict[int, tuple[CallSite, int]] = {}  # id(site) -> (site, row id)
         self._live: dict[tuple[int, str, int], tuple[int, int]] = {}  # key -> (buffer id, size)
         self._next_buffer = 1
-        self._traces: dict[tuple[int, int], int] = {}  # (device, trace_id) -> traces.id
+        self._traces: dict[tuple[int | None, int | None], int] = {}  # (device, trace_id) -> traces.id
         self._next_trace = 1
         self._trace_ops: dict[int, int] = {}
         self._trace_runs: dict[int, int] = {}
@@ -88,7 +88,7 @@ class SessionWriter:
         pid: int | None = None,
     ) -> None:
         """Write the session row with status `running`, so a reader can open the file at once."""
-        self.db["session"].insert(
+        self.db.table("session").insert(
             {
                 "format": schema.FORMAT,
                 "schema_version": schema.SCHEMA_VERSION,
@@ -111,7 +111,7 @@ class SessionWriter:
 
     def update_session(self, **fields: Any) -> None:
         """Set columns of the session row (backend chosen late, ttnn version, ...)."""
-        self.db["session"].update(schema.FORMAT, fields)
+        self.db.table("session").update(schema.FORMAT, fields)
 
     def finish(
         self,
@@ -246,7 +246,7 @@ class SessionWriter:
     def _shape(self, shape: tuple[int, ...]) -> str:
         text = self._shapes.get(shape)
         if text is None:
-            text = self._shapes[shape] = _json(list(shape))
+            text = self._shapes[shape] = _encode(list(shape))
         return text
 
     def _callsite_id(self, site: CallSite | None) -> int | None:
@@ -376,7 +376,7 @@ class SessionWriter:
 
     def _open_device(self, ev: Event) -> None:
         args = ev.args or {}
-        self.db["devices"].insert(
+        self.db.table("devices").insert(
             {
                 "id": ev.device,
                 "arch": args.get("arch"),
@@ -410,7 +410,7 @@ def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding],
     """Store the analysis' findings, replacing earlier ones, so viewers need not recompute.
     `stamp`: (analysis version, session fingerprint) they were computed with; readers reuse
     the findings only while both still match (`Session.findings_stamp`)."""
-    db = sqlite_utils.Database(path)
+    db = sqlite_utils.Database(os.fspath(path))
     try:
         rows = [
             {
@@ -433,7 +433,7 @@ def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding],
         with db.conn:
             db.execute("DELETE FROM findings")
             if rows:
-                db["findings"].insert_all(rows)
+                db.table("findings").insert_all(rows)
             db.execute(
                 "CREATE TABLE IF NOT EXISTS findings_stamp"
                 " (analysis_version TEXT, fingerprint TEXT, stored_at REAL)"
