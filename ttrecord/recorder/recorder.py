@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from ttrecord.events import Kind, Phase
@@ -83,10 +84,10 @@ class Recorder(MemoryRecords):
             cls = getattr(ttnn, name, None)
             if isinstance(cls, type):
                 self.devices.types.add(cls)
-        self._seq = itertools.count(1)
+        self._seq: Iterator[int] = itertools.count(1)
         self._tl = threading.local()
         self._lock = threading.RLock()
-        self._capturing: dict[int | None, int] = {}  # device -> trace being captured
+        self._capturing: dict[int | None, int | None] = {}  # device -> trace being captured
         self.t0 = _now()
         self.regions: Any = None  # audit regions, set by the runner when requested
         self.verifier: Any = None  # replay verification, set by the runner when requested
@@ -298,7 +299,7 @@ class Recorder(MemoryRecords):
         temporaries = self.temporaries.end() if graphed else ()
         if exc is not None:
             with self._lock:
-                records = [(_E, seq, end, "raised", f"{type(exc).__name__}: {exc}", (), device,
+                records: list[tuple] = [(_E, seq, end, "raised", f"{type(exc).__name__}: {exc}", (), device,
                             trace, None)]  # fmt: skip
                 changes = self._frees_since(held)
                 self.allocations.dirty = True  # a failed call may have left anything behind

@@ -156,7 +156,7 @@ class Supervisor:
                 if proc.poll() is not None:
                     break
                 relay.wait(POLL_SECONDS)
-                limit = o.timeout if header_seen else (o.timeout or 0) + _STARTUP_GRACE
+                limit = (o.timeout or 0) if header_seen else (o.timeout or 0) + _STARTUP_GRACE
                 if o.timeout is not None and time.monotonic() - started > limit:
                     hung = True
                     self._stop(proc)
@@ -178,14 +178,15 @@ class Supervisor:
             if not os.environ.get("TTRECORD_KEEP_LOG"):
                 log_path.unlink(missing_ok=True)
             os.close(lock_fd)  # releases the lock: the session is final
-        exc = decoder.end.exception
-        if exc is not None and exc[0] == "TtrecordError":  # the child could not start the program
+        failure = decoder.end.exception
+        if failure is not None and failure[0] == "TtrecordError":  # the child could not start the program
             for suffix in ("", "-wal", "-shm"):
                 Path(str(o.output) + suffix).unlink(missing_ok=True)
-            raise TtrecordError(exc[1])
+            raise TtrecordError(failure[1])
         return result
 
     def _header(self, writer: SessionWriter, decoder: Decoder) -> None:
+        assert decoder.end.header is not None  # called once the header was read
         _, backend, reason, version, pid = decoder.end.header
         self._write(writer.update_session, backend=backend, backend_reason=reason,
                     ttnn_version=version, pid=pid)  # fmt: skip
@@ -250,7 +251,7 @@ class Supervisor:
 
 
 def end_status(decoder: Decoder, returncode: int | None,
-               hung: bool = False) -> tuple[SessionStatus, int | None, int | None, int | None]:  # fmt: skip
+               hung: bool = False) -> tuple[SessionStatus, int, int | None, int | None]:  # fmt: skip
     """How the run ended: (status, exit code, signal, seq of the call it ended in); closes the
     calls still open. `returncode` is None when the child's end was not seen (recovery): a
     child that wrote its exit record ended on its own, any other was stopped mid-run."""
