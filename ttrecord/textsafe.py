@@ -20,7 +20,12 @@ import copy as _copy
 import dataclasses
 import re
 from enum import Enum
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.segment import Segment
 
 MAX_CHARS = 4000
 
@@ -50,12 +55,12 @@ def markup(text: Any, limit: int | None = MAX_CHARS) -> str:
     return escape(clean(text, limit))
 
 
-def console(**kwargs: Any):  # noqa: ANN201  (rich is imported lazily)
+def console(**kwargs: Any) -> Console:  # rich is imported lazily
     """A Rich Console that shows strings as data (see the module docstring)."""
     from rich.console import Console
 
     class SafeConsole(Console):
-        def _render_buffer(self, buffer):  # noqa: ANN001, ANN202
+        def _render_buffer(self, buffer: Iterable[Segment]) -> str:
             from rich.segment import Segment
 
             return super()._render_buffer(

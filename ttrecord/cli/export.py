@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ttrecord.errors import TtrecordError
 from ttrecord.export import EXPORTERS
+
+if TYPE_CHECKING:
+    from ttrecord.store.reader import Session
 
 
 class Export:
@@ -65,14 +70,14 @@ class Export:
         return 0
 
 
-def _rows_estimate(session) -> int:
+def _rows_estimate(session: Session) -> int:
     """About how many rows an export writes: one per event and per allocation or free."""
-    return session.query(
+    return int(session.query(
         "SELECT (SELECT count(*) FROM events) + (SELECT count(*) + count(free_seq) FROM buffers)"
-    )[0][0]
+    )[0][0])
 
 
-def _default_output(session: Path, module) -> Path:
+def _default_output(session: Path, module: ModuleType) -> Path:
     stem = session.name[: -len(session.suffix)] if session.suffix else session.name
     return session.with_name(stem + module.DEFAULT_SUFFIX)
 

@@ -14,6 +14,7 @@ import inspect
 import os
 import sys
 from collections.abc import Sequence
+from typing import Protocol, cast
 
 from ttrecord import __version__
 from ttrecord.errors import TtrecordError
@@ -49,8 +50,16 @@ exit codes:
 """
 
 
-def _load(module: str, cls: str) -> type:
-    return getattr(importlib.import_module(f"ttrecord.cli.{module}"), cls)
+class Command(Protocol):
+    """What each class named in COMMANDS provides; its docstring is the command's help."""
+
+    @staticmethod
+    def prepare_parser(parser: argparse.ArgumentParser) -> None: ...
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+def _load(module: str, cls: str) -> type[Command]:
+    return cast("type[Command]", getattr(importlib.import_module(f"ttrecord.cli.{module}"), cls))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -80,7 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args._command().run(args)
+        command: type[Command] = args._command
+        return command().run(args)
     except TtrecordError as exc:
         print(f"ttrecord {args.command}: {clean(str(exc), 1000)}", file=sys.stderr)
         return exc.exit_code

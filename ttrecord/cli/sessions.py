@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ttrecord.errors import TtrecordError
+
+if TYPE_CHECKING:
+    from ttrecord.store.reader import Session
 
 STATUS_STYLES = {
     "ok": "green",
@@ -21,7 +25,7 @@ STATUS_STYLES = {
 _ANALYZE_UP_TO = 200_000  # events: sessions never checked are analyzed on the spot up to this
 
 
-def _findings(session, events: int) -> str:
+def _findings(session: Session, events: int) -> str:
     """Stored findings; for a session never checked (nothing stored), the findings computed now
     when the session is small enough, else "not checked". Nothing is stored here."""
     stored = session.findings()
@@ -88,7 +92,7 @@ class Sessions:
                     started = time.strftime("%m-%d %H:%M", time.localtime(info.started_at))
                     script = str(info.script)
                     program = script if script.startswith("-m ") else Path(script).name
-            except (SessionError, *DAMAGE) as exc:  # one bad file does not hide the others
+            except (SessionError,) + DAMAGE as exc:  # one bad file does not hide the others
                 damaged += 1
                 reason = str(exc).removeprefix(f"{path}: ")
                 table.add_row(textsafe.clean(path.name),

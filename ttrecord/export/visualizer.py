@@ -130,7 +130,7 @@ class _Tensors:
 def _frames(site: CallSite) -> list[tuple[str, int, str]]:
     """The call site, then its callers (the recorded stack may or may not repeat the site)."""
     first = (site.file, site.line, site.function)
-    callers = [tuple(f) for f in site.stack]
+    callers = [(f[0], f[1], f[2]) for f in site.stack]
     return callers if callers and callers[0] == first else [first, *callers]
 
 
@@ -249,7 +249,7 @@ class _Writer:
         rows = self.session.buffers()
         layouts = self._buffer_layouts(rows)
         starts = sorted(rows, key=lambda r: r.alloc_seq)
-        ends = sorted((r for r in rows if r.free_seq is not None), key=lambda r: r.free_seq)
+        ends = sorted((r for r in rows if r.free_seq is not None), key=lambda r: r.free_seq or 0)
         live: dict[int, BufferRow] = {}
         a = f = 0
         for op_id, seq in ops:
@@ -257,7 +257,7 @@ class _Writer:
             while a < len(starts) and starts[a].alloc_seq <= until:
                 live[starts[a].id] = starts[a]
                 a += 1
-            while f < len(ends) and ends[f].free_seq <= until:
+            while f < len(ends) and (ends[f].free_seq or 0) <= until:
                 live.pop(ends[f].id, None)
                 f += 1
             batch = [
@@ -277,7 +277,7 @@ class _Writer:
             by_place.setdefault((b.device, b.buffer_type, b.address), []).append(row)
         layouts = {row.id: BUFFER_LAYOUTS["INTERLEAVED"] for row in rows}
         for seq, ref, name in self.sharded:
-            b = ref.buffer
+            b = ref.device_buffer
             for row in by_place.get((b.device, b.buffer_type, b.address), ()):
                 if row.alloc_seq <= seq and (row.free_seq is None or seq <= row.free_seq):
                     layouts[row.id] = BUFFER_LAYOUTS[name]

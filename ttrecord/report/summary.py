@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -76,7 +76,7 @@ def current_findings(session: Session) -> list[Finding] | None:
     return session.findings()
 
 
-def _findings_and_context(session: Session, on_step) -> tuple[list[Finding], Context, tuple | None]:
+def _findings_and_context(session: Session, on_step: Callable[[str], None] | None) -> tuple[list[Finding], Context, tuple | None]:
     """Stored findings when current (and the part of the session the traces table needs),
     else a fresh analysis and the stamp to store it with."""
     stored = current_findings(session)
@@ -223,13 +223,15 @@ def _counts(counts: dict[tuple[str, str], int]) -> Table:
 def _written_bytes(session: Session, ctx: Context) -> dict[tuple, int]:
     """Bytes of each buffer a capture created or wrote, from the allocator's page counts."""
     ids: dict[tuple, int] = {}  # (device, buffer type, address, seq) -> buffer id
+    facts = ctx.facts
+    assert isinstance(facts, SessionFacts)  # the context was loaded from the session
     for t in ctx.traces:
         for acc in t.accesses:
             if acc.role != "read" and acc.buffer.buffer_type != "TRACE":
-                lives = ctx.facts.lifetimes(buffer_key(acc.buffer))
+                lives = facts.lifetimes(buffer_key(acc.buffer))
                 i = bisect.bisect_right(lives, acc.seq, key=lambda life: life[0]) - 1
                 if i >= 0:
-                    ids[(*buffer_key(acc.buffer), acc.seq)] = lives[i][2]
+                    ids[buffer_key(acc.buffer) + (acc.seq,)] = lives[i][2]
     if not ids:
         return {}
     pages = {
@@ -280,7 +282,7 @@ def _traces(
 def _verified(ctx: Context, traces: Sequence[TraceInfo]) -> dict[int, dict[str, int]]:
     """Results of the replays `run --verify-replay` checked, per trace (by id(TraceInfo)):
     a verify event is a child of the execute_trace it checked."""
-    by_execute = {ex.seq: t for t in traces for ex in t.executes}
+    by_execute: dict[int | None, TraceInfo] = {ex.seq: t for t in traces for ex in t.executes}
     out: dict[int, dict[str, int]] = {}
     for ev in ctx.events:
         if ev.kind is Kind.VERIFY and ev.args and (t := by_execute.get(ev.parent)) is not None:

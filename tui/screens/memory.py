@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.text import Text
@@ -14,6 +15,7 @@ from textual.widgets import DataTable, Footer, Header, Static, Tab, Tabs
 
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import EventFilter, Session, TimelineRow
+from ttrecord.tui.handle import handle_of
 from ttrecord.tui.format import addr_range, hexaddr, site, size_text
 from ttrecord.tui.memlayout import MapBar, MemoryMap, RangeGroup, load_maps
 from ttrecord.tui.messages import BufferUsers, Loaded, RowHighlighted
@@ -21,7 +23,7 @@ from ttrecord.tui.widgets.memory_map import LABEL, MemoryMapView
 from ttrecord.tui.widgets.tables import fill_table
 
 
-def buffer_users(session, buffer_id: int) -> list[tuple[TimelineRow, str]]:
+def buffer_users(session: Session, buffer_id: int) -> list[tuple[TimelineRow, str]]:
     """The calls that read or wrote a buffer, with how ("reads", "writes", or both)."""
     roles: dict[int, set[str]] = {}
     for seq, role in session.buffer_users(buffer_id):
@@ -48,7 +50,7 @@ class MemoryScreen(Screen):
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
-    def __init__(self, path: Path, focus_seqs: list[int] = (), device: int | None = None) -> None:
+    def __init__(self, path: Path, focus_seqs: Sequence[int] = (), device: int | None = None) -> None:
         super().__init__()
         self.path = Path(path)
         self.focus_seqs = set(focus_seqs)
@@ -145,7 +147,7 @@ class MemoryScreen(Screen):
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         if event.tab is not None and self.maps:
-            index = int(event.tab.id.split("-")[1])
+            index = int((event.tab.id or "").split("-")[1])
             if self.query_one(MemoryMapView).map is not self.maps[index]:
                 self._show(index)
 
@@ -200,7 +202,7 @@ class MemoryScreen(Screen):
     @work(thread=True, exclusive=True, group="users")
     def _users(self, buffer_id: int) -> None:
         try:
-            rows = self.app.handle(self.path).run(lambda s: buffer_users(s, buffer_id))
+            rows = handle_of(self.app, self.path).run(lambda s: buffer_users(s, buffer_id))
         except SessionError:
             rows = []
         self.post_message(BufferUsers(buffer_id, rows))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,11 +13,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Header, Static
 
 from ttrecord.textsafe import clean, clean_deep
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import Session
+from ttrecord.findings import Finding
+from ttrecord.tui.handle import SessionHandle, handle_of
 from ttrecord.tui.format import SEVERITY_STYLE, STATUS_STYLE, site, size_text, when
 from ttrecord.tui.live import POLL_SECONDS, RUNNING, AnalysisPacer
 from ttrecord.tui.messages import FindingsComputed, LiveFindings, Loaded
@@ -47,10 +51,10 @@ class OverviewScreen(Screen):
     def __init__(self, path: Path) -> None:
         super().__init__()
         self.path = Path(path)
-        self.handle = None
+        self.handle: SessionHandle  # opened in on_mount
         self.data: OverviewData | None = None
         self.settled = False  # everything it shows is in (tests and benchmarks wait on it)
-        self._poll = None  # the timer re-reading a session that is still being recorded
+        self._poll: Timer | None = None  # the timer re-reading a session that is still being recorded
         self._pacer = AnalysisPacer()
         self._live_findings: tuple | None = None
 
@@ -68,7 +72,7 @@ class OverviewScreen(Screen):
     def on_mount(self) -> None:
         self.title = self.path.name
         self.sub_title = "overview"
-        self.handle = self.app.handle(self.path)
+        self.handle = handle_of(self.app, self.path)
         self.query_one("#findings", DataTable).focus()
         self._load()
 
@@ -183,7 +187,7 @@ class OverviewScreen(Screen):
         self._show_findings(message.findings, error=message.error)
         self.settled = True
 
-    def _show_findings(self, findings, analysing: bool = False, error: str | None = None,
+    def _show_findings(self, findings: Sequence[Finding], analysing: bool = False, error: str | None = None,
                        unchecked: bool = False) -> None:  # fmt: skip
         rows = [
             [Text(str(f.severity), SEVERITY_STYLE.get(str(f.severity), "")), f.rule, f.title,

@@ -8,12 +8,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Static
 
 from textual import work
 
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import EventFilter
+from ttrecord.tui.handle import handle_of
 from ttrecord.tui.filters import FILTER_HELP, FilterError, parse_filter
 from ttrecord.tui.live import POLL_SECONDS, RUNNING
 from ttrecord.tui.messages import EventChosen, Grown, RowCount
@@ -38,14 +40,14 @@ class TimelineScreen(Screen):
         self.path = Path(path)
         self.jump_seq = jump_seq
         self.initial_filter = filt
-        self._poll = None  # re-counts the rows while the session is being recorded
+        self._poll: Timer | None = None  # re-counts the rows while the session is being recorded
         self._live = False
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Input(self.initial_filter, placeholder=f"filter: {FILTER_HELP}", id="filter")
         yield Static(header_text(), id="columns")
-        yield EventTable(self.app.handle(self.path), id="events")
+        yield EventTable(handle_of(self.app, self.path), id="events")
         yield Static("", id="status")
         yield Footer()
 
