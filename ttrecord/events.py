@@ -145,6 +145,12 @@ class TensorRef:
     memory_config: str | None = None
     buffer: BufferRef | None = None  # None for host tensors
 
+    @property
+    def device_buffer(self) -> BufferRef:
+        """`buffer` of a tensor known to be on a device (typed as such)."""
+        assert self.buffer is not None, "a host tensor has no device buffer"
+        return self.buffer
+
 
 @dataclass(slots=True)
 class Event:
@@ -167,3 +173,9 @@ class Event:
     outputs: tuple[TensorRef, ...] = ()
     buffer: BufferRef | None = None  # for ALLOC / FREE
     region: str | None = None  # audit region active when the event happened
+
+    @property
+    def allocation(self) -> BufferRef:
+        """`buffer` of an ALLOC or FREE event, which always has one (typed as such)."""
+        assert self.buffer is not None, f"event {self.seq} ({self.kind}) has no buffer"
+        return self.buffer

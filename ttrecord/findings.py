@@ -67,5 +67,5 @@ def _library(file: str) -> bool:
 
     if "site-packages" in file or "dist-packages" in file or file.startswith("<"):
         return True
-    stdlib = sysconfig.get_paths().get("stdlib")
+    stdlib = sysconfig.get_paths().get("stdlib") or ""
     return bool(stdlib) and file.startswith(stdlib) or file.startswith(sys.base_prefix + "/lib/")

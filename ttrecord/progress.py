@@ -104,6 +104,6 @@ class Progress:
                       transient=True, redirect_stdout=False, redirect_stderr=False)  # fmt: skip
             total = self._total
             self._task = bar.add_task(self._description, total=total,
-                                      completed=min(self._completed, total or self._completed))  # fmt: skip
+                                      completed=min(self._completed, total or self._completed))  # type: ignore[arg-type]  # fmt: skip (rich keeps a float)
             bar.start()
             self._bar = bar

@@ -197,7 +197,7 @@ class _Summary:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for key, value in report.user_properties:
             if key == _PROPERTY:
-                self.recorded[report.nodeid] = json.loads(value)
+                self.recorded[report.nodeid] = json.loads(str(value))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.recorded:
@@ -385,6 +385,6 @@ class _Recording(_Summary):
             crash = _Crash(first.file or str(test.path), first.line or 0,
                            f"{first.rule} at {_where(first.file, first.line, root)}: {first.title}")  # fmt: skip
             report.outcome = "failed"
-            report.longrepr = FindingsRepr(text, crash)
+            report.longrepr = FindingsRepr(text, crash)  # type: ignore[assignment]  # pytest takes any toterminal()
         else:
             report.sections.append(("ttrecord findings", text))

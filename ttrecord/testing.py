@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from typing import Any
 
 from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, SessionStatus, Status, TensorRef
 from ttrecord.store.writer import SessionWriter
@@ -52,7 +53,7 @@ class SessionBuilder:
             return Phase.CAPTURE
         return Phase.REPLAY if self._replaying is not None else Phase.EAGER
 
-    def _add(self, kind: Kind, name: str, line: int | None, **fields) -> Event:
+    def _add(self, kind: Kind, name: str, line: int | None, **fields: Any) -> Event:
         self._t += 1000
         fields.setdefault("device", self.device)
         fields.setdefault("trace", self._capturing if self._capturing is not None else self._replaying)
@@ -72,13 +73,13 @@ class SessionBuilder:
         return ev
 
     def alloc(self, address: int, size: int = TILE_BYTES, buffer_type: str = "DRAM",
-              **fields) -> BufferRef:  # fmt: skip
+              **fields: Any) -> BufferRef:  # fmt: skip
         """`fields` such as parent=seq (the call that allocated) go on the event."""
         buf = BufferRef(self.device, buffer_type, address, size, TILE_BYTES, 1)
         self._add(Kind.ALLOC, "alloc", None, buffer=buf, **fields)
         return buf
 
-    def free(self, buf: BufferRef, **fields) -> None:
+    def free(self, buf: BufferRef, **fields: Any) -> None:
         self._add(Kind.FREE, "free", None, buffer=buf, **fields)
 
     def begin_region(self, name: str, line: int) -> Event:
@@ -91,11 +92,12 @@ class SessionBuilder:
 
     def end_region(self, line: int) -> Event:
         name, self.region = self.region, None
+        assert name is not None, "end_region() without begin_region()"
         return self._add(Kind.REGION_END, "region_end", line, region=name,
                          args={"region": name, "instance": self._region_instances[name] - 1})  # fmt: skip
 
     def op(self, name: str, inputs: list[BufferRef], outputs: list[BufferRef], line: int,
-           args: dict | None = None, **fields) -> Event:  # fmt: skip
+           args: dict | None = None, **fields: Any) -> Event:  # fmt: skip
         return self._add(
             Kind.OP, name, line, args=args,
             inputs=tuple(tensor(b) for b in inputs), outputs=tuple(tensor(b) for b in outputs),
@@ -103,16 +105,16 @@ class SessionBuilder:
         )  # fmt: skip
 
     def h2d(self, target: BufferRef | None, line: int, name: str = "copy_host_to_device_tensor",
-            **fields) -> Event:  # fmt: skip
+            **fields: Any) -> Event:  # fmt: skip
         outs = (tensor(target),) if target is not None else ()
         return self._add(Kind.H2D, name, line, inputs=(host_tensor(),), outputs=outs, **fields)
 
-    def d2h(self, source: BufferRef, line: int, name: str = "to_torch", **fields) -> Event:
+    def d2h(self, source: BufferRef, line: int, name: str = "to_torch", **fields: Any) -> Event:
         return self._add(
             Kind.D2H, name, line, inputs=(tensor(source),), outputs=(host_tensor(),), **fields
         )
 
-    def sync(self, line: int, name: str = "synchronize_device", **fields) -> Event:
+    def sync(self, line: int, name: str = "synchronize_device", **fields: Any) -> Event:
         return self._add(Kind.SYNC, name, line, **fields)
 
     def open_device(self, line: int = 1, trace_region_size: int = 1 << 20) -> Event:

@@ -22,7 +22,12 @@ import dataclasses
 import re
 import sys
 from enum import Enum
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.segment import Segment
 
 MAX_CHARS = 4000
 
@@ -52,12 +57,12 @@ def markup(text: Any, limit: int | None = MAX_CHARS) -> str:
     return escape(clean(text, limit))
 
 
-def console(**kwargs: Any):  # noqa: ANN201  (rich is imported lazily)
+def console(**kwargs: Any) -> Console:  # rich is imported lazily
     """A Rich Console that shows strings as data (see the module docstring)."""
     from rich.console import Console
 
     class SafeConsole(Console):
-        def _render_buffer(self, buffer):  # noqa: ANN001, ANN202
+        def _render_buffer(self, buffer: Iterable[Segment]) -> str:
             from rich.segment import Segment
 
             return strip_trailing(super()._render_buffer(
@@ -87,7 +92,7 @@ def clean_deep(value: Any, limit: int | None = MAX_CHARS) -> Any:
         if (limit is None or len(value) <= limit) and not _UNSAFE.search(value):
             return value
         return clean(value, limit)
-    if isinstance(value, _ATOMS) or isinstance(value, Enum):
+    if isinstance(value, (*_ATOMS, Enum)):
         return value
     if isinstance(value, (list, tuple)):
         items = [clean_deep(v, limit) for v in value]

@@ -5,13 +5,22 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar, cast
 
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import Session
 from ttrecord.textsafe import clean, clean_deep
 
 T = TypeVar("T")
+
+
+class _HandleSource(Protocol):
+    def handle(self, path: Path) -> SessionHandle: ...
+
+
+def handle_of(app: object, path: Path) -> SessionHandle:
+    """The app's shared handle for `path` (a screen sees its app typed as a plain App)."""
+    return cast(_HandleSource, app).handle(path)
 
 
 class SessionHandle:
@@ -43,7 +52,7 @@ class SessionHandle:
         try:
             # Session text is data: control and bidi characters shown as escapes before any
             # widget gets it (see ttrecord.textsafe).
-            return clean_deep(query(self._session))
+            return cast(T, clean_deep(query(self._session)))  # same structure, text made safe
         except SessionError:
             raise
         except Exception as exc:  # a file changed or damaged under us

@@ -14,6 +14,7 @@ not grow with the run.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 POLL_SECONDS = 0.5
@@ -26,7 +27,7 @@ class AnalysisPacer:
 
     min_interval: float = 1.0  # seconds between two analyses, at least
     share: float = 4.0  # ... and at least this many times the last one's duration
-    clock: object = field(default=time.monotonic, repr=False)
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False)
     _events: int = -1  # events the last analysis saw
     _next: float = 0.0  # earliest time for the next one
     running: bool = False

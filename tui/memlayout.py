@@ -16,6 +16,7 @@ import bisect
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import overload
 from operator import itemgetter
 
 from ttrecord.events import BufferRef
@@ -85,7 +86,11 @@ class Bars(Sequence[MapBar]):
     def __len__(self) -> int:
         return len(self._rows)
 
-    def __getitem__(self, index):  # type: ignore[override]  (int -> MapBar, slice -> list)
+    @overload
+    def __getitem__(self, index: int) -> MapBar: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[MapBar]: ...
+    def __getitem__(self, index: int | slice) -> MapBar | list[MapBar]:
         if isinstance(index, slice):
             return [self._bar(r) for r in self._rows[index]]
         return self._bar(self._rows[index])
@@ -225,7 +230,7 @@ def layout(rows_by_key: dict[tuple[int, str], list[MapRow]], traces: list[TraceR
                                  r.address, r.address + r.size, key[1])  # fmt: skip
                 ranges.setdefault(trace.id, []).append(rng)
                 spans.setdefault(key, {}).setdefault((rng.address, rng.end), []).append(rng)
-    ended = sorted((t for t in traces if t.end_seq is not None), key=lambda t: t.end_seq)
+    ended = sorted((t for t in traces if t.end_seq is not None), key=lambda t: t.end_seq or 0)
     maps = []
     for key in sorted(k for k, rows in rows_by_key.items() if rows):
         rows = rows_by_key[key]

@@ -11,6 +11,7 @@ import importlib.util
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from ttrecord.textsafe import clean, clean_deep
 from ttrecord.errors import SessionError
@@ -127,8 +128,8 @@ def summarize(path: Path) -> SessionSummary:
             died = None
             if info.status in ("crashed", "hung", "error"):
                 died = describe_call(session, info.last_call) or info.error_message
-            return clean_deep(SessionSummary(path, info, session.event_count(), dict(severities),
-                                             died))  # fmt: skip
+            return cast(SessionSummary, clean_deep(SessionSummary(path, info, session.event_count(), dict(severities),
+                                             died)))  # fmt: skip
     except SessionError as exc:
         return SessionSummary(path, error=clean(str(exc), 500))
     except Exception as exc:  # damaged in a way the reader did not foresee: still one row

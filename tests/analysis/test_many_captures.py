@@ -9,7 +9,7 @@ cases check that the findings still equal the plain rules run over every event
 
 from ttrecord.testing import SessionBuilder
 
-from analysis_helpers import H, W, X, Y, captured_step, rules_at
+from analysis_helpers import H, W, X, captured_step, rules_at
 
 _OPS = ("ttnn.matmul", "ttnn.add", "ttnn.silu")
 

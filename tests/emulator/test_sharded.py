@@ -108,7 +108,7 @@ def test_create_sharded_memory_config_follows_ttnn_rules():
 
 def test_unknown_names_say_they_are_not_emulated():
     with pytest.raises(AttributeError, match=r"^ttnn emulator: ttnn\.no_such_op is not emulated \(see docs/emulator\.md\)$"):
-        ttnn.no_such_op
+        _ = ttnn.no_such_op
     with pytest.raises(AttributeError, match=r"ttnn\.experimental\.no_such_op is not emulated"):
-        ttnn.experimental.no_such_op
+        _ = ttnn.experimental.no_such_op
     assert getattr(ttnn, "no_such_op", None) is None

@@ -312,9 +312,9 @@ def test_frees_by_reference_drop_are_placed_between_the_calls_around_them(tmp_pa
     assert doomed and doomed[-1]["parent"] is None
     viewed = [e["seq"] for e in frees if e["address"] == printed["viewed"] and e["seq"] > call_seq[mk["after_drop"]]]
     assert viewed and call_seq[mk["view_alive"]] < viewed[0] < call_seq[mk["view_gone"]]
-    sharded = [r for r in rows(db, "SELECT b.size FROM events e JOIN buffers b ON b.id = e.buffer"
+    sharded = list(rows(db, "SELECT b.size FROM events e JOIN buffers b ON b.id = e.buffer"
                                    " WHERE e.kind = 'alloc' AND b.buffer_type = 'L1' AND b.address = ?",
-                               (printed["sharded"],))]
+                               (printed["sharded"],)))
     assert sharded and sharded[0]["size"] == 4096
 
 def test_a_double_free_is_recorded_once_and_the_mock_device_is_named(tmp_path):

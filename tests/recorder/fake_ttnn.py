@@ -32,7 +32,7 @@ class Tensor:
         self._setup(device)
 
     @classmethod
-    def new(cls, device: Device) -> "Tensor":
+    def new(cls, device: Device) -> Tensor:
         """An op's output: made in 'native code', without the Python constructor."""
         t = cls.__new__(cls)
         t._setup(device)
@@ -71,7 +71,7 @@ class Tensor:
     def device(self) -> Device:
         return self.device_
 
-    def cpu(self) -> "Tensor":
+    def cpu(self) -> Tensor:
         return self
 
 

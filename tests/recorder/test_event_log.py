@@ -30,7 +30,8 @@ def test_truncated_last_record_is_ignored_and_tailing_resumes(tmp_path):
     log.write(("B", 1))
     log.write(("B", 2, "a" * 100))
     log.close()
-    data = open(path, "rb").read()
+    with open(path, "rb") as fh:
+        data = fh.read()
     cut = len(data) - 40
     with open(path, "wb") as fh:
         fh.write(data[:cut])

@@ -35,7 +35,7 @@ def build_hostile(folder: Path, name: str = "hostile.db") -> Path:
         b.op(f"ttnn.{s}", [x], [y], line=3 + i, args={"label": s, s: i})
     tid = b.begin_trace(line=30)
     z = b.alloc(0x300080)
-    for i, s in enumerate(CORPUS):
+    for s in CORPUS:
         b.op(f"ttnn.{s}", [x], [z], line=31, args={"label": s})
     b.end_trace(tid, line=32)
     b.execute(tid, line=33)

@@ -38,7 +38,7 @@ class Browser:
             os.dup2(high[0], 3)
             os.dup2(high[1], 4)
 
-        log = open(os.path.join(self._profile, "stderr.log"), "wb")  # read when it fails
+        log = open(os.path.join(self._profile, "stderr.log"), "wb")  # noqa: SIM115 - open as long as Chromium; read when it fails
         self.proc = subprocess.Popen(
             [binary, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
              "--no-first-run", "--disable-extensions", "--hide-scrollbars",

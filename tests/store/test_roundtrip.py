@@ -5,7 +5,7 @@ import sqlite3
 import pytest
 
 from ttrecord.errors import SessionError
-from ttrecord.events import Kind, Phase, SessionStatus
+from ttrecord.events import Phase
 from ttrecord.store.reader import EventFilter, Session
 from ttrecord.testing import SessionBuilder
 
@@ -118,6 +118,5 @@ def test_foreign_newer_and_truncated_sessions_are_refused(tmp_path):
     good.write(data)
     truncated = tmp_path / "trunc.db"
     truncated.write_bytes(data.read_bytes()[:3000])
-    with pytest.raises(SessionError, match="damaged or truncated"):
-        with Session.open(truncated) as s:
-            s.events()
+    with pytest.raises(SessionError, match="damaged or truncated"), Session.open(truncated) as s:
+        s.events()

@@ -11,6 +11,7 @@ adding one module there.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ttrecord.analysis.context import Context
 from ttrecord.analysis.grouping import group
@@ -45,7 +46,7 @@ def __getattr__(name: str) -> int:
     raise AttributeError(name)
 
 
-def load_context(session) -> Context:
+def load_context(session: Session) -> Context:
     """The events the detectors scan and the facts about the rest, as one Context."""
     from ttrecord.analysis.loading import load
 
@@ -55,7 +56,7 @@ def load_context(session) -> Context:
                    traces=traces)  # fmt: skip
 
 
-def analyze_session(session, on_step: Callable[[str], None] | None = None) -> tuple[list[Finding], Context]:
+def analyze_session(session: Session, on_step: Callable[[str], None] | None = None) -> tuple[list[Finding], Context]:
     """Findings of a stored session and the context they were derived from (for reports)."""
     if on_step is not None:
         on_step("reading the session")
@@ -63,6 +64,6 @@ def analyze_session(session, on_step: Callable[[str], None] | None = None) -> tu
     return run_detectors(ctx.events, ctx, on_step), ctx
 
 
-def analyze(session, on_step: Callable[[str], None] | None = None) -> list[Finding]:
+def analyze(session: Session, on_step: Callable[[str], None] | None = None) -> list[Finding]:
     """All findings of a stored session (a `ttrecord.store.reader.Session`)."""
     return analyze_session(session, on_step)[0]

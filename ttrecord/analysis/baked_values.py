@@ -98,19 +98,19 @@ def _captured_finding(ctx: Context, caps: list[tuple[Event, dict[str, Any]]],
     names = list(varying)
     first = names[0]
     captured: dict[Any, Any] = {}
-    for c, v in caps:
+    for _c, v in caps:
         captured.setdefault(_canon(v[first]), v[first])
     eager = sorted(index[first].values(), key=lambda e: e[2])
     eager_shown = ", ".join(repr(v) for v, _, _ in eager[:_MAX_VALUES])
     more = f" (and {len(eager) - _MAX_VALUES} more)" if len(eager) > _MAX_VALUES else ""
     traces = list(dict.fromkeys(c.trace for c, _ in caps))
     if len(caps) == 1:
-        head = f"`{cap.name}` is captured into trace {cap.trace} with {_arg_name(first)} = {cap.args[first]!r}"
+        head = f"`{cap.name}` is captured into trace {cap.trace} with {_arg_name(first)} = {varying[first]!r}"
     else:
-        values = ", ".join(repr(v) for v in list(captured.values())[:_MAX_VALUES])
+        shown = ", ".join(repr(v) for v in list(captured.values())[:_MAX_VALUES])
         head = (
             f"`{cap.name}` is captured into {len(traces)} traces (trace {traces[0]} to"
-            f" {traces[-1]}) with {_arg_name(first)} = {values}"
+            f" {traces[-1]}) with {_arg_name(first)} = {shown}"
         )
     message = (
         f"{head}, while the {sum(e[1] for e in eager)} eager calls at this line passed"
@@ -118,16 +118,16 @@ def _captured_finding(ctx: Context, caps: list[tuple[Event, dict[str, Any]]],
         " whatever the program passes later, so a replay meant for another value computes a"
         " different result than the eager call did."
     )
-    values = {}
+    values: dict[str, list[Any]] = {}
     for n in names:
         merged = {k: e[0] for k, e in sorted(index[n].items(), key=lambda kv: kv[1][2])}
-        for c, v in caps:
+        for _c, v in caps:
             merged.setdefault(_canon(v[n]), v[n])
         values[n] = list(merged.values())[:_MAX_VALUES]
     evidence: dict[str, Any] = {
         "values": values,
         "calls_compared": sum(e[1] for e in eager) + len(caps),
-        "captured": {n: cap.args.get(n) for n in names},
+        "captured": {n: (cap.args or {}).get(n) for n in names},
         "trace": cap.trace,
     }
     if len(caps) > 1:
@@ -165,9 +165,9 @@ def _audited(ctx: Context) -> list[Finding]:
         if counts[region] < 2:
             continue
         for calls in sites.values():
-            varying = _varying([c.args for c in calls], calls[0].args)
+            varying = _varying([c.args or {} for c in calls], calls[0].args or {})
             if varying:
-                others = [(c.args, c.seq, 1) for c in calls[1:]]
+                others = [(c.args or {}, c.seq, 1) for c in calls[1:]]
                 findings.append(_finding(ctx, calls[0], others, varying, region=region))
     return findings
 

@@ -35,7 +35,7 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
             if call is not None:
                 by_trace.setdefault((ev.device, ev.trace), []).append(ctx.outermost(call))
     findings = []
-    for (device, trace), calls in by_trace.items():
+    for (_device, trace), calls in by_trace.items():
         calls = list({c.seq: c for c in calls}.values())
         findings.append(_compiled(ctx, calls, trace))
     return findings

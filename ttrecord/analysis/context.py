@@ -52,6 +52,12 @@ class TraceInfo:
     def key(self) -> tuple[int | None, int]:
         return (self.device, self.trace_id)
 
+    @property
+    def ended(self) -> Event:
+        """`end` of a capture known to have ended (rules keep only those: `end is not None`)."""
+        assert self.end is not None, f"trace {self.trace_id} was never captured to its end"
+        return self.end
+
     def live_at(self, seq: int) -> bool:
         """Captured and not yet released at `seq`."""
         if self.end is None or self.end.seq >= seq:
@@ -224,7 +230,8 @@ def _derive_traces(
     events: Sequence[Event], facts: EventFacts | SessionFacts
 ) -> Iterator[TraceInfo]:
     """Walk the stream once, pairing trace calls per (device, trace id) like the runtime does."""
-    open_: dict[tuple[int | None, int], TraceInfo] = {}  # captured, not released
+    open_: dict[tuple[int | None, int | None], TraceInfo] = {}  # captured, not released
+    info: TraceInfo | None
     capturing: dict[int | None, TraceInfo] = {}  # device -> trace being captured
     done: list[TraceInfo] = []
     for ev in events:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ttrecord.events import CALL_KINDS, Event, Kind, Phase
 from ttrecord.store.lifetimes import lifetimes
@@ -113,7 +113,7 @@ class EventFacts:
         return found
 
 
-def _note(out: dict[Key, list[int]], seq: int, refs, keys: set[Key]) -> None:
+def _note(out: dict[Key, list[int]], seq: int, refs: Iterable[TensorRef], keys: set[Key]) -> None:
     for ref in refs:
         b = ref.buffer
         if b is not None and ref.storage == "device":
@@ -131,7 +131,7 @@ def _existed(lives: Sequence, before: int, at: int) -> bool:
 class SessionFacts:
     """The same answers from a session file's tables (`store.queries`)."""
 
-    def __init__(self, session) -> None:
+    def __init__(self, session: Session) -> None:
         self._session = session
         self._eager: dict[SiteKey, list[tuple[dict[str, Any], int, int]]] | None = None
         self._lives: dict[Key, list[tuple[int, int | None, int]]] = {}

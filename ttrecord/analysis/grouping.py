@@ -96,8 +96,8 @@ def _fold(findings: list[Finding]) -> list[Finding]:
                 if f is not primary:
                     _fold_into(primary, f, "reported at the same line: the same fix removes it")
                     folded.add(id(f))
-    freed = {}
-    stale = {}
+    freed: dict[Any, Finding] = {}
+    stale: dict[Any, Finding] = {}
     for f in findings:
         if id(f) in folded:
             continue

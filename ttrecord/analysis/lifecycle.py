@@ -18,6 +18,7 @@ not in the allocator's, which is how later allocations land on them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ttrecord.analysis.context import Context, TraceInfo
 from ttrecord.analysis.rules import finding, where
@@ -40,9 +41,9 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
                 active = None
             if active is not None:
                 findings.append(_nested(ctx, ev, active))
-            t = ctx.trace_by_begin.get(ev.seq)
-            if t is not None:
-                capturing[ev.device] = t
+            begun = ctx.trace_by_begin.get(ev.seq)
+            if begun is not None:
+                capturing[ev.device] = begun
         elif kind is Kind.TRACE_EXECUTE:
             problem = _execute_problem(ev, by_key, ctx)
             if problem is None:
@@ -53,7 +54,7 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
                 reported_sites.add(key)
                 findings.append(finding("TR009", ctx, ev, problem[0], fix=problem[1],
                                         evidence=problem[2], trace=ev.trace))  # fmt: skip
-        elif kind is Kind.TRACE_RELEASE:
+        elif kind is Kind.TRACE_RELEASE:  # noqa: SIM102 - one branch per event kind
             if not any(
                 t.release is ev or t.live_at(ev.seq) for t in by_key.get((ev.device, ev.trace), ())
             ):
@@ -74,7 +75,7 @@ def _execute_problem(ev: Event, by_key: dict, ctx: Context) -> tuple[str, str, d
     mine = by_key.get((ev.device, ev.trace), [])
     if any(t.live_at(ev.seq) for t in mine):
         return None
-    evidence = {"trace": ev.trace, "device": ev.device}
+    evidence: dict[str, Any] = {"trace": ev.trace, "device": ev.device}
     if any(t.begin.seq < ev.seq and (t.end is None or t.end.seq > ev.seq) for t in mine):
         return (
             f"execute_trace runs trace {ev.trace} on device {ev.device} while it is still being"

@@ -34,7 +34,7 @@ def wanted() -> set[str]:
     return names
 
 
-def load(session) -> tuple[list[Event], SessionFacts, list[TraceInfo]]:
+def load(session: Session) -> tuple[list[Event], SessionFacts, list[TraceInfo]]:
     """The events the detectors scan (in seq order), the facts for the rest, and the traces.
 
     Every capture-phase event and trace call is in the first batch, so the traces derived from

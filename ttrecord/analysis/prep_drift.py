@@ -138,7 +138,7 @@ def _describe(pair: OpPair) -> list[str]:
 def _ops(ctx: Context, calls: list[Event]) -> list[CapturedOp]:
     """Calls as the diff's CapturedOps (what `drift.capture.load_capture` reads from a file)."""
     seen: dict[tuple, int] = {}
-    out = []
+    out: list[CapturedOp] = []
     for ev in calls:
         if not any(t.storage == "device" for t in (*ev.inputs, *ev.outputs)):
             continue  # host work compiles nothing on the device (TR008 covers it in capture)

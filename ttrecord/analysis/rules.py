@@ -109,7 +109,7 @@ def finding(rule: str, ctx: Context, culprit: Event, message: str, *, fix: str |
         )
     events = [culprit.seq] + [s for s in dict.fromkeys(related) if s != culprit.seq]
     file, line, function = (site.file, site.line, site.function) if site else (None, None, None)
-    stack = [tuple(f) for f in site.stack] if site else []
+    stack = [(f[0], f[1], f[2]) for f in site.stack] if site else []
     if file and _library(file):
         # The call is inside installed library code (an executor or tracer class from a
         # package): the fix goes where the user's code calls into it; the library line is

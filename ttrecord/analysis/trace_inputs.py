@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
+from typing import Any
 
 from ttrecord.analysis.context import Access, Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
-from ttrecord.events import Event, Kind, Phase
+from ttrecord.events import Event, Kind, Phase, TensorRef
 from ttrecord.findings import Finding
 
 
@@ -67,8 +68,8 @@ def _freed_and_stale(
     # id(trace) -> input key -> [free that left the range, its access, holder start or None]
     loose: dict[int, dict[tuple, list]] = {}
     gone: dict[int, set] = {}  # id(trace) -> its captured input buffers freed so far
-    fresh: dict[int, list[tuple[Event, Access, Event]]] = {id(t): [] for t in traces}
-    last_run = {id(t): t.end.seq for t in traces}
+    fresh: dict[int, list[tuple[Event, Access, TensorRef]]] = {id(t): [] for t in traces}
+    last_run = {id(t): t.ended.seq for t in traces}
     by_key: dict[tuple, list[TraceInfo]] = {}
     for t in traces:
         by_key.setdefault(t.key, []).append(t)
@@ -109,7 +110,7 @@ def _freed_and_stale(
                         findings.append(_freed_finding(ctx, t, free, acc, ev))
                 candidates = fresh[id(t)]
                 used = (
-                    ctx.facts.uses({buffer_key(o.buffer) for _, _, o in candidates})
+                    ctx.facts.uses({buffer_key(o.device_buffer) for _, _, o in candidates})
                     if candidates
                     else {}
                 )
@@ -118,7 +119,7 @@ def _freed_and_stale(
                         writes.get(buffer_key(acc.buffer), []), last_run[id(t)], ev.seq
                     ):
                         continue  # the captured input was refreshed after all
-                    if not _any_between(used.get(buffer_key(out.buffer), []), h2d.seq, ev.seq):
+                    if not _any_between(used.get(buffer_key(out.device_buffer), []), h2d.seq, ev.seq):
                         # Unused until the replay: it can only have been meant for the trace.
                         # One per stale replay: grouped by call site with their count.
                         findings.append(_stale_finding(ctx, t, h2d, acc, out, ev))
@@ -136,22 +137,23 @@ def _any_between(seqs: list[int], after: int, before: int) -> bool:
     return i < len(seqs) and seqs[i] < before
 
 
-def _note_new_input(ev, out, traces, readers, fresh, gone_inputs) -> None:
+def _note_new_input(ev: Event, out: TensorRef, traces: list[TraceInfo], readers: dict[tuple, list[tuple[TraceInfo, Access]]],
+                    fresh: dict[int, list[tuple[Event, Access, TensorRef]]], gone_inputs: dict[int, set]) -> None:
     """An h2d made a new device tensor: remember it if it looks like a live trace input.
 
     "Looks like" means same shape, dtype and buffer type; an input that was freed is reported
     as freed (and whatever lands on it as an allocation over trace memory), not as stale.
     """
-    if buffer_key(out.buffer) in readers:
+    if buffer_key(out.device_buffer) in readers:
         return
     for t in traces:
-        if t.device != out.buffer.device or not t.live_at(ev.seq):
+        if t.device != out.device_buffer.device or not t.live_at(ev.seq):
             continue
         gone = gone_inputs.get(id(t), set())
         for acc in t.inputs():
             if (
                 tuple(acc.shape) == tuple(out.shape)
-                and acc.buffer.buffer_type == out.buffer.buffer_type
+                and acc.buffer.buffer_type == out.device_buffer.buffer_type
                 and (acc.dtype is None or out.dtype is None or acc.dtype == out.dtype)
                 and buffer_key(acc.buffer) not in gone
             ):
@@ -190,8 +192,8 @@ def _freed_finding(ctx: Context, t: TraceInfo, free: Event, acc: Access, execute
     return f
 
 
-def _stale_finding(ctx: Context, t: TraceInfo, h2d: Event, acc: Access, out, execute: Event):
-    b, n = acc.buffer, out.buffer
+def _stale_finding(ctx: Context, t: TraceInfo, h2d: Event, acc: Access, out: TensorRef, execute: Event) -> Finding:
+    b, n = acc.buffer, out.device_buffer
     message = (
         f"`{h2d.name}` writes new data into a new device tensor at {n.buffer_type} {n.address:#x},"
         f" but trace {t.trace_id} reads its input from {b.address:#x}; nothing was written into"
@@ -235,7 +237,7 @@ def _aliasing(ctx: Context, t: TraceInfo) -> list[Finding]:
                 break
         owners.setdefault(buffer_key(acc.buffer) + (acc.tensor_id,), acc)
     # A captured op writing into a trace input it does not itself read (output_tensor=, copy).
-    first_read = {}
+    first_read: dict[tuple[int, str, int], Access] = {}
     for acc in t.accesses:
         if acc.role == "read":
             first_read.setdefault(buffer_key(acc.buffer), acc)
@@ -266,7 +268,7 @@ def _shared_input_finding(ctx: Context, t: TraceInfo, a: Access, b: Access) -> F
                    related=[a.seq])  # fmt: skip
 
 
-def _output_is_input_finding(ctx, t: TraceInfo, call: Event, acc: Access, read: Access) -> Finding:
+def _output_is_input_finding(ctx: Context, t: TraceInfo, call: Event, acc: Access, read: Access) -> Finding:
     b = acc.buffer
     message = (
         f"`{call.name}` writes {b.buffer_type} [{b.address:#x}, {b.end:#x}), which trace"
@@ -294,12 +296,12 @@ def _overwritten_outputs(
     if not outputs:
         return []
     # Replays and reads in order: (seq, 0, trace) for an execute, (seq, 1, key) for a read.
-    timeline = [(e.seq, 0, t) for t in set(outputs.values()) for e in t.executes]
+    timeline: list[tuple[int, int, Any]] = [(e.seq, 0, t) for t in set(outputs.values()) for e in t.executes]
     timeline += [(seq, 1, k) for k, seqs in ctx.facts.reads(set(outputs)).items() for seq in seqs]
     timeline.sort(key=lambda item: (item[0], item[1]))
-    runs_since_read: dict[tuple, int] = {k: 0 for k in outputs}
-    reads_this_run: dict[tuple, int] = {k: 0 for k in outputs}
-    backlog: dict[tuple, int] = {k: 0 for k in outputs}  # replays unread when reading began
+    runs_since_read: dict[tuple, int] = dict.fromkeys(outputs, 0)
+    reads_this_run: dict[tuple, int] = dict.fromkeys(outputs, 0)
+    backlog: dict[tuple, int] = dict.fromkeys(outputs, 0)  # replays unread when reading began
     findings: list[Finding] = []
     reported: set = set()
     keys_of: dict[int, list[tuple]] = {}
@@ -329,8 +331,8 @@ def _overwritten_outputs(
     return findings
 
 
-def _overwritten_finding(ctx: Context, t: TraceInfo, ev: Event, ref, runs: int) -> Finding:
-    b = ref.buffer
+def _overwritten_finding(ctx: Context, t: TraceInfo, ev: Event, ref: TensorRef, runs: int) -> Finding:
+    b = ref.device_buffer
     message = (
         f"`{ev.name}` reads an output of trace {t.trace_id} ({b.buffer_type} {b.address:#x})"
         f" again after {runs} replays with no read in between. Every replay writes the same"

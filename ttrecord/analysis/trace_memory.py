@@ -97,7 +97,7 @@ def _is_input_range(ctx: Context, trace: TraceInfo, alloc: Event) -> bool:
     inputs = trace.__dict__.get("_inputs_by_key")
     if inputs is None:
         inputs = trace.__dict__["_inputs_by_key"] = {buffer_key(a.buffer): a for a in trace.inputs()}
-    acc = inputs.get(buffer_key(alloc.buffer))
+    acc = inputs.get(buffer_key(alloc.allocation))
     return acc is not None and ctx.same_spec(alloc, acc)
 
 
@@ -105,7 +105,7 @@ def _allocating_call(ctx: Context, events: Sequence[Event], alloc: Event, index:
     """The user's call that made the buffer: the alloc's caller, else the call that output it."""
     if alloc.parent is not None or alloc.callsite is not None:
         return ctx.outermost(alloc)
-    key = buffer_key(alloc.buffer)
+    key = buffer_key(alloc.allocation)
     for ev in events[index + 1 : index + 64]:
         if ev.seq >= alloc.seq + 64:  # the next 63 of the run, not of the events loaded
             break
@@ -162,7 +162,7 @@ def _allocation_finding(ctx: Context, alloc: Event, maker: Event, trace: TraceIn
         "trace_ranges": _describe_accesses(ctx, accesses),
         "trace": trace.trace_id,
         "device": buf.device,
-        "captured": f"{where(ctx, trace.begin)} to {where(ctx, trace.end)}",
+        "captured": f"{where(ctx, trace.begin)} to {where(ctx, trace.ended)}",
         "execute": {"event": execute.seq, "at": where(ctx, execute)},
     }
     fix = (
@@ -190,7 +190,7 @@ def detect_overlapping_traces(events: Sequence[Event], ctx: Context) -> list[Fin
         # released by now is live at none of them (a run of many captures stays linear).
         unreleased = [t for t in unreleased if t.release is None or t.release.seq > later.begin.seq]
         for earlier in unreleased:
-            if earlier.device != later.device or not earlier.live_at(later.end.seq):
+            if earlier.device != later.device or not earlier.live_at(later.ended.seq):
                 continue
             hit = _trace_buffer_overlap(earlier, later)
             if hit is not None:
@@ -248,7 +248,7 @@ def _reads_after_overwrite(ctx: Context, traces: list[TraceInfo], writer: TraceI
     timeline.sort(key=lambda item: (item[0], item[1]))
     last = None  # whose replay last wrote the output: "keeper", "writer" or None
     overwrite = None
-    bad: dict[tuple, list] = {}  # read site -> [read event, overwriting execute, count]
+    bad: dict[tuple[str, int] | int, list] = {}  # read site -> [read event, overwriting execute, count]
     fetched = 0
     for seq, is_read, what in timeline:
         if not is_read:
@@ -257,7 +257,7 @@ def _reads_after_overwrite(ctx: Context, traces: list[TraceInfo], writer: TraceI
             elif last == "keeper":
                 last, overwrite = "writer", seq
             continue
-        if last != "writer" or not ctx.facts.existed_before(key, keeper.end.seq, seq):
+        if last != "writer" or not ctx.facts.existed_before(key, keeper.ended.seq, seq):
             continue
         ev = what if isinstance(what, Event) else None
         if ev is None:
@@ -336,7 +336,7 @@ def _overlap_finding(ctx: Context, a: TraceInfo, b: TraceInfo, acc_a: Access, ac
             " both traces keep before either capture, or release one trace before capturing"
             " the other."
         )
-        return finding("TR010", ctx, b.end, message, fix=fix, trace=b.trace_id, evidence=evidence,
+        return finding("TR010", ctx, b.ended, message, fix=fix, trace=b.trace_id, evidence=evidence,
                        related=[b.begin.seq, a.begin.seq, acc_a.seq, acc_b.seq],
                        severity=Severity.INFO)  # fmt: skip
     message = (
@@ -359,5 +359,5 @@ def _overlap_finding(ctx: Context, a: TraceInfo, b: TraceInfo, acc_a: Access, ac
         " on the other's intermediates."
     )
     # Reported where the second trace comes into existence: from then on both are live.
-    return finding("TR010", ctx, b.end, message, fix=fix, trace=b.trace_id, evidence=evidence,
+    return finding("TR010", ctx, b.ended, message, fix=fix, trace=b.trace_id, evidence=evidence,
                    related=[b.begin.seq, a.begin.seq, acc_a.seq, acc_b.seq])  # fmt: skip

@@ -106,7 +106,7 @@ _FIX = {
 }
 
 
-def _finding(ctx: Context, rule: str, calls: list[tuple[Event, Event]], region: str | None):
+def _finding(ctx: Context, rule: str, calls: list[tuple[Event, Event]], region: str | None) -> Finding:
     top, ev = calls[0]
     name = top.name if top.kind is not Kind.OP or rule == "TR008" else ev.name
     if region is not None:
@@ -131,6 +131,7 @@ def _finding(ctx: Context, rule: str, calls: list[tuple[Event, Event]], region: 
     tensors = [t for t in ev.inputs + ev.outputs if t.buffer is not None]
     if tensors:
         b = tensors[0].buffer
+        assert b is not None
         evidence["buffer"] = f"{b.buffer_type} {b.address:#x} ({b.address}), {b.size} bytes/bank"
     if rule == "TR008":
         evidence["tensors"] = [f"{t.storage} {list(t.shape)} {t.dtype}" for t in ev.inputs]

@@ -52,7 +52,7 @@ class Check:
         if os.path.lexists(args.output) and not args.force:  # as `run` and `export` refuse
             raise TtrecordError(f"{args.output}: already exists (use --force to replace it)")
         try:
-            out = open(args.output, "w", encoding="utf-8")
+            out = open(args.output, "w", encoding="utf-8")  # noqa: SIM115 - closed below
         except OSError as exc:
             raise TtrecordError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
         with out:

@@ -51,7 +51,6 @@ class Diff:
     def run(self, args: argparse.Namespace) -> int:
         import sys
 
-        from rich.console import Console
 
         from ttrecord.analysis.drift import DIFF_STEPS, bulk, diff_targets, resolve_targets
         from ttrecord.report.drift_json import write_json

@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ttrecord.errors import TtrecordError
 from ttrecord.export import EXPORTERS
 from ttrecord.terminal import wrap
+
+if TYPE_CHECKING:
+    from ttrecord.store.reader import Session
 
 
 class Export:
@@ -67,12 +72,12 @@ class Export:
         return 0
 
 
-def _rows_estimate(session) -> int:
+def _rows_estimate(session: Session) -> int:
     """About how many rows an export writes: one per event and per allocation or free."""
     return session.export_row_estimate()
 
 
-def _default_output(session: Path, module) -> Path:
+def _default_output(session: Path, module: ModuleType) -> Path:
     stem = session.name[: -len(session.suffix)] if session.suffix else session.name
     return session.with_name(stem + module.DEFAULT_SUFFIX)
 

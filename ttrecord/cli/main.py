@@ -14,6 +14,7 @@ import inspect
 import os
 import sys
 from collections.abc import Sequence
+from typing import Protocol, cast
 
 from ttrecord import __version__
 from ttrecord.cli.helpformat import Formatter
@@ -47,8 +48,16 @@ exit codes:
 """
 
 
-def _load(module: str, cls: str) -> type:
-    return getattr(importlib.import_module(f"ttrecord.cli.{module}"), cls)
+class Command(Protocol):
+    """What each class named in COMMANDS provides; its docstring is the command's help."""
+
+    @staticmethod
+    def prepare_parser(parser: argparse.ArgumentParser) -> None: ...
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+def _load(module: str, cls: str) -> type[Command]:
+    return cast("type[Command]", getattr(importlib.import_module(f"ttrecord.cli.{module}"), cls))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,7 +112,8 @@ def _run(args: argparse.Namespace) -> int:
     """The command's exit code; ttrecord's own failures as one line on stderr (args._own_error
     says one happened, so `run` can tell it from the program's code)."""
     try:
-        return args._command().run(args)
+        command: type[Command] = args._command
+        return command().run(args)
     except TtrecordError as exc:
         print(f"ttrecord {args.command}: {clean(str(exc), 1000)}", file=sys.stderr)
         args._own_error = True

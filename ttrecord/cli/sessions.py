@@ -9,6 +9,9 @@ from typing import Any
 
 from ttrecord.errors import TtrecordError
 
+if TYPE_CHECKING:
+    from ttrecord.store.reader import Session
+
 STATUS_STYLES = {
     "ok": "green",
     "running": "cyan",

@@ -35,7 +35,9 @@ the user's line) instead of tt-metal's logger.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 from . import _ttnn, decorators, experimental, graph, tools
 from . import device as device  # noqa: PLC0414 - ttnn.device exists in real ttnn
@@ -287,12 +289,12 @@ def not_emulated(qualified: str) -> NotEmulatedError:
 
 def _namespace(path: str) -> ModuleType:
     namespace = ModuleType(f"{__name__}.{path}", f"`ttnn.{path}` as emulated")
-    namespace.__getattr__ = _missing(f"ttnn.{path}")  # type: ignore[attr-defined]
+    namespace.__getattr__ = _missing(f"ttnn.{path}")  # type: ignore[method-assign]
     return namespace
 
 
-def _missing(prefix: str):
-    def __getattr__(name: str):
+def _missing(prefix: str) -> Callable[[str], Any]:
+    def __getattr__(name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
         raise not_emulated(f"{prefix}.{name}")
@@ -302,7 +304,7 @@ def _missing(prefix: str):
 
 __getattr__ = _missing("ttnn")
 _export_registered_ops()
-experimental.__getattr__ = _missing("ttnn.experimental")  # type: ignore[attr-defined]
+experimental.__getattr__ = _missing("ttnn.experimental")  # type: ignore[method-assign]
 
 
 def install() -> ModuleType:

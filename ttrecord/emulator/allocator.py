@@ -12,6 +12,7 @@ buffers allocated after capture.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 from typing import Optional
 
 
@@ -50,9 +51,9 @@ class BankAllocator:
         `top_down` overrides the allocator's direction for this one allocation."""
         size = round_up(max(size, 1), self.alignment)
         from_top = self.top_down if top_down is None else top_down
-        indices = range(len(self._free_starts))
+        indices: Iterable[int] = range(len(self._free_starts))
         if from_top:
-            indices = reversed(indices)
+            indices = reversed(range(len(self._free_starts)))
         for i in indices:
             block_start, block_size = self._free_starts[i], self._free_sizes[i]
             if block_size < size:

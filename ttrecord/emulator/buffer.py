@@ -46,8 +46,8 @@ class DeviceBuffer:
 
     __slots__ = ("device", "desc", "__weakref__")
 
-    def __init__(self, device: "MeshDevice", desc: BufferDesc) -> None:
-        self.device = device
+    def __init__(self, device: MeshDevice, desc: BufferDesc) -> None:
+        self.device: MeshDevice | None = device
         self.desc = desc
 
     @staticmethod

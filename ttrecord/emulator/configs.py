@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 class _Config:
@@ -53,6 +53,8 @@ CONFIG_NAMES = (
 )
 for _name in CONFIG_NAMES:
     globals()[_name] = _config(_name)
+if TYPE_CHECKING:  # tells mypy the names made above exist (each one a class)
+    def __getattr__(name: str) -> type: ...
 
 
 class MathFidelity(enum.Enum):

@@ -7,7 +7,8 @@ a recorder names ops by that attribute, so the emulator's ops carry it too.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 
 class FastOperation:

@@ -14,7 +14,8 @@ import itertools
 import threading
 
 import numpy as np
-from typing import Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Optional
+from collections.abc import Iterable
 
 from . import errors
 from .allocator import BankAllocator, round_up, size_per_bank
@@ -33,6 +34,9 @@ from .queues import CommandQueues, queues_of
 from .sharding import CoreCoord
 from .types import BufferType, MeshShape
 
+if TYPE_CHECKING:
+    import torch
+
 # The emulated host has four p150 chips (a p150×4 workstation).
 EMULATED_NUM_DEVICES = 4
 
@@ -44,7 +48,7 @@ class Arch(enum.Enum):
     QUASAR = 4
 
 
-_open_chips: dict[int, "MeshDevice"] = {}
+_open_chips: dict[int, MeshDevice] = {}
 # Active ttnn.graph captures; each gets on_allocate/on_deallocate for every buffer.
 GRAPH_LISTENERS: list[Any] = []
 _registry_lock = threading.Lock()
@@ -248,7 +252,7 @@ class MeshDevice:
             self._free_now(self._deferred_frees.pop())
 
     # --- memory -----------------------------------------------------------------------
-    def read_pages(self, desc: BufferDesc, chip: int = 0):
+    def read_pages(self, desc: BufferDesc, chip: int = 0) -> np.ndarray:
         memory = self.chip_memories[chip][desc.buffer_type]
         place = desc.placement
         if place is None:
@@ -258,7 +262,7 @@ class MeshDevice:
             pages = pages[:, : desc.page_size].reshape(-1, desc.page_size * place.row_split)
         return pages
 
-    def write_pages(self, desc: BufferDesc, pages, chip: int = 0) -> None:
+    def write_pages(self, desc: BufferDesc, pages: np.ndarray, chip: int = 0) -> None:
         memory = self.chip_memories[chip][desc.buffer_type]
         place = desc.placement
         if place is None:
@@ -272,11 +276,11 @@ class MeshDevice:
                 pages = padded
         memory.write_placed(desc.address, place.banks, place.slots, pages)
 
-    def read_values(self, desc: BufferDesc, spec: TensorSpec, chip: int = 0):
+    def read_values(self, desc: BufferDesc, spec: TensorSpec, chip: int = 0) -> torch.Tensor:
         """The values a tensor of `spec` at `desc` holds on `chip` now."""
         return decode(self.read_pages(desc, chip), spec)
 
-    def write_values(self, desc: BufferDesc, spec: TensorSpec, values, chip: int = 0) -> None:
+    def write_values(self, desc: BufferDesc, spec: TensorSpec, values: torch.Tensor, chip: int = 0) -> None:
         """Store `values` into the buffer at `desc` on `chip`."""
         place = desc.placement
         page = desc.aligned_page_size if place is None or place.row_split == 1 else spec.page_size()

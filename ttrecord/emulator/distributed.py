@@ -9,7 +9,8 @@ joins every chip's values back into one torch tensor.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Iterator, Sequence
 
 import torch
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from types import FrameType
 
 _FD_CQ = "/project/tt_metal/distributed/fd_mesh_command_queue.cpp"
 _MESH_DEVICE = "/project/tt_metal/distributed/mesh_device.cpp"
@@ -107,7 +108,7 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _user_stacklevel() -> int:
     """How many frames up the first caller outside ttrecord (and wrapt) is."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None:
         filename = frame.f_code.co_filename

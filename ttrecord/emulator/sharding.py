@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import enum
 import functools
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -267,7 +268,7 @@ def placement(
 ) -> tuple[Placement, int, int]:
     """(placement, page_size, num_pages) of a sharded tensor on a chip of `config`."""
     bank_of_core = config.l1_bank_of_core if buffer_type == BufferType.L1 else config.dram_bank_of_core
-    dims = padded_shape(shape, layout) if layout == Layout.TILE else shape
+    dims: Shape | tuple[int, ...] = padded_shape(shape, layout) if layout == Layout.TILE else shape
     dims = tuple(dims) if len(dims) else (1,)
     width = dims[-1]
     height = 1
@@ -331,7 +332,7 @@ def default_shard_spec(shape: Shape, layout: Layout, memory_layout: TensorMemory
     The emulator's choice, documented in docs/emulator.md: as many cores of the compute grid
     as divide the tensor's tile rows (height), tile columns (width) or both (block).
     """
-    dims = padded_shape(shape, layout) if layout == Layout.TILE else shape
+    dims: Shape | tuple[int, ...] = padded_shape(shape, layout) if layout == Layout.TILE else shape
     dims = tuple(dims) if len(dims) else (1,)
     width, height = dims[-1], 1
     for d in dims[:-1]:

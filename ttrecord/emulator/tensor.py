@@ -12,13 +12,14 @@ on the device and raise real ttnn's TT_FATAL texts.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import numpy as np
 import torch
 
 from . import errors
-from .buffer import DeviceBuffer
+from .buffer import BufferDesc, DeviceBuffer
 from .codec import TensorSpec, decode, encode, to_storage
 from .types import (
     DRAM_MEMORY_CONFIG,
@@ -55,6 +56,11 @@ class Tensor:
     # _host: torch values, or one per chip (a multi-device host tensor); _chip: the one chip
     # of a mesh this tensor stands for (get_device_tensors), None for all of them.
     __slots__ = ("_spec", "_host", "_buffer", "_chip", "tensor_id")
+    _spec: TensorSpec
+    _host: Any  # torch.Tensor, or a list of them (one per chip) for a multi-device host tensor
+    _buffer: DeviceBuffer | None
+    _chip: int | None
+    tensor_id: int
 
     def __init__(
         self,
@@ -100,7 +106,7 @@ class Tensor:
         self._init_device(spec, buffer)
 
     # --- construction without __init__ (used by ops and transfers) -----------------
-    def _init_host(self, spec: TensorSpec, values: torch.Tensor) -> None:
+    def _init_host(self, spec: TensorSpec, values: torch.Tensor | list[torch.Tensor]) -> None:
         self._spec = spec._replace(memory_config=None)
         self._host = values
         self._buffer = None
@@ -115,13 +121,13 @@ class Tensor:
         self.tensor_id = next(_tensor_ids)
 
     @classmethod
-    def on_host(cls, spec: TensorSpec, values: torch.Tensor) -> "Tensor":
+    def on_host(cls, spec: TensorSpec, values: torch.Tensor | list[torch.Tensor]) -> Tensor:
         t = cls.__new__(cls)
         t._init_host(spec, values)
         return t
 
     @classmethod
-    def on_device(cls, spec: TensorSpec, buffer: DeviceBuffer) -> "Tensor":
+    def on_device(cls, spec: TensorSpec, buffer: DeviceBuffer) -> Tensor:
         t = cls.__new__(cls)
         t._init_device(spec, buffer)
         return t
@@ -185,7 +191,7 @@ class Tensor:
             return len(self._host) if isinstance(self._host, list) else 1
         return self._buffer.device.num_chips if self._buffer.device is not None else 1
 
-    def _desc(self):
+    def _desc(self) -> BufferDesc:
         if self._buffer is None:
             raise RuntimeError("TT_FATAL @ ttnn/core/tensor/tensor.cpp:0: is_device_tensor\ninfo:\nTensor is not on device")
         return self._buffer.desc
@@ -232,6 +238,7 @@ class Tensor:
                 "TT_FATAL @ ttnn/core/tensor/tensor.cpp:0: is_allocated()\ninfo:\nBuffer is not allocated"
             )
         desc = buffer.desc
+        assert buffer.device is not None  # allocated
         return decode(buffer.device.read_pages(desc, chip if self._chip is None else self._chip), self._spec)
 
     def _chip_values(self) -> list[torch.Tensor]:
@@ -303,7 +310,7 @@ class Tensor:
             raise RuntimeError("TT_FATAL @ ttnn/core/tensor/tensor.cpp:0: logical_volume() == 1\ninfo:\nitem() needs a one-element tensor")
         return values.reshape(()).float().item() if values.is_floating_point() else values.reshape(()).item()
 
-    def to(self, device_or_layout: Any, memory_config: Optional[MemoryConfig] = None, cq_id: Optional[int] = None) -> "Tensor":
+    def to(self, device_or_layout: Any, memory_config: Optional[MemoryConfig] = None, cq_id: Optional[int] = None) -> Tensor:
         """`to(device)` copies to a device (a write); `to(layout)` converts on the host."""
         if isinstance(device_or_layout, Layout):
             from .ops.data_movement import to_layout
@@ -325,7 +332,7 @@ class Tensor:
         else:
             self._host = None
 
-    def reshape(self, *shape: Any) -> "Tensor":
+    def reshape(self, *shape: Any) -> Tensor:
         from .ops.data_movement import reshape
 
         if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
@@ -333,22 +340,22 @@ class Tensor:
         return reshape(self, shape)
 
     # --- operators, as ttnn.Tensor forwards them to ttnn ops ---------------------------
-    def __add__(self, other: Any) -> "Tensor":
+    def __add__(self, other: Any) -> Tensor:
         from .ops.eltwise import add
 
         return add(self, other)
 
-    def __sub__(self, other: Any) -> "Tensor":
+    def __sub__(self, other: Any) -> Tensor:
         from .ops.eltwise import subtract
 
         return subtract(self, other)
 
-    def __mul__(self, other: Any) -> "Tensor":
+    def __mul__(self, other: Any) -> Tensor:
         from .ops.eltwise import multiply
 
         return multiply(self, other)
 
-    def __matmul__(self, other: Any) -> "Tensor":
+    def __matmul__(self, other: Any) -> Tensor:
         from .ops.matmul import matmul
 
         return matmul(self, other)
@@ -358,22 +365,22 @@ class Tensor:
 
     # As in real ttnn, comparisons are ttnn ops (so `t in some_list` runs ttnn.eq and
     # fails for host tensors); hashing stays by identity.
-    def __eq__(self, other: Any) -> "Tensor":  # type: ignore[override]
+    def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
         from .ops.eltwise import eq
 
         return eq(self, other)
 
-    def __ne__(self, other: Any) -> "Tensor":  # type: ignore[override]
+    def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
         from .ops.eltwise import ne
 
         return ne(self, other)
 
-    def __lt__(self, other: Any) -> "Tensor":
+    def __lt__(self, other: Any) -> Tensor:
         from .ops.eltwise import lt
 
         return lt(self, other)
 
-    def __gt__(self, other: Any) -> "Tensor":
+    def __gt__(self, other: Any) -> Tensor:
         from .ops.eltwise import gt
 
         return gt(self, other)
@@ -427,6 +434,7 @@ def write_values(tensor: Tensor, values: torch.Tensor, chip: Optional[int] = Non
     """Store `values` into a device tensor's pages on `chip` (None: every chip it spans;
     no capture check: callers decide)."""
     buffer = tensor._buffer
+    assert buffer is not None and buffer.device is not None, "write_values needs a device tensor"
     device = buffer.device
     desc = buffer.desc
     if chip is None and tensor._chip is None and desc.placement is None and len(device.chip_ids) == 1:

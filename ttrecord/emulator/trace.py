@@ -22,7 +22,8 @@ TRACE-type buffers there (get_buffers reports them), as measured on ttnn 0.81.1.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
+from collections.abc import Callable
 
 from . import errors, faults, program_cache
 from .allocator import round_up

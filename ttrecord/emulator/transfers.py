@@ -10,12 +10,13 @@ ttnn where the values are built on the host and enqueued to the device.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Callable, Sequence
 
 import torch
 
 from .codec import TensorSpec, to_storage
-from .decorators import operation
+from .decorators import FastOperation, operation
 from .tensor import Tensor, check_write, new_device_tensor, write_values
 from .types import DRAM_MEMORY_CONFIG, DataType, Layout, MemoryConfig, Shape, dtype_from_torch
 
@@ -210,7 +211,7 @@ def _filled(
     return _host_to_device(host, device, memory_config)
 
 
-def _creation(name: str, make):
+def _creation(name: str, make: Callable[[tuple[int, ...], dict[str, Any]], torch.Tensor]) -> FastOperation:
     def op(
         shape: Sequence[int],
         dtype: Any = None,
@@ -264,7 +265,7 @@ def rand(
     return _filled("rand", shape, values, dtype, layout, device, memory_config)
 
 
-def _like(name: str, fill):
+def _like(name: str, fill: Optional[float]) -> FastOperation:
     def op(
         tensor: Tensor,
         fill_value: float = 0.0,

@@ -10,7 +10,8 @@ member is truthy (`layout or ttnn.TILE_LAYOUT` keeps ROW_MAJOR) and prints as
 from __future__ import annotations
 
 import enum
-from typing import Iterable, Optional
+from typing import Optional
+from collections.abc import Iterable, Iterator
 
 import torch
 
@@ -140,7 +141,7 @@ class MemoryConfig:
     def is_dram(self) -> bool:
         return self.buffer_type == BufferType.DRAM
 
-    def with_shard_spec(self, shard_spec: Optional[object]) -> "MemoryConfig":
+    def with_shard_spec(self, shard_spec: Optional[object]) -> MemoryConfig:
         return MemoryConfig(self.memory_layout, self.buffer_type, shard_spec)
 
     def __eq__(self, other: object) -> bool:
@@ -176,11 +177,11 @@ L1_BLOCK_SHARDED_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.BLOCK_SHARDED, 
 class Shape(tuple):
     """A tensor shape; a tuple of ints that prints like ttnn's `Shape([1, 32])`."""
 
-    def __new__(cls, dims: Iterable[int] = ()) -> "Shape":
+    def __new__(cls, dims: Iterable[int] = ()) -> Shape:
         return super().__new__(cls, (int(d) for d in dims))
 
     @classmethod
-    def of(cls, dims: tuple) -> "Shape":
+    def of(cls, dims: tuple) -> Shape:
         """Fast path for a tuple/torch.Size of ints (hot in ops)."""
         return tuple.__new__(cls, dims)
 
@@ -194,7 +195,7 @@ class Shape(tuple):
             v *= d
         return v
 
-    def to_rank(self, rank: int) -> "Shape":
+    def to_rank(self, rank: int) -> Shape:
         if rank >= len(self):
             return Shape((1,) * (rank - len(self)) + tuple(self))
         return Shape(self[len(self) - rank :])
@@ -235,7 +236,7 @@ class MeshShape:
     def dims(self) -> int:
         return len(self._dims)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[int]:
         return iter(self._dims)
 
     def __getitem__(self, i: int) -> int:

@@ -227,7 +227,8 @@ def _counters(layout: _Layout) -> Iterator[tuple[tuple, str]]:
     (buffer lifetimes as the writer paired them, including frees it inferred)."""
     live: dict[int, dict[str, int]] = defaultdict(dict)
     changed: set[int] = set()
-    at = t_at = None
+    at: int | None = None
+    t_at = 0  # set with `at` before any use
     n = 0
     t0 = layout.t0 or 0
     string = layout.encoder.string

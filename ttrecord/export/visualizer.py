@@ -92,7 +92,7 @@ def _tensor_key(t: dict[str, Any], seq: int, pos: str) -> str:
 def _frames(site: CallSite) -> list[tuple[str, int, str]]:
     """The call site, then its callers (the recorded stack may or may not repeat the site)."""
     first = (site.file, site.line, site.function)
-    callers = [tuple(f) for f in site.stack]
+    callers = [(f[0], f[1], f[2]) for f in site.stack]
     return callers if callers and callers[0] == first else [first, *callers]
 
 

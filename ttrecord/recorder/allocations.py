@@ -28,7 +28,7 @@ class Devices:
         self._reports = reports
         self.objects: list[Any] = []
         self.types: set[type] = set()
-        self._ids: dict[int, int] = {}  # id(object) -> device id
+        self._ids: dict[int, int | None] = {}  # id(object) -> device id
         self._banks: dict[tuple[int | None, str], int] = {}
 
     def id_of(self, device: Any) -> int | None:
@@ -102,7 +102,7 @@ class Allocations:
         self._reuse_misses = 0
         self.generation = 0  # how many snapshots found a change
         # (device, buffer type name, address) -> bank-local size of every live buffer
-        self.live: dict[tuple[int, str, int], int] = {}
+        self.live: dict[tuple[int | None, str, int], int] = {}
 
     def size_of(self, device: int | None, buffer_type: str, address: int) -> int | None:
         return self.live.get((device, buffer_type, address))
@@ -115,7 +115,7 @@ class Allocations:
         because the records stay referenced (`_last_infos`) until the next snapshot.
         """
         if self._by_name:
-            keys = [(k[0], k[1], k[2], enum_name(k[3])) for k in map(_key4, infos)]
+            keys: list[Any] = [(k[0], k[1], k[2], enum_name(k[3])) for k in map(_key4, infos)]
             return frozenset(keys), {}
         reuse = self._key_by_record
         if reuse and self._reuse_misses < 16:

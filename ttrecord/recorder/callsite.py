@@ -38,7 +38,7 @@ class CallSites:
         self._ids: dict[tuple, int] = {}
         # The same, keyed by instruction offsets (f_lasti) instead of lines: reading f_lineno
         # decodes the line table, f_lasti is a field. Several offsets share a line and its id.
-        self._by_offset: dict[tuple, int] = {}
+        self._by_offset: dict[tuple, int | None] = {}
         self._next_id = itertools.count(1)
 
     def is_internal(self, code: CodeType) -> bool:
@@ -52,7 +52,7 @@ class CallSites:
 
     def user_frame(self, skip: int = 2) -> FrameType | None:
         """The innermost frame outside ttnn and ttrecord (`skip` frames above the caller)."""
-        f = _getframe(skip)
+        f: FrameType | None = _getframe(skip)
         internal = self._internal
         while f is not None:
             flag = internal.get(id(f.f_code))

@@ -27,7 +27,7 @@ import sys
 import traceback
 import types
 from types import TracebackType
-from typing import Any
+from typing import Any, NoReturn
 
 import ttrecord
 from ttrecord.errors import TtrecordError
@@ -79,7 +79,7 @@ def _without_recorder(tb: TracebackType | None) -> TracebackType | None:
     tb = _user_traceback(tb)
     head = tb
     while head is not None and head.tb_next is not None:
-        nxt = head.tb_next
+        nxt: TracebackType | None = head.tb_next
         while nxt is not None and _recorder_frame(nxt):
             nxt = nxt.tb_next
         head.tb_next = nxt
@@ -114,8 +114,7 @@ def _run_program(config: dict[str, Any], argv: list[str]) -> None:
         sys.path[0] = os.path.dirname(script)
         main_module = types.ModuleType("__main__")
         main_module.__file__ = script
-        main_module.__cached__ = None
-        main_module.__builtins__ = builtins
+        main_module.__dict__.update(__cached__=None, __builtins__=builtins)
         main_module.__loader__ = importlib.machinery.SourceFileLoader("__main__", script)
         sys.modules["__main__"] = main_module
         with io.open_code(script) as fh:
@@ -172,9 +171,9 @@ def main() -> int:
     # ends of calls are written when they return; only trailing frees can be queued).
     real_exit = os._exit
 
-    def _exit(code: int) -> None:
+    def _exit(status: int) -> NoReturn:
         log.flush()
-        real_exit(code)
+        real_exit(status)
 
     os._exit = _exit
 

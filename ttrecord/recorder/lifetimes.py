@@ -56,6 +56,7 @@ class _Hook:
         slot = ctypes.c_void_p.from_address(id(cls) + _TP_DEALLOC)
         self._slot = slot
         self._saved = slot.value
+        assert self._saved is not None  # every type has a tp_dealloc
         # PYFUNCTYPE: calling the original keeps the GIL (CFUNCTYPE would release it).
         original = ctypes.PYFUNCTYPE(None, ctypes.c_void_p)(self._saved)
 

@@ -177,6 +177,7 @@ class LogWriter:
 
     def _reserve(self, start: int, size: int) -> None:
         """Give the file real blocks up to `size` (a sparse file would SIGBUS on a full disk)."""
+        assert self.fd is not None  # open while writing
         try:
             os.posix_fallocate(self.fd, start, size - start)
         except OSError as exc:
@@ -192,6 +193,7 @@ class LogWriter:
         try:
             if m is None:
                 self._reserve(0, size)
+                assert self.fd is not None
                 m = mmap.mmap(self.fd, size)
                 m[:HEADER_SIZE] = _END.pack(self._end) + MAGIC
                 self._map = m

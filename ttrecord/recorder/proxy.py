@@ -140,7 +140,7 @@ class Installation:
     # -- install / uninstall -------------------------------------------------------------
 
     def install(self) -> ModuleProxy:
-        top = self.module_proxy(self.ttnn, "")
+        top: ModuleProxy = self.module_proxy(self.ttnn, "")
         for name, module in list(sys.modules.items()):
             if name == "ttnn" or name.startswith("ttnn."):
                 qual = name[len("ttnn.") :] if name != "ttnn" else ""
@@ -148,7 +148,7 @@ class Installation:
                 if isinstance(module, types.ModuleType):
                     sys.modules[name] = self.module_proxy(module, qual)
         self._saved_modules.setdefault("ttnn", None)
-        sys.modules["ttnn"] = top
+        sys.modules["ttnn"] = top  # type: ignore[assignment]  # the proxy stands in for the module
         self._wrap_tensor_methods()
         self._hook_warnings()
         return top

@@ -106,10 +106,10 @@ class Recorder(MemoryRecords):
             cls = getattr(ttnn, name, None)
             if isinstance(cls, type):
                 self.devices.types.add(cls)
-        self._seq = itertools.count(1)
+        self._seq: Iterator[int] = itertools.count(1)
         self._tl = threading.local()
         self._lock = threading.RLock()
-        self._capturing: dict[int | None, int] = {}  # device -> trace being captured
+        self._capturing: dict[int | None, int | None] = {}  # device -> trace being captured
         self.t0 = _now()
         self.regions: Any = None  # audit regions, set by the runner when requested
         self.verifier: Any = None  # replay verification, set by the runner when requested

@@ -20,7 +20,7 @@ from ttrecord.events import SessionStatus
 from ttrecord.recorder.decode import Decoder
 from ttrecord.recorder.log import LogReader
 from ttrecord.store import liveness
-from ttrecord.store.reader import Session
+from ttrecord.store.reader import Session, SessionInfo
 from ttrecord.store.writer import SessionWriter
 
 
@@ -57,7 +57,7 @@ def recover(path: str | os.PathLike[str]) -> Recovered:
     return _close_in_place(p)
 
 
-def _from_log(p: Path, log: Path, info) -> Recovered:  # noqa: ANN001 (SessionInfo)
+def _from_log(p: Path, log: Path, info: SessionInfo) -> Recovered:
     from ttrecord.recorder.supervisor import end_status
 
     tmp = p.with_name(p.name + ".recovering")

@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import os
 import sys
+from types import FrameType
 from typing import Any
 
 import wrapt
 
 
-def _qualname(frame: Any) -> str:
+def _qualname(frame: FrameType) -> str:
     """The qualified name of a frame's function (co_qualname from 3.11; on 3.10 rebuilt from
     the class of `self` / `cls`, enough for methods)."""
     code = frame.f_code
-    qual = getattr(code, "co_qualname", None)
+    qual: str | None = getattr(code, "co_qualname", None)
     if qual is not None:
         return qual
     if code.co_varnames[:1] in (("self",), ("cls",)):
@@ -94,7 +95,7 @@ class AuditRegions:
             self._close_lazy(tl)
         if not self.pending:
             return None
-        f = sys._getframe(2)
+        f: FrameType | None = sys._getframe(2)
         while f is not None:
             qual = _qualname(f)
             module = f.f_globals.get("__name__", "")
@@ -123,7 +124,7 @@ class AuditRegions:
             return
         name, n, code = lazy
         if not force:
-            f = sys._getframe(1)
+            f: FrameType | None = sys._getframe(1)
             while f is not None:
                 if f.f_code is code:
                     return  # still running

@@ -30,7 +30,7 @@ class SignalRelay:
         self._handled = 0  # how many of `received` were acted on
         self._presses: dict[int, int] = {}  # family (INT, or TERM+HUP) -> count
         self.killed = False
-        self._previous: dict[int, Any] = {}
+        self._previous: dict[signal.Signals, Any] = {}
         self._blocked = False
 
     def install(self) -> None:

@@ -156,7 +156,7 @@ class Supervisor:
                 if proc.poll() is not None:
                     break
                 relay.wait(POLL_SECONDS)
-                limit = o.timeout if header_seen else (o.timeout or 0) + _STARTUP_GRACE
+                limit = (o.timeout or 0) if header_seen else (o.timeout or 0) + _STARTUP_GRACE
                 if o.timeout is not None and time.monotonic() - started > limit:
                     hung = True
                     self._stop(proc)
@@ -251,7 +251,7 @@ class Supervisor:
 
 
 def end_status(decoder: Decoder, returncode: int | None,
-               hung: bool = False) -> tuple[SessionStatus, int | None, int | None, int | None]:  # fmt: skip
+               hung: bool = False) -> tuple[SessionStatus, int, int | None, int | None]:  # fmt: skip
     """How the run ended: (status, exit code, signal, seq of the call it ended in); closes the
     calls still open. `returncode` is None when the child's end was not seen (recovery): a
     child that wrote its exit record ended on its own, any other was stopped mid-run."""

@@ -19,7 +19,7 @@ class Temporaries:
     def __init__(self, ttnn: Any) -> None:
         graph = getattr(getattr(ttnn, "_ttnn", None), "graph", None)
         run_mode = getattr(getattr(graph, "RunMode", None), "NORMAL", None)
-        self._graph = graph if run_mode is not None else None
+        self._graph: Any = graph if run_mode is not None else None
         self._run_mode = run_mode
         self.enabled = self._graph is not None
 

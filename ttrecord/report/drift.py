@@ -65,23 +65,24 @@ def cause_sentence(report: DriftReport) -> str | None:
                 f" {a.index + 1} of A and op {b.index + 1} of B ({short_site(b.file, b.line)}),"
                 " so the allocator hands out their outputs in another order")  # fmt: skip
     diff = cause.difference
-    b = diff.live.buffer
+    assert diff is not None  # a cause is a reordering or a live difference
+    buf = diff.live.buffer
     has, lacks = ("B", "A") if diff.run == "b" else ("A", "B")
     call = f" ({diff.live.call})" if diff.live.call else ""
     made = (f"allocated at {short_site(diff.live.file, diff.live.line)}{call},"
             f" event {diff.live.alloc_seq}")  # fmt: skip
     took = ""
     if cause.displaced is not None:
-        took = (f" (where {lacks} put this tensor)" if cause.displaced == b.address
+        took = (f" (where {lacks} put this tensor)" if cause.displaced == buf.address
                 else f" (over {lacks}'s 0x{cause.displaced:x})")  # fmt: skip
     if cause.counterpart is not None:
         return (
-            f"{has} keeps a {b.size:,}-byte {b.buffer_type} buffer live at 0x{b.address:x}{took}"
+            f"{has} keeps a {buf.size:,}-byte {buf.buffer_type} buffer live at 0x{buf.address:x}{took}"
             f" before the capture, {made}; {lacks} keeps its counterpart at"
             f" 0x{cause.counterpart.buffer.address:x}"
         )
     return (
-        f"{has} has a {b.size:,}-byte {b.buffer_type} buffer live at 0x{b.address:x}{took}"
+        f"{has} has a {buf.size:,}-byte {buf.buffer_type} buffer live at 0x{buf.address:x}{took}"
         f" before the capture, which {lacks} does not: {made}"
     )
 

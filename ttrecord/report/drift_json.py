@@ -7,7 +7,7 @@ the version, changes bump it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
 from ttrecord.jsonstream import ArrayWriter
@@ -56,7 +56,7 @@ def _op_json(op: CapturedOp | None) -> dict[str, Any] | None:
 
 
 def _change_json(c: FieldChange) -> dict[str, Any]:
-    fix = (lambda v: list(v) if isinstance(v, tuple) else v)  # noqa: E731
+    fix: Callable[[Any], Any] = (lambda v: list(v) if isinstance(v, tuple) else v)  # noqa: E731
     return {"slot": c.slot, "field": c.field, "a": fix(c.a), "b": fix(c.b)}
 
 

@@ -25,7 +25,7 @@ _SCRIPTS = ("plot.js", "memmap.js", "report.js")  # in this order: each uses the
 
 
 def _asset(name: str) -> str:
-    return resources.files("ttrecord.report").joinpath("assets", name).read_text(encoding="utf-8")
+    return (resources.files("ttrecord.report") / "assets" / name).read_text(encoding="utf-8")
 
 
 def embed_json(payload: Any) -> str:

@@ -19,7 +19,7 @@ from ttrecord.analysis.context import TraceInfo
 from ttrecord.findings import Finding
 from ttrecord.report.text import flatten
 from ttrecord.store.picture_rows import buffer_origins, phase_changes
-from ttrecord.store.reader import MapRow, Session, map_buffer_rows
+from ttrecord.store.reader import MapRow, Session, SessionInfo, map_buffer_rows
 
 PHASES = ("eager", "prep", "capture", "replay")
 _PHASE_INDEX = {p: i for i, p in enumerate(PHASES)}
@@ -72,7 +72,7 @@ def build_payload(session: Session) -> dict[str, Any]:
     }
 
 
-def _info(session: Session, info, last: int) -> dict[str, Any]:
+def _info(session: Session, info: SessionInfo, last: int) -> dict[str, Any]:
     last_call = session.last_call() if info.status in ("crashed", "hung", "running") else None
     site = last_call.callsite if last_call is not None else None
     return {

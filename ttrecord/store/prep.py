@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
+from collections.abc import Iterable
+from typing import Any
 
 
 def tag_prep_runs(conn: sqlite3.Connection) -> int:
@@ -23,7 +25,7 @@ def tag_prep_runs(conn: sqlite3.Connection) -> int:
     for device, begin_seq, end_seq in captures:
         # Sites compare by file and line: the stack above them differs between the prep call
         # and the capture call of the same step function.
-        captured = Counter(
+        captured: Counter[tuple[Any, ...] | None] = Counter(
             (file, line)
             for (file, line) in conn.execute(
                 "SELECT c.file, c.line FROM events e JOIN callsites c ON c.id = e.callsite"
@@ -36,7 +38,7 @@ def tag_prep_runs(conn: sqlite3.Connection) -> int:
             continue
         seen: Counter = Counter()
         window: list[int] = []
-        rows = conn.execute(
+        rows: Iterable[Any] = conn.execute(
             "SELECT e.seq, e.kind, (SELECT json_array(c.file, c.line) FROM callsites c"
             " WHERE c.id = e.callsite), e.phase FROM events e WHERE e.parent IS NULL"
             " AND e.seq < ? AND e.kind IN ('op', 'h2d', 'd2h', 'sync') ORDER BY e.seq DESC",

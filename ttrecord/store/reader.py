@@ -192,7 +192,7 @@ class Session(AnalysisQueries):
 
     def event_count(self, filt: EventFilter | None = None) -> int:
         where, params = (filt or EventFilter()).where()
-        return self._query(f"SELECT count(*) FROM events e WHERE {where}", params)[0][0]
+        return int(self._query(f"SELECT count(*) FROM events e WHERE {where}", params)[0][0])
 
     # -- events --------------------------------------------------------------------------
 
@@ -260,9 +260,9 @@ class Session(AnalysisQueries):
     def event_index(self, seq: int, filt: EventFilter | None = None) -> int:
         """Position of an event in a filtered timeline, for jumping to it."""
         where, params = (filt or EventFilter()).where()
-        return self._query(
+        return int(self._query(
             f"SELECT count(*) FROM events e WHERE {where} AND e.seq < ?", [*params, seq]
-        )[0][0]
+        )[0][0])
 
     def event(self, seq: int) -> Event | None:
         rows = self._query(f"SELECT {_EVENT_COLUMNS} FROM events e WHERE seq = ?", (seq,))
@@ -362,7 +362,7 @@ class Session(AnalysisQueries):
             "SELECT id, arch, num_dram_banks, num_l1_banks, trace_region_size, open_seq,"
             " close_seq, info FROM devices ORDER BY id"
         )
-        return [DeviceRow(*r[:7], info=_loads(r[7], {})) for r in rows]
+        return [DeviceRow(*r[:7], info=_loads(r[7], {})) for r in rows]  # type: ignore[misc]  # 7 columns before info
 
     def findings(self) -> list[Finding]:
         rows = self._query(
@@ -526,7 +526,7 @@ class Session(AnalysisQueries):
         )
         sites = self.callsites()
         parsed: dict[str, Any] = {}  # args texts repeat (every execute_trace has the same)
-        kinds, phases, statuses = Kind._value2member_map_, Phase._value2member_map_, Status._value2member_map_
+        kinds, phases, statuses = ({m.value: m for m in Kind}, {m.value: m for m in Phase}, {m.value: m for m in Status})
         events = []
         for r in rows:
             buffer = BufferRef(*r[16:23]) if r[17] is not None else None

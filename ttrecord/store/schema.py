@@ -174,10 +174,10 @@ INDEXES: list[tuple[str, list[str]]] = [
 def create(db: sqlite_utils.Database) -> None:
     """Create every table; safe on a file that already has them."""
     for name, spec in TABLES.items():
-        db[name].create(spec["columns"], pk=spec["pk"], if_not_exists=True)
+        db.table(name).create(spec["columns"], pk=spec["pk"], if_not_exists=True)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
 def create_indexes(db: sqlite_utils.Database) -> None:
     for table, columns in INDEXES:
-        db[table].create_index(columns, if_not_exists=True)
+        db.table(table).create_index(columns, if_not_exists=True)

@@ -90,7 +90,7 @@ class SessionWriter:
         pid: int | None = None,
     ) -> None:
         """Write the session row with status `running`, so a reader can open the file at once."""
-        self.db["session"].insert(
+        self.db.table("session").insert(
             {
                 "format": schema.FORMAT,
                 "schema_version": schema.SCHEMA_VERSION,
@@ -113,7 +113,7 @@ class SessionWriter:
 
     def update_session(self, **fields: Any) -> None:
         """Set columns of the session row (backend chosen late, ttnn version, ...)."""
-        self.db["session"].update(schema.FORMAT, fields)
+        self.db.table("session").update(schema.FORMAT, fields)
 
     def finish(
         self,
@@ -248,7 +248,7 @@ class SessionWriter:
     def _shape(self, shape: tuple[int, ...]) -> str:
         text = self._shapes.get(shape)
         if text is None:
-            text = self._shapes[shape] = _json(list(shape))
+            text = self._shapes[shape] = _encode(list(shape))
         return text
 
     def _callsite_id(self, site: CallSite | None) -> int | None:
@@ -356,7 +356,7 @@ class SessionWriter:
 
     def _open_device(self, ev: Event) -> None:
         args = ev.args or {}
-        self.db["devices"].insert(
+        self.db.table("devices").insert(
             {
                 "id": ev.device,
                 "arch": args.get("arch"),
@@ -422,7 +422,7 @@ def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding],
         with db.conn:
             db.execute("DELETE FROM findings")
             if rows:
-                db["findings"].insert_all(rows)
+                db.table("findings").insert_all(rows)
             db.execute(
                 "CREATE TABLE IF NOT EXISTS findings_stamp"
                 " (analysis_version TEXT, fingerprint TEXT, stored_at REAL)"

@@ -9,6 +9,7 @@ freely as ten-op ones. `n`/`p` jump between divergent rows, `f` hides the rows t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 from rich.segment import Segment
@@ -140,7 +141,7 @@ class AlignedOps(ScrollView, can_focus=True):
 
     cursor: reactive[int] = reactive(0, always_update=True)
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.pairs: list[OpPair] = []
         self.rows: list[int] = []  # indices into pairs that are shown

@@ -15,6 +15,7 @@ from textual.widgets import DataTable, Header, Static
 
 from ttrecord.errors import SessionError
 from ttrecord.findings import Finding
+from ttrecord.tui.handle import handle_of
 from ttrecord.tui.format import SEVERITY_STYLE, evidence_lines, hexaddr, site
 from ttrecord.tui.messages import Loaded
 from ttrecord.tui.snapshots import FindingData, finding_data
@@ -105,7 +106,7 @@ class FindingScreen(Screen):
     @work(thread=True, exclusive=True)
     def _load(self) -> None:
         try:
-            data = self.app.handle(self.path).run(lambda s: finding_data(s, self.finding))
+            data = handle_of(self.app, self.path).run(lambda s: finding_data(s, self.finding))
             self.post_message(Loaded(data))
         except SessionError as exc:
             self.post_message(Loaded(None, str(exc)))

@@ -35,7 +35,7 @@ USER_COLUMNS = (Column("seq", 9, shorten=NEVER), Column("phase", 4, shorten=NEVE
                 Column("call site", 5, min=12, shorten=MIDDLE))
 
 
-def buffer_users(session, buffer_id: int) -> list[tuple[TimelineRow, str]]:
+def buffer_users(session: Session, buffer_id: int) -> list[tuple[TimelineRow, str]]:
     """The calls that read or wrote a buffer, with how ("reads", "writes", or both)."""
     roles: dict[int, set[str]] = {}
     for seq, role in session.buffer_users(buffer_id):
@@ -96,7 +96,7 @@ class MemoryScreen(Screen):
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
-    def __init__(self, path: Path, focus_seqs: list[int] = (), device: int | None = None) -> None:
+    def __init__(self, path: Path, focus_seqs: Sequence[int] = (), device: int | None = None) -> None:
         super().__init__()
         self.path = Path(path)
         self.focus_seqs = set(focus_seqs)
@@ -331,7 +331,7 @@ class MemoryScreen(Screen):
     @work(thread=True, exclusive=True, group="users")
     def _users(self, buffer_id: int) -> None:
         try:
-            rows = self.app.handle(self.path).run(lambda s: buffer_users(s, buffer_id))
+            rows = handle_of(self.app, self.path).run(lambda s: buffer_users(s, buffer_id))
         except SessionError:
             rows = []
         self.post_message(BufferUsers(buffer_id, rows))

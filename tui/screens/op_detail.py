@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -13,8 +14,12 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static
 
+if TYPE_CHECKING:
+    from ttrecord.store.reader import Session
+
 from ttrecord.errors import SessionError
 from ttrecord.events import Event
+from ttrecord.tui.handle import handle_of
 from ttrecord.tui.format import PHASE_COLOR, duration, hexaddr, size_text
 from ttrecord.tui.messages import Loaded
 from ttrecord.tui.columns import NEVER, Column
@@ -36,7 +41,7 @@ CHILD_COLUMNS = (Column("seq", 9, shorten=NEVER), Column("kind", 2, min=5), Colu
                  Column("address", 8, shorten=NEVER))
 
 
-def load_op(session, seq: int) -> tuple[Event | None, list[Event]]:
+def load_op(session: Session, seq: int) -> tuple[Event | None, list[Event]]:
     event = session.event(seq)
     return event, (session.children(seq) if event is not None else [])
 
@@ -80,7 +85,7 @@ class OpDetailScreen(Screen):
     @work(thread=True, exclusive=True)
     def _load(self) -> None:
         try:
-            self.post_message(Loaded(self.app.handle(self.path).run(lambda s: load_op(s, self.seq))))
+            self.post_message(Loaded(handle_of(self.app, self.path).run(lambda s: load_op(s, self.seq))))
         except SessionError as exc:
             self.post_message(Loaded(None, str(exc)))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -66,10 +67,10 @@ class OverviewScreen(Screen):
     def __init__(self, path: Path) -> None:
         super().__init__()
         self.path = Path(path)
-        self.handle = None
+        self.handle: SessionHandle  # opened in on_mount
         self.data: OverviewData | None = None
         self.settled = False  # everything it shows is in (tests and benchmarks wait on it)
-        self._poll = None  # the timer re-reading a session that is still being recorded
+        self._poll: Timer | None = None  # the timer re-reading a session that is still being recorded
         self._pacer = AnalysisPacer()
         self._live_findings: tuple | None = None
         self.groups: list[FindingGroup] = []
@@ -91,7 +92,7 @@ class OverviewScreen(Screen):
     def on_mount(self) -> None:
         self.title = self.path.name
         self.sub_title = "overview"
-        self.handle = self.app.handle(self.path)
+        self.handle = handle_of(self.app, self.path)
         self.query_one("#findings", DataTable).focus()
         self._load()
 
@@ -202,7 +203,7 @@ class OverviewScreen(Screen):
         self._show_findings(message.findings, error=message.error)
         self.settled = True
 
-    def _show_findings(self, findings, analysing: bool = False, error: str | None = None,
+    def _show_findings(self, findings: Sequence[Finding], analysing: bool = False, error: str | None = None,
                        unchecked: bool = False) -> None:  # fmt: skip
         groups = group_findings(findings)
         if [g.findings for g in groups] != [g.findings for g in self.groups]:

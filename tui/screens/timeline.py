@@ -46,7 +46,7 @@ class TimelineScreen(Screen):
         self.jump_seq = jump_seq
         self.marks = dict(marks or {})
         self.initial_filter = filt
-        self._poll = None  # re-counts the rows while the session is being recorded
+        self._poll: Timer | None = None  # re-counts the rows while the session is being recorded
         self._live = False
 
     def compose(self) -> ComposeResult:

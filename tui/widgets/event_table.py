@@ -9,6 +9,7 @@ arrives its lines render as placeholders, so the UI never waits on SQLite.
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
@@ -97,7 +98,7 @@ class EventTable(ScrollView, can_focus=True):
 
     cursor: reactive[int] = reactive(0, always_update=True)
 
-    def __init__(self, handle: SessionHandle, **kwargs) -> None:
+    def __init__(self, handle: SessionHandle, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.handle = handle
         self.lanes: QueueLanes | None = None  # command-queue lanes (a multi-queue run)

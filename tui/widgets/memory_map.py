@@ -8,6 +8,7 @@ to release; a buffer allocated over one of them while the trace lived is drawn i
 from __future__ import annotations
 
 import bisect
+from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
@@ -44,7 +45,7 @@ class MemoryMapView(ScrollView, can_focus=True):
 
     cursor: reactive[int] = reactive(0, always_update=True)
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.map: MemoryMap | None = None
         # Shading depends only on which range groups a line meets and on the width: buffers
@@ -140,6 +141,7 @@ class MemoryMapView(ScrollView, can_focus=True):
         cells = self._shades.get(key)
         if cells is None:
             cells = [(" ", Style())] * width
+            assert self.map is not None  # drawn only once a map is shown
             # At most one column per seq: spans one seq apart leave no blank cell between.
             for begin, end in self._owned_seqs(groups, char, width <= self.map.last_seq):
                 a, b = self._span(begin, end, width)

@@ -3,7 +3,9 @@ explicit deallocate, garbage-collected frees and reuse. Prints one SEQ line of J
 [label, buffer_address(), buffer_num_pages(), buffer_page_size()] per step and the allocator's live buffers at the end.
 RTTNN_DIRECT_EMULATOR=1 imports ttrecord.emulator as ttnn (no recorder);
 RTTNN_WITH_ROW_MAJOR=1 appends ROW_MAJOR allocations made by the Tensor constructor."""
-import gc, json, os, sys
+import gc
+import json
+import os
 import numpy as np
 if os.environ.get("RTTNN_DIRECT_EMULATOR") == "1":
     import ttrecord.emulator as ttnn

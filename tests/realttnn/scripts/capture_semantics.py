@@ -2,7 +2,8 @@
 Prints one SEQ line of JSON {call: "ok" | first line of the error text}.
 Never runs an op inside the capture (that segfaults the mock device).
 RTTNN_DIRECT_EMULATOR=1 imports ttrecord.emulator as ttnn (no recorder)."""
-import json, os
+import json
+import os
 import numpy as np
 if os.environ.get("RTTNN_DIRECT_EMULATOR") == "1":
     import ttrecord.emulator as ttnn

@@ -1,6 +1,7 @@
 """open_device options that move the allocator, and the metadata a recorder reads, on either
 backend. Prints one SEQ line of JSON. RTTNN_DIRECT_EMULATOR=1 imports ttrecord.emulator as ttnn."""
-import json, os
+import json
+import os
 import numpy as np
 if os.environ.get("RTTNN_DIRECT_EMULATOR") == "1":
     import ttrecord.emulator as ttnn

@@ -2,7 +2,8 @@
 and the emulator: mesh geometry and ids, lockstep allocation addresses (interleaved and
 sharded), per-chip device tensors of a mesh tensor, and the allocator's view. One SEQ line.
 RTTNN_DIRECT_EMULATOR=1 imports ttrecord.emulator as ttnn."""
-import json, os
+import json
+import os
 import numpy as np
 if os.environ.get("RTTNN_DIRECT_EMULATOR") == "1":
     import ttrecord.emulator as ttnn

@@ -4,7 +4,9 @@ buffer_address() (null for an in-place op's unchanged input), shape, the live bu
 (address, max_size_per_bank) and the buffer_allocate/buffer_deallocate nodes ttnn.graph saw.
 Each op runs once before it is measured (a first call can allocate program buffers).
 RTTNN_DIRECT_EMULATOR=1 imports ttrecord.emulator as ttnn."""
-import gc, json, os
+import gc
+import json
+import os
 import numpy as np
 if os.environ.get("RTTNN_DIRECT_EMULATOR") == "1":
     import ttrecord.emulator as ttnn

@@ -5,7 +5,9 @@ buffer_allocate/buffer_deallocate nodes of ttnn.graph capture. Without torch, re
 ttnn.graph.disable_python_io_recording() right after begin_graph_capture (its Python I/O
 recording imports torch inside every FastOperation call).
 RTTNN_DIRECT_EMULATOR=1 imports ttrecord.emulator as ttnn."""
-import gc, json, os
+import gc
+import json
+import os
 import numpy as np
 if os.environ.get("RTTNN_DIRECT_EMULATOR") == "1":
     import ttrecord.emulator as ttnn

@@ -6,7 +6,8 @@ conversions between interleaved and sharded. Prints one SEQ line of JSON:
 the core of each L1 bank (`l1_cores`: page k of a 130-page interleaved L1 tensor), and the
 allocator's live buffers at the end (address, max_size_per_bank, type, layout).
 RTTNN_DIRECT_EMULATOR=1 imports ttrecord.emulator as ttnn."""
-import json, os
+import json
+import os
 import numpy as np
 if os.environ.get("RTTNN_DIRECT_EMULATOR") == "1":
     import ttrecord.emulator as ttnn

@@ -4,7 +4,8 @@ The mock device segfaults on any op inside a capture, so on the real backend the
 is a synchronize_device (which the mock accepts); on the emulator, which raises on a sync in
 capture like hardware, it is one ttnn.add. An empty capture leaves no TRACE buffer on either.
 Prints one SEQ line. RTTNN_DIRECT_EMULATOR=1 imports ttrecord.emulator as ttnn."""
-import json, os
+import json
+import os
 import numpy as np
 EMULATOR = os.environ.get("RTTNN_DIRECT_EMULATOR") == "1"
 if EMULATOR:
@@ -16,7 +17,7 @@ out = {}
 for trs in (1 << 20, 8 << 20):
     dev = ttnn.open_device(device_id=0, trace_region_size=trs)
 
-    def trace_buffers():
+    def trace_buffers(dev=dev):
         return sorted([b.address, b.max_size_per_bank] for b in ttnn._ttnn.reports.get_buffers([dev])
                       if "TRACE" in str(b.buffer_type))
 

@@ -2,7 +2,9 @@
 one `qualified name<TAB>kind` line each, sorted: the list docs/emulator.md's coverage table
 is generated from (docs/emulator-ttnn-names.tsv). Kinds: op (a FastOperation), class, enum,
 module, function, value."""
-import enum, inspect, sys, types
+import enum
+import sys
+import types
 import ttnn
 
 NAMESPACES = ("ttnn", "ttnn.experimental", "ttnn.transformer")

@@ -2,7 +2,9 @@
 the recorder holds them for replay verification and must let each go where the program does.
 The trace is empty (an op inside a capture segfaults the mock device) and never replayed.
 Prints one SEQ line of JSON: [label, buffer_address()] per step."""
-import gc, json, os
+import gc
+import json
+import os
 import numpy as np
 if os.environ.get("RTTNN_DIRECT_EMULATOR") == "1":
     import ttrecord.emulator as ttnn

@@ -90,7 +90,7 @@ def parse(argv):
 def write_dep(dep, out, positional):
     srcs = [p for p in positional if p.endswith(SOURCE_SUFFIXES) and os.path.isfile(p)]
     with open(dep, "w") as f:
-        f.write("%s: %s\n" % (out or "a.o", " ".join(srcs)))
+        f.write(f"{out or 'a.o'}: {' '.join(srcs)}\n")
 
 
 def arch_of(ldscripts):
@@ -128,7 +128,7 @@ def firmware_for(out, ldscripts):
         if arch == "wormhole" and os.path.isdir(os.path.join(folder, ARCH_MARKERS["blackhole"])):
             continue
         return cand
-    fail("no pre-compiled firmware for target %r (arch %s) under %s" % (target, arch, PRECOMPILED))
+    fail(f"no pre-compiled firmware for target {target!r} (arch {arch}) under {PRECOMPILED}")
 
 
 def link_kernel(out, ldscripts, libdirs, ldflags):
@@ -156,7 +156,7 @@ def link_kernel(out, ldscripts, libdirs, ldflags):
 
 
 def main(argv):
-    log("CALL cwd=%s args=%s" % (os.getcwd(), " ".join(argv)))
+    log(f"CALL cwd={os.getcwd()} args={' '.join(argv)}")
     if "--version" in argv or "-dumpversion" in argv:
         sys.stdout.write(VERSION)
         return 0

@@ -68,7 +68,7 @@ def gap_positions(matches: list[tuple[int, int]], n: int, m: int) -> list[int]:
                       count=2 * len(matches)).reshape(-1, 2)  # fmt: skip
     full = np.vstack(([[-1, -1]], arr, [[n, m]]))
     step = np.diff(full, axis=0)
-    return np.flatnonzero((step[:, 0] != 1) | (step[:, 1] != 1)).tolist()
+    return list(np.flatnonzero((step[:, 0] != 1) | (step[:, 1] != 1)).tolist())
 
 
 def _with_gaps(matches: Iterable[tuple[int, int]], n: int, m: int) -> list[Pair]:
@@ -183,8 +183,8 @@ def _anchored(a: np.ndarray, b: np.ndarray) -> list[tuple[int, int]]:
     for i, key in enumerate(al):
         occ = seen.get(key, 0)
         seen[key] = occ + 1
-        j = where_b.get((key, occ))
-        if j is not None:
+        j = where_b.get((key, occ), -1)
+        if j >= 0:
             candidates.append((i, j))
     anchors = _longest_increasing(candidates)
     matches: list[tuple[int, int]] = []

@@ -133,7 +133,7 @@ def _load_ops(
     session: Session, phase: str, device: int, after: int, before: int
 ) -> list[CapturedOp]:
     """The top-level ops of `phase` on `device` with `after < seq < before`, as CapturedOps."""
-    sites = {cid: (s.file, s.line, s.function) for cid, s in session.callsites().items()}
+    sites: dict[int | None, tuple[str, int, str]] = {cid: (s.file, s.line, s.function) for cid, s in session.callsites().items()}
     # One Tensor per distinct value and one decode per distinct tensors text: captures reuse
     # a few buffers thousands of times, so this saves most of the time and memory, and equal
     # tensors compare by identity.

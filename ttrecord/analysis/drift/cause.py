@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 from ttrecord.events import BufferRef
@@ -136,7 +137,7 @@ def _covers(live: BufferRef, tensor: BufferRef) -> bool:
 
 
 def likely_cause(pair: OpPair, differences: list[LiveDifference],
-                 moved_live: list[tuple[LiveBuffer, LiveBuffer]] = ()) -> Cause | None:  # fmt: skip
+                 moved_live: Sequence[tuple[LiveBuffer, LiveBuffer]] = ()) -> Cause | None:  # fmt: skip
     """The live buffer that best explains the first divergent pair's moved address.
 
     In order: an unpaired buffer sitting where the other run put the tensor; the nearest
@@ -221,7 +222,7 @@ def _overlaps(trace_run: str, ranges: dict, live: list[tuple[BufferRef, int]],
     widest = {k: max(s for _, s, _ in v) for k, v in by_type.items()}
     found: list[Overlap] = []
     for (device, btype, address, size), op_seq in ranges.items():
-        bucket = by_type.get((device, btype))
+        bucket = by_type.get((device, btype)) or []
         if not bucket:
             continue
         end = address + size

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from operator import itemgetter
 
-from .model import COMPARED, TENSOR_FIELDS, CapturedOp, DriftGroup, FieldChange, OpPair
+from .model import COMPARED, TENSOR_FIELDS, CapturedOp, DriftGroup, FieldChange, OpPair, Tensor
 
 _ADDRESS = TENSOR_FIELDS.index("address")
 _TYPE = TENSOR_FIELDS.index("buffer_type")
@@ -23,7 +23,7 @@ _SLOTS = {role: tuple(f"{role}{pos}" for pos in range(64)) for role in ("in", "o
 _SIZE = _ADDRESS + 1
 
 
-def _tensor_changes(slot: str, x: tuple, y: tuple) -> list[FieldChange]:
+def _tensor_changes(slot: str, x: Tensor, y: Tensor) -> list[FieldChange]:
     return [
         FieldChange(slot, "shape", x.shape, y.shape) if name == "shape_json"
         else FieldChange(slot, name, x[k], y[k])
@@ -73,7 +73,7 @@ def pair_op_lists(a: list[CapturedOp], b: list[CapturedOp],
     A capture loops over a few buffers, so the same pair of tensor tuples comes back for most
     ops (`load_capture` shares one tuple per distinct value): each pair is compared once and
     its changes shared, which saves most of the comparing and 60 MB on 300,000 changed ops."""
-    pairs = []
+    pairs: list[OpPair] = []
     append = pairs.append
     seen: dict[tuple[int, int, int, int], tuple[FieldChange, ...]] = {}
     for i, j, kind in rows:
@@ -82,7 +82,7 @@ def pair_op_lists(a: list[CapturedOp], b: list[CapturedOp],
         elif j is None:
             append(_new(OpPair, (a[i], None, (), "")))
         else:
-            x, y = a[i], b[j]  # type: ignore[index]
+            x, y = a[i], b[j]
             key = (id(x[6]), id(y[6]), id(x[7]), id(y[7]))  # the ops keep these alive
             changes = seen.get(key)
             if changes is None:
@@ -102,7 +102,7 @@ def changed_inputs(pairs: list[OpPair]) -> list[int]:
     written_b: set = set()
     rows = []
     for k, (a, b, changes, _) in enumerate(pairs):
-        if changes and _outside_input_changed(a, b, changes, written_a, written_b):
+        if changes and a is not None and b is not None and _outside_input_changed(a, b, changes, written_a, written_b):
             rows.append(k)
         if a is not None:
             written_a.update([(t[_TYPE], t[_ADDRESS]) for t in a[7]])

@@ -79,7 +79,7 @@ class CapturedOp(NamedTuple):
     """One top-level op of a capture (or prep run), in the order it was called."""
 
     seq: int
-    index: int  # position within its capture, from 0
+    index: int  # type: ignore[assignment]  # position within its capture, from 0 (hides tuple.index)
     name: str
     file: str
     line: int

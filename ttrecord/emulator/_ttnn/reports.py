@@ -7,7 +7,8 @@ object refers to. Nothing here reads device memory or synchronizes.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, NamedTuple, Union
+from typing import Any, NamedTuple, Union
+from collections.abc import Iterable
 
 from ..types import BufferType, TensorMemoryLayout
 

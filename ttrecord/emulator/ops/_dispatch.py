@@ -8,7 +8,8 @@ them, and a reference to a tensor would keep its buffer alive.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Callable, Sequence
 
 import torch
 
@@ -30,7 +31,7 @@ def _fatal(message: str) -> RuntimeError:
 def run(
     name: str,
     inputs: Sequence[Tensor],
-    fn: Callable[..., torch.Tensor],
+    fn: Callable[..., Any],  # per chip a torch.Tensor; collective: all chips' list at once
     *,
     dtype: Optional[DataType] = None,
     layout: Optional[Layout] = None,
@@ -73,7 +74,7 @@ def run(
     for t in inputs[1:]:
         if t.device() is not device:
             raise _fatal(f"{name}: operands need to be on the same device")
-    view = None  # the one chip of get_device_tensors views, if the inputs are such views
+    view: int | None = None  # the one chip of get_device_tensors views, if the inputs are such views
     for t in inputs:
         if t._chip is not None:
             if view is not None and t._chip != view:

@@ -9,7 +9,8 @@ device tensor (read on every replay) or Python ints (baked into a trace).
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import torch
 

@@ -10,7 +10,8 @@ pace the hardware and are accepted as given.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Optional, cast
+from collections.abc import Callable
 
 import torch
 
@@ -31,7 +32,7 @@ def _groups(mesh: Any, cluster_axis: Optional[int]) -> list[list[int]]:
     return [[r * cols + c for c in range(cols)] for r in range(rows)]
 
 
-def _collective(mesh: Any, cluster_axis: Optional[int], per_group: Callable[[list[torch.Tensor], int], torch.Tensor]):
+def _collective(mesh: Any, cluster_axis: Optional[int], per_group: Callable[[list[torch.Tensor], int], torch.Tensor]) -> Callable[[list[list[torch.Tensor]]], list[torch.Tensor]]:
     """fn(per-chip inputs) → per-chip outputs, computing per_group(group values, index in group)."""
     groups = _groups(mesh, cluster_axis)
 
@@ -46,23 +47,23 @@ def _collective(mesh: Any, cluster_axis: Optional[int], per_group: Callable[[lis
     return fn
 
 
-def _gather(dim: int):
+def _gather(dim: int) -> Callable[[list[torch.Tensor], int], torch.Tensor]:
     def per_group(values: list[torch.Tensor], position: int) -> torch.Tensor:
         return torch.cat(values, dim=dim)
 
     return per_group
 
 
-def _reduce_scatter(dim: int):
+def _reduce_scatter(dim: int) -> Callable[[list[torch.Tensor], int], torch.Tensor]:
     def per_group(values: list[torch.Tensor], position: int) -> torch.Tensor:
-        total = sum(as_float(v) for v in values)
+        total = cast(torch.Tensor, sum(as_float(v) for v in values))  # values is never empty
         return torch.chunk(total, len(values), dim=dim)[position].contiguous()
 
     return per_group
 
 
 def _all_reduce(values: list[torch.Tensor], position: int) -> torch.Tensor:
-    return sum(as_float(v) for v in values)
+    return cast(torch.Tensor, sum(as_float(v) for v in values))
 
 
 def _mesh(tensor: Tensor, mesh_device: Any) -> Any:
@@ -156,7 +157,7 @@ def reduce_scatter_minimal_async(
     if isinstance(persistent_output_buffers, int) and dim is None:
         persistent_output_buffers, dim = None, persistent_output_buffers
     out = persistent_output_buffers[-1] if persistent_output_buffers else None
-    return _ccl("ttnn.experimental.reduce_scatter_minimal_async", input_tensor, _reduce_scatter(int(dim)), cluster_axis,
+    return _ccl("ttnn.experimental.reduce_scatter_minimal_async", input_tensor, _reduce_scatter(int(dim)), cluster_axis,  # type: ignore[arg-type]  # None raises, as in ttnn
                 mesh_device, memory_config, out)
 
 

@@ -7,7 +7,8 @@ call): the host weights' values become part of the op, so a trace replays the sa
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F

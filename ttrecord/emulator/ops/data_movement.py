@@ -8,7 +8,8 @@ reshapes; the emulator always copies, which only adds allocations).
 from __future__ import annotations
 
 import builtins
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F

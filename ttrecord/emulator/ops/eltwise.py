@@ -7,12 +7,13 @@ when packed to a bfloat16 output.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Optional
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
 
-from ..decorators import operation
+from ..decorators import FastOperation, operation
 from ..tensor import Tensor
 from ..types import DataType, MemoryConfig
 from ._dispatch import as_float, run
@@ -50,7 +51,7 @@ def _chain(activations: Any) -> _Chain:
     return _Chain(steps)
 
 
-def _binary(name: str, torch_fn: Callable[[torch.Tensor, Any], torch.Tensor]):
+def _binary(name: str, torch_fn: Callable[[torch.Tensor, Any], torch.Tensor]) -> FastOperation:
     def op(
         input_tensor_a: Tensor,
         input_tensor_b: Any,
@@ -66,6 +67,7 @@ def _binary(name: str, torch_fn: Callable[[torch.Tensor, Any], torch.Tensor]):
         fused = bool(input_tensor_a_activations or input_tensor_b_activations or activations)
         if fused:
             pre_a, pre_b, post = _chain(input_tensor_a_activations), _chain(input_tensor_b_activations), _chain(activations)
+        fn: Callable[..., torch.Tensor]
         if isinstance(input_tensor_b, Tensor):
             inputs = [input_tensor_a, input_tensor_b]
             if fused:
@@ -113,7 +115,7 @@ sub = subtract
 mul = multiply
 
 
-def _unary(name: str, torch_fn: Callable[[torch.Tensor], torch.Tensor]):
+def _unary(name: str, torch_fn: Callable[[torch.Tensor], torch.Tensor]) -> FastOperation:
     def op(
         input_tensor: Tensor,
         *,

@@ -4,7 +4,8 @@ updates it replays into the same buffer."""
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import torch
 
@@ -79,7 +80,7 @@ def paged_update_cache(
         inputs.append(update_idxs_tensor)
     fixed = torch.tensor(list(update_idxs), dtype=torch.int64) if update_idxs_tensor is None else None
     paged = page_table is not None
-    if paged:
+    if page_table is not None:
         inputs.append(page_table)
 
     def fn(cache: torch.Tensor, x: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:

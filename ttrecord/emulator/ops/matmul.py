@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Optional
 
 import torch
@@ -15,14 +16,14 @@ from ._dispatch import as_float, run
 _ACTIVATIONS = {None: lambda x: x, "relu": torch.relu, "gelu": F.gelu, "silu": F.silu}
 
 
-def _activation(name: Optional[str]):
+def _activation(name: Optional[str]) -> Callable[[torch.Tensor], torch.Tensor]:
     try:
         return _ACTIVATIONS[name.lower() if isinstance(name, str) else name]
     except KeyError:
         raise RuntimeError(f"ttnn emulator: activation {name!r} is not supported") from None
 
 
-def _product(transpose_a: bool, transpose_b: bool, activation: Optional[str]):
+def _product(transpose_a: bool, transpose_b: bool, activation: Optional[str]) -> Callable[..., torch.Tensor]:
     """The host computation of matmul and linear: a @ b, plus a bias row when one is given."""
     act = _activation(activation)
 

@@ -7,7 +7,7 @@ from typing import Any, Optional
 import torch
 import torch.nn.functional as F
 
-from ..decorators import operation
+from ..decorators import FastOperation, operation
 from ..tensor import Tensor
 from ..types import MemoryConfig
 from ._dispatch import as_float, run
@@ -31,7 +31,7 @@ def softmax(
     return run("ttnn.softmax", [input_tensor], fn, memory_config=memory_config)
 
 
-def _norm(name: str, kind: str):
+def _norm(name: str, kind: str) -> FastOperation:
     def op(
         input_tensor: Tensor,
         *,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Optional
 
 import torch
 
-from ..decorators import operation
+from ..decorators import FastOperation, operation
 from ..tensor import Tensor
 from ..types import BufferType, DataType, Layout, MemoryConfig
 from ._dispatch import as_float, run
@@ -40,14 +41,14 @@ def argmax(
     )
 
 
-def _reduce_scaler(device) -> None:
+def _reduce_scaler(device: Any) -> None:
     """Measured on ttnn 0.81.1: the first reduction on a device leaves a 512 B/bank
     DRAM buffer alive (owned by the op, right after the first output)."""
     if "reduce_scaler" not in device.op_owned:
         device.op_owned["reduce_scaler"] = device.allocate_buffer(BufferType.DRAM, 1, 512)
 
 
-def _reduce(name: str, torch_fn):
+def _reduce(name: str, torch_fn: Callable[..., torch.Tensor]) -> FastOperation:
     def op(
         input_tensor: Tensor,
         dim: Any = None,

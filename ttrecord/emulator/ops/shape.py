@@ -4,7 +4,8 @@ unsqueeze_to_4D, (un)squeeze, repeat, repeat_interleave, plus_one (in place)."""
 from __future__ import annotations
 
 import builtins
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -77,7 +78,7 @@ def pad(
     """Pad with `value`: `padding` is [(before, after)] per dim (from the first), or
     `output_tensor_shape` + `input_tensor_start`."""
     fill = float(value)
-    if padding is None:
+    if padding is None and output_tensor_shape is not None:
         start = list(input_tensor_start or [0] * len(output_tensor_shape))
         padding = [(s, int(o) - s - int(d)) for s, o, d in zip(start, output_tensor_shape, input_tensor.shape)]
     pairs = [tuple(int(v) for v in p) for p in padding]

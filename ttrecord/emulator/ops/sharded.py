@@ -9,7 +9,8 @@ buffer really holds shard i on core i, so a replay writing there hits exactly th
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import torch
 
@@ -107,6 +108,8 @@ def interleaved_to_sharded(
     if isinstance(grid, MemoryConfig):
         memory_config = grid
     else:
+        if shard_shape is None or shard_scheme is None:
+            raise TypeError("interleaved_to_sharded(): incompatible function arguments")
         spec = ShardSpec(_grid_of(grid), shard_shape, shard_orientation or ShardOrientation.ROW_MAJOR)
         memory_config = MemoryConfig(shard_scheme, BufferType.L1, spec)
     if not memory_config.is_sharded():

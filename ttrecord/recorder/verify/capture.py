@@ -8,7 +8,8 @@ captured op produced is that op's result; any other device buffer is a captured 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ttrecord.recorder.records import TENSOR_BUFFER
 from ttrecord.recorder.verify.holds import Held, Holds

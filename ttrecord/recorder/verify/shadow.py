@@ -4,7 +4,8 @@ the trace's inputs, everything they made freed before the replay runs."""
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ttrecord.recorder.verify.capture import Key, Slot, TraceRecord
 from ttrecord.recorder.verify.compare import difference

@@ -227,7 +227,8 @@ class Verifier:
             obj = alive(inp.held, inp.buf)
             if obj is not None and (diff := difference(read(obj), expected)) is not None:
                 written.append({"reader_seq": inp.reader, **_where(inp.buf), **diff})
-        corrupted, other_outputs = [], []
+        corrupted: list[dict[str, Any]] = []
+        other_outputs: list[dict[str, Any]] = []
         for held, buf, writer, before, other_trace in check["bystanders"]:
             if held.obj is not None and (diff := difference(read(held.obj), before)) is not None:
                 entry = {"writer_seq": writer[4], **_where(buf), **diff}
