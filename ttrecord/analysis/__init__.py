@@ -18,6 +18,9 @@ from ttrecord.analysis.grouping import group
 from ttrecord.events import Event
 from ttrecord.findings import Finding
 
+if TYPE_CHECKING:
+    from ttrecord.store.reader import Session
+
 
 def run_detectors(events: Sequence[Event], ctx: Context | None = None,
                   on_step: Callable[[str], None] | None = None) -> list[Finding]:  # fmt: skip

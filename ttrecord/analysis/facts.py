@@ -13,8 +13,11 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ttrecord.events import CALL_KINDS, Event, Kind, Phase
+from ttrecord.events import CALL_KINDS, Event, Kind, Phase, TensorRef
 from ttrecord.store.lifetimes import lifetimes
+
+if TYPE_CHECKING:
+    from ttrecord.store.reader import Session
 
 Key = tuple[int, str, int]  # (device, buffer type, address)
 # Calls that make a tensor without writing its data: not a write of what the buffer holds.
@@ -191,7 +194,7 @@ class SessionFacts:
         before = self._session.user_call_before(seq, kinds)
         after = self._session.user_call_after(seq, kinds)
         found = {e.seq: e for e in self._session.events_at([s for s in (before, after) if s])}
-        return found.get(before), found.get(after)
+        return (found.get(before) if before else None), (found.get(after) if after else None)
 
     def event(self, seq: int) -> Event | None:
         found = self._session.events_at([seq])

@@ -17,10 +17,15 @@ queries for the whole session, not one per trace.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ttrecord.analysis.context import Context, TraceInfo, buffer_key
 from ttrecord.analysis.facts import SessionFacts
 from ttrecord.events import Event, Kind, Phase
 from ttrecord.store.queries import CORE_PARTS
+
+if TYPE_CHECKING:
+    from ttrecord.store.reader import Session
 
 
 def wanted() -> set[str]:
@@ -62,7 +67,7 @@ def load(session: Session) -> tuple[list[Event], SessionFacts, list[TraceInfo]]:
     return events, facts, all_traces
 
 
-def load_core(session, names: set[str] | None = None) -> tuple[list[Event], SessionFacts]:
+def load_core(session: Session, names: set[str] | None = None) -> tuple[list[Event], SessionFacts]:
     """Trace calls, everything inside a capture or audit region and every other call that is
     not an op or transfer (and the `CORE_PARTS` named), with the facts for the rest: what the
     traces are derived from (and all a report needs besides the findings)."""
@@ -76,14 +81,14 @@ def load_core(session, names: set[str] | None = None) -> tuple[list[Event], Sess
     return events, facts
 
 
-def _frees(session, events: list[Event]) -> set[int]:
+def _frees(session: Session, events: list[Event]) -> set[int]:
     """Where the buffers of the loaded allocations ended: without it, an allocation loaded for
     another reason (an audit region) would look live at a replay it never saw."""
     allocs = [e.seq for e in events if e.kind is Kind.ALLOC and e.phase is not Phase.CAPTURE]
     return session.free_seqs_of(allocs)
 
 
-def _until(session, traces: list[TraceInfo]) -> dict[int, int]:
+def _until(session: Session, traces: list[TraceInfo]) -> dict[int, int]:
     """Each trace's release, or past the end of the run."""
     last = session.last_seq()
     return {id(t): t.release.seq if t.release else last + 1 for t in traces}
@@ -105,7 +110,7 @@ def _windows(traces: list[TraceInfo], until: dict[int, int]) -> list[list[int]]:
     return merged
 
 
-def allocations_over_traces(session, facts: SessionFacts, traces: list[TraceInfo],
+def allocations_over_traces(session: Session, facts: SessionFacts, traces: list[TraceInfo],
                             core: list[Event]) -> set[int]:  # fmt: skip
     """TR004: the buffers allocated while a trace can be replayed that sit on its memory at a
     replay (`trace_overlap`), with their frees and the calls that made them. By allocation
@@ -125,7 +130,7 @@ def allocations_over_traces(session, facts: SessionFacts, traces: list[TraceInfo
     return _buffer_events(session, over)
 
 
-def trace_input_lifetimes(session, facts: SessionFacts, traces: list[TraceInfo],
+def trace_input_lifetimes(session: Session, facts: SessionFacts, traces: list[TraceInfo],
                           core: list[Event]) -> set[int]:  # fmt: skip
     """TR005: the frees of trace inputs, the buffers later allocated at an input's address
     while the trace lives (even when freed before any replay), and host-to-device calls that
@@ -153,14 +158,14 @@ def trace_input_lifetimes(session, facts: SessionFacts, traces: list[TraceInfo],
     return seqs | _buffer_events(session, at_inputs)
 
 
-def _buffer_events(session, ids: set[int]) -> set[int]:
+def _buffer_events(session: Session, ids: set[int]) -> set[int]:
     """The allocation and free events of these buffers, and the calls that output them."""
     if not ids:
         return set()
     return set(session.buffer_event_seqs(ids)) | set(session.first_writers(ids))
 
 
-def queue_accesses(session, facts: SessionFacts, traces: list[TraceInfo],
+def queue_accesses(session: Session, facts: SessionFacts, traces: list[TraceInfo],
                    core: list[Event]) -> set[int]:  # fmt: skip
     """TR012: in a program that uses a second command queue or non-blocking reads, the host
     transfers and the eager ops over memory another queue touches (none otherwise)."""

@@ -86,7 +86,7 @@ def _written_bytes(session: Session, ctx: Context) -> dict[tuple, int]:
                 lives = ctx.facts.lifetimes(buffer_key(acc.buffer))
                 i = bisect.bisect_right(lives, acc.seq, key=lambda life: life[0]) - 1
                 if i >= 0:
-                    ids[(*buffer_key(acc.buffer), acc.seq)] = lives[i][2]
+                    ids[buffer_key(acc.buffer) + (acc.seq,)] = lives[i][2]
     if not ids:
         return {}
     pages = session.buffer_bytes(set(ids.values()))

@@ -89,7 +89,7 @@ def _is_binary(ctx: Context, alloc: Event, compiled: set[int]) -> bool:
     """A buffer a compiling call left that is none of its outputs: its kernel binaries."""
     call = ctx.calls.get(alloc.parent) if alloc.parent in compiled else None
     return call is not None and all(
-        t.buffer is None or buffer_key(t.buffer) != buffer_key(alloc.buffer) for t in call.outputs)
+        t.buffer is None or buffer_key(t.buffer) != buffer_key(alloc.allocation) for t in call.outputs)
 
 
 def _is_input_range(ctx: Context, trace: TraceInfo, alloc: Event) -> bool:

@@ -50,7 +50,7 @@ class Report:
         if args.output is not None:
             _refuse_to_replace(args.output, args.force)
             try:
-                out = open(args.output, "w", encoding="utf-8")
+                out = open(args.output, "w", encoding="utf-8")  # noqa: SIM115 - closed below
             except OSError as exc:
                 raise TtrecordError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
             with out:

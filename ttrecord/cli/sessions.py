@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ttrecord.errors import TtrecordError
 
@@ -25,7 +25,7 @@ STATUS_STYLES = {
 _ANALYZE_UP_TO = 200_000  # events: sessions never checked are analyzed on the spot up to this
 
 
-def _findings(session, events: int) -> int | None:
+def _findings(session: Session, events: int) -> int | None:
     """Stored findings; for a session never checked (nothing stored), the findings computed now
     when the session is small enough, else None ("not checked"). Nothing is stored here."""
     stored = session.findings()
@@ -63,7 +63,7 @@ def listing(folder: Path) -> list[dict[str, Any]]:
                     "backend": info.backend, "events": events,
                     "findings": _findings(session, events), "error": None,
                 })  # fmt: skip
-        except (SessionError, *DAMAGE) as exc:  # one bad file does not hide the others
+        except (SessionError, *DAMAGE) as exc:  # type: ignore[misc]  # DAMAGE is a tuple of exception types  # one bad file does not hide the others
             reason = str(exc).removeprefix(f"{path}: ")
             rows.append({"path": str(path), "name": path.name, "script": None,
                          "started_at": None, "status": "damaged", "stopped_abnormally": False,
@@ -115,7 +115,8 @@ def _program(script: str | None) -> str:
 
 def _print(folder: Path, rows: list[dict[str, Any]]) -> None:
     """A table when it fits the width without folding names, else two lines per session."""
-    from rich.table import Table, box
+    from rich import box
+    from rich.table import Table
     from rich.text import Text
 
     from ttrecord import textsafe

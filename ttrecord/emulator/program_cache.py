@@ -37,7 +37,8 @@ import os
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -78,7 +79,7 @@ class _Cache:
     replay_epoch: int = 0  # bumped by every execute_trace on the device
 
 
-_caches: "weakref.WeakKeyDictionary[Any, _Cache]" = weakref.WeakKeyDictionary()
+_caches: weakref.WeakKeyDictionary[Any, _Cache] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
 

@@ -32,7 +32,8 @@ from __future__ import annotations
 import os
 import random
 from collections import deque
-from typing import Any, Callable, Optional
+from typing import Any, Optional
+from collections.abc import Callable
 
 ENV = "TTRECORD_EMULATOR_QUEUES"
 MODES = ("eager", "adversarial", "random")

@@ -263,13 +263,13 @@ class Tensor:
         first = self._read(0, cq)
         return [first] + [self._values(chip) for chip in range(1, self.num_chips)]
 
-    def _to_host(self, blocking: bool = True, cq_id: Optional[int] = None) -> "Tensor":
+    def _to_host(self, blocking: bool = True, cq_id: Optional[int] = None) -> Tensor:
         """A host copy. A non-blocking read is a command on `cq_id`: in the adversarial and
         random queue modes the host tensor holds zeros until the read runs (queues.py)."""
-        if blocking or self._buffer is None or self._buffer.device.queues.eager:
+        device = self._buffer.device if self._buffer is not None else None
+        if blocking or device is None or device.queues.eager:
             values = [v.clone() for v in self._read_all(cq_id)]
             return Tensor.on_host(self._spec, values if len(values) > 1 else values[0])
-        device = self._buffer.device
         check_read(device)
         zeros = to_storage(torch.zeros(tuple(self.shape)), self._spec.dtype)
         n = self.num_chips
@@ -283,7 +283,7 @@ class Tensor:
             device.queues.submit(cq_id or 0, read)
         return host
 
-    def cpu(self, blocking: bool = True, cq_id: Optional[int] = None) -> "Tensor":
+    def cpu(self, blocking: bool = True, cq_id: Optional[int] = None) -> Tensor:
         """Copy to a host tensor (a device read on `cq_id`)."""
         return self._to_host(blocking, cq_id)
 

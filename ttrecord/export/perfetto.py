@@ -33,10 +33,8 @@ from typing import Any
 
 from ttrecord.events import Kind
 from ttrecord.export import ExportSummary
+from ttrecord.store.perfetto_rows import DEVICE_PID_BASE, HOST_PID, HOST_TID
 from ttrecord.export.perfetto_rows import (
-    DEVICE_PID_BASE,
-    HOST_PID,
-    HOST_TID,
     Encoder,
     fields,
     instant_text,
@@ -136,7 +134,7 @@ def _slices(layout: _Layout) -> Iterator[str]:
     session, t_last, enc = layout.session, layout.t_last, layout.encoder
 
     def calls() -> Iterator[tuple[tuple, _Slice]]:
-        tracks: list[Track | None] = sorted(layout.tracks) if layout.increasing else [None]
+        tracks: list[Track | None] = [*sorted(layout.tracks)] if layout.increasing else [None]
         string = enc.string
         for one in tracks:
             for row in rows.call_rows(session, t_last, one):

@@ -70,7 +70,7 @@ def _memory_layout(t: dict[str, Any]) -> str | None:
 def _memory_config(t: dict[str, Any]) -> str | None:
     """ttnn's MemoryConfig repr, which the visualizer parses; kept as is when already one."""
     if t["memory_config"] and t["memory_config"].startswith("MemoryConfig("):
-        return t["memory_config"]
+        return str(t["memory_config"])
     if not _has_buffer(t):
         return None
     layout = _memory_layout(t) or "INTERLEAVED"

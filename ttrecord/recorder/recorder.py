@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from ttrecord.events import Kind, Phase

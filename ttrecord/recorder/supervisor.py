@@ -178,11 +178,11 @@ class Supervisor:
             if not os.environ.get("TTRECORD_KEEP_LOG"):
                 log_path.unlink(missing_ok=True)
             os.close(lock_fd)  # releases the lock: the session is final
-        exc = decoder.end.exception
-        if exc is not None and exc.type == "TtrecordError":  # the child could not start the program
+        failure = decoder.end.exception
+        if failure is not None and failure.type == "TtrecordError":  # the child could not start
             for suffix in ("", "-wal", "-shm"):
                 Path(str(o.output) + suffix).unlink(missing_ok=True)
-            raise TtrecordError(exc.message)
+            raise TtrecordError(failure.message)
         return result
 
     def _header(self, writer: SessionWriter, decoder: Decoder) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ttrecord.findings import Finding, Severity
 
 if TYPE_CHECKING:
-    from ttrecord.analysis.check import CheckResult
+    from ttrecord.analysis.check import CheckResult as CheckResult
 
 
 def __getattr__(name: str) -> Any:

@@ -12,6 +12,7 @@ stored. So the report never shows a stale analysis.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from rich.console import Console
@@ -57,7 +58,8 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
 
 
 def findings_and_summary(session: Session, info: SessionInfo,
-                         on_step=None) -> tuple[list[Finding], RunSummary]:  # fmt: skip
+                         on_step: Callable[[str], None] | None = None,
+                         ) -> tuple[list[Finding], RunSummary]:  # fmt: skip
     """The stored findings and run summary when current; else a fresh analysis, stored for the
     next report and the UI (quietly skipped when the file is read-only or busy, and for a
     session still being recorded, which changes anyway)."""

@@ -55,7 +55,7 @@ def is_session_file(p: Path) -> bool:
                 return False
         conn = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True)
         try:
-            return conn.execute("SELECT format FROM session").fetchone() == ("ttrecord-session",)
+            return bool(conn.execute("SELECT format FROM session").fetchone() == ("ttrecord-session",))
         finally:
             conn.close()
     except (OSError, sqlite3.Error):

@@ -246,7 +246,8 @@ class AnalysisQueries:
 
     def last_raised_seq(self) -> int | None:
         """Seq of the last call that raised, if any."""
-        return self._query("SELECT max(seq) FROM events WHERE status = 'raised'")[0][0]
+        seq: int | None = self._query("SELECT max(seq) FROM events WHERE status = 'raised'")[0][0]
+        return seq
 
     def buffer_bytes(self, buffer_ids: Iterable[int]) -> dict[int, int]:
         """buffer id -> its full size (page size x pages) for those with a page count."""
@@ -270,7 +271,7 @@ class AnalysisQueries:
 
     def export_row_estimate(self) -> int:
         """About how many rows an export writes: one per event and per allocation or free."""
-        return self._query(
+        return int(self._query(
             "SELECT (SELECT count(*) FROM events)"
             " + (SELECT count(*) + count(free_seq) FROM buffers)"
-        )[0][0]
+        )[0][0])

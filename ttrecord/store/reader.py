@@ -454,7 +454,7 @@ class Session(AnalysisQueries):
             pairs = tuple(
                 (role, int(addr)) for role, addr in (p.split(":") for p in (tensors or "").split())
             )
-            out.append(TimelineRow(*head, tensors=pairs, cq=cq, queue=_queue_args(queue)))
+            out.append(TimelineRow(*head, pairs, cq, _queue_args(queue)))  # type: ignore[call-arg]  # the SELECT is in field order
         return out
 
     def uses_queues(self) -> bool:

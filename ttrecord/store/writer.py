@@ -65,7 +65,7 @@ class SessionWriter:
         # Alloc/free pairing (the rule the analysis uses too); rows go to _new_buffers.
         self._pairing = BufferPairing(self._open_buffer, self._end_buffer)
         self._live = self._pairing.live  # place -> (buffer id, size), read on the hot path
-        self._traces: dict[tuple[int, int], int] = {}  # (device, trace_id) -> traces.id
+        self._traces: dict[tuple[int | None, int | None], int] = {}  # (device, trace_id) -> traces.id
         self._next_trace = 1
         self._trace_ops: dict[int, int] = {}
         self._trace_runs: dict[int, int] = {}
@@ -397,7 +397,7 @@ def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding],
     from ttrecord.errors import SessionError
 
     try:
-        db = sqlite_utils.Database(path)
+        db = sqlite_utils.Database(os.fspath(path))
     except sqlite3.Error as exc:
         raise SessionError(str(exc)) from None
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from textual.widgets import DataTable, Header, Static, Tab, Tabs
 
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import EventFilter, Session, TimelineRow, buffers_in_window, map_extents
+from ttrecord.tui.handle import handle_of
 from ttrecord.tui.format import addr_range, hexaddr, site, size_text
 from ttrecord.tui.columns import MIDDLE, NEVER, Column
 from ttrecord.tui.memlayout import MapBar, MemoryMap, RangeGroup, hazard_spans, load_maps, owned_spans
@@ -130,7 +132,7 @@ class MemoryScreen(Screen):
             with Vertical(id="map-pane"):
                 yield Static("", id="axis")
                 yield MemoryMapView(id="map")
-                yield AddressMapView(self.app.handle(self.path), id="grid")
+                yield AddressMapView(handle_of(self.app, self.path), id="grid")
             with Vertical(id="detail-pane"):
                 yield Static("Loading…", id="detail")
                 yield Static("Calls that touched it", id="users-label", classes="label")
@@ -169,7 +171,7 @@ class MemoryScreen(Screen):
     @work(thread=True, exclusive=True, group="extents")
     def _extents(self) -> None:
         try:
-            maps, seqs = self.app.handle(self.path).run(lambda s: (map_extents(s), s.seq_range()))
+            maps, seqs = handle_of(self.app, self.path).run(lambda s: (map_extents(s), s.seq_range()))
             self.post_message(Extents(maps, seqs[1] if seqs else 0))
         except SessionError as exc:
             self.post_message(Extents([], 0, str(exc)))
@@ -407,7 +409,7 @@ class MemoryScreen(Screen):
             return
         lo, hi, first, last = window
         try:
-            rows = self.app.handle(self.path).run(lambda s: buffers_in_window(
+            rows = handle_of(self.app, self.path).run(lambda s: buffers_in_window(
                 s, view.device, view.buffer_type, lo, hi, first, last, self.last_seq))  # fmt: skip
         except SessionError:
             rows = []

@@ -13,12 +13,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Header, Static
 
 from ttrecord.textsafe import clean, clean_deep
 from ttrecord.errors import SessionError
 from ttrecord.findings import Finding
 from ttrecord.store.reader import Session
+from ttrecord.tui.handle import SessionHandle, handle_of
 from ttrecord.tui.columns import MIDDLE, NEVER, Column
 from ttrecord.tui.finding_groups import FindingGroup, group_findings, traces_text
 from ttrecord.tui.format import SEVERITY_STYLE, STATUS_STYLE, site, size_text, when

@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Header, Input, Static
 
 from textual import work
@@ -15,6 +16,7 @@ from textual import work
 from ttrecord.errors import SessionError
 from ttrecord.store.reader import EventFilter
 from ttrecord.tui.filters import FilterError, parse_filter
+from ttrecord.tui.handle import handle_of
 from ttrecord.tui.live import POLL_SECONDS, RUNNING
 from ttrecord.tui.messages import EventChosen, Grown, RowCount
 from ttrecord.tui.queue_lanes import QueueLanes
@@ -53,7 +55,7 @@ class TimelineScreen(Screen):
         yield Header()
         yield Input(self.initial_filter, placeholder="filter, e.g. phase:capture op:matmul (? lists the words)", id="filter")
         yield Static("", id="columns")
-        yield EventTable(self.app.handle(self.path), id="events")
+        yield EventTable(handle_of(self.app, self.path), id="events")
         yield Static("", id="status")
         yield KeyFooter()
 

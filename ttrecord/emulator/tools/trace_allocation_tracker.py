@@ -19,7 +19,8 @@ import contextlib
 import contextvars
 import gc
 import os
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar
+from collections.abc import Iterator
 
 TRACE_ALLOC_TRACKING = os.environ.get("TT_METAL_TRACE_ALLOC_TRACKING", "0") not in ("", "0")
 SKIP_PROGRAM_CACHE = os.environ.get("TT_METAL_TRACE_ALLOC_SKIP_PROGRAM_CACHE", "0") not in ("", "0")
@@ -34,7 +35,7 @@ PROGRAM_CACHE = "program cache"
 
 def on_allocate(device: Any, unique_id: int) -> None:
     """Count a new buffer against every live trace of the device (tracking only)."""
-    if not device.allocations_unsafe or getattr(device, "corruptible_scopes", 0):
+    if not device.allocations_unsafe or device.corruptible_scopes:
         return
     context = allocation_context.get()
     if context == PROGRAM_CACHE and SKIP_PROGRAM_CACHE:
