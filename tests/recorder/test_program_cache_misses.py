@@ -17,7 +17,10 @@ def _body(ttnn):
     ttnn.relu(x)  # same key: a cache hit
     tid = ttnn.begin_trace_capture(device, cq_id=0)
     ttnn.relu(x)  # warmed up: no compile
-    ttnn.gelu(x)  # compiles inside the capture
+    try:
+        ttnn.gelu(x)  # compiles inside the capture: ttnn refuses ("Cannot load new binaries")
+    except RuntimeError:
+        pass
     ttnn.end_trace_capture(device, tid, cq_id=0)
     y = ttnn.from_torch(torch.ones(64, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
     ttnn.relu(y)  # a new shape after capture, trace live: compiles

@@ -29,11 +29,12 @@ PROGRAM = textwrap.dedent("""
     with ttrecord.region("warm"):
         ttnn.add(x, w)
     big = ttnn.from_torch(torch.ones(64, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    ttnn.relu(ttnn.add(big, big))  # warm-up: compiled before the capture
     tid = ttnn.begin_trace_capture(device, cq_id=0)
     out = ttnn.relu(ttnn.add(big, big))
     ttnn.end_trace_capture(device, tid, cq_id=0)
     ttnn.execute_trace(device, tid, cq_id=0, blocking=True)
-    ttnn.add(x, x)  # compiles while the trace is live
+    ttnn.multiply(x, x)  # compiles while the trace is live
     raise ValueError("the end")
 """)
 

@@ -15,8 +15,9 @@ _SQL = re.compile(
     r"\b(SELECT\b[\s\S]*\bFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM"
     r"|CREATE\s+(TEMP\s+|UNIQUE\s+)?(TABLE|INDEX|VIEW)|DROP\s+TABLE|PRAGMA\s+\w+|ATTACH\s+DATABASE)\b"
 )
-# Running SQL on a session or a connection, whatever the text.
-_CALL = re.compile(r"\.(query|query_iter|execute|executemany|executescript)\(")
+# Running SQL on a session or a connection, whatever the text (a Textual DOM query's CSS
+# selector, "#id" or ".class", is not SQL).
+_CALL = re.compile(r"\.(query|query_iter|execute|executemany|executescript)\((?!f?[\"'][#.])")
 
 
 def _python_files() -> list[Path]:

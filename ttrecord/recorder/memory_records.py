@@ -86,8 +86,8 @@ class MemoryRecords:
 
     def _cache_grew(self) -> int:
         """How many entries the program cache gained since the last check (a compile: kernel
-        binaries are buffers no tensor names). Checked only while a trace is live (or being
-        captured); cheap on real ttnn. A backend without the count is not asked again."""
+        binaries are buffers no tensor names). Checked after every op; one call per device,
+        cheap on real ttnn. A backend without the count is not asked again."""
         if self._cache_entries == -2:
             return 0
         total = 0

@@ -98,7 +98,7 @@ class Recorder(MemoryRecords):
         # Frees by reference drop come from Tensor deaths; without them, a snapshot per call.
         self.per_call_snapshots = not lifetimes.watch(ttnn.Tensor, self.allocations.on_death)
         self._live_traces: dict[int | None, set] = {}  # device -> traces captured, not released
-        self._cache_entries = -1  # program cache entries at the last check while a trace lives
+        self._cache_entries = -1  # program cache entries at the last check
         self.tensors = TensorDescriber(
             self.devices.id_of, self.allocations.size_of, self.devices.num_banks
         )
@@ -356,11 +356,14 @@ class Recorder(MemoryRecords):
         with self._lock:
             changes = self._frees_since(held)
             outputs = self._outputs(result, changes)
-            compiled = self._cache_grew() if self._live_traces and kind is _OP else 0
+            # A compile leaves kernel binaries (buffers no tensor names): looked for now, so
+            # they are this call's allocations; noted only while a trace is live (TR013/TR014)
+            grew = self._cache_grew() if kind is _OP else 0
+            compiled = grew if self._live_traces else 0
             if self.per_call_snapshots:
                 if kind is _OP or kind not in _NO_SNAPSHOT_AFTER:
                     self._reconcile(changes)
-            elif kind in _DECISIONS or compiled:
+            elif kind in _DECISIONS or grew:
                 self._reconcile(changes)
             if temporaries:
                 self._temporary_records(temporaries, seq, phase, trace, tid, region)
@@ -461,6 +464,8 @@ class Recorder(MemoryRecords):
             for dev in opened:
                 extra = self.devices.add(dev)
             device = self.devices.id_of(opened[0]) if opened else device
+            with self._lock:
+                self._cache_grew()  # the baseline the device's compiles are counted from
             if extra is not None and "trace_region_size" in kwargs:
                 try:
                     extra["trace_region_size"] = int(kwargs["trace_region_size"])

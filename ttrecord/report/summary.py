@@ -97,7 +97,7 @@ def _status(info: SessionInfo, session: Session, width: int = 80) -> Text:
             info.status, "last call"
         )
         if last is None and info.status == "error":  # the program died of a call that raised
-            raised = session.query("SELECT max(seq) FROM events WHERE status = 'raised'")[0][0]
+            raised = session.last_raised_seq()
             last, verb = (session.event(raised) if raised is not None else None), "raised in"
             first_line = (info.error_message or "").splitlines()[:1]
             if last is not None and not (first_line and first_line[0] in (last.error or "")):
@@ -195,7 +195,8 @@ def _traces(traces: list[TraceSummary], width: int = 80) -> Table:
         for k, col in enumerate(columns) if k != at
     ) + 3 * len(columns) + 1  # fmt: skip
     for cells in rows:
-        cells[at] = terminal.shorten_path(cells[at], max(width - others, 12))
+        name = cells[at].rsplit("/", 1)[-1]  # the file name and lines always stay whole
+        cells[at] = terminal.shorten_path(cells[at], max(width - others, len(name), 12))
         table.add_row(*cells)
     return table
 
