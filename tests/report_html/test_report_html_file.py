@@ -64,7 +64,8 @@ def test_report_of_a_recorded_sample_is_one_offline_file(tmp_path):
     assert m["lo"] + m["addr"][hazard["i"]] == 0x101080
     ranges = [data["ranges"][r] for r in hazard["ranges"]]
     assert any(r["w"] == 1 and r["a"] <= 0x101080 < r["e"] for r in ranges)
-    assert sum(mp["n"] for mp in data["maps"]) == 8  # every buffer of the session
+    # every buffer of the session: 8 tensors' and the kernel binaries of its 2 programs
+    assert sum(mp["n"] for mp in data["maps"]) == 10
 
 
 def test_default_output_is_next_to_the_session(tmp_path):

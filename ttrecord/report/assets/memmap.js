@@ -232,15 +232,21 @@ function clampBox(x0, y0, x1, y1, min, s, ph) {
 
 // Bank-local address (relative to the map's lowest) -> display units. Linear is the identity;
 // compact gives every span between two buffer boundaries a height growing with the square
-// root of its size, so a 2 KB buffer next to a 256 MB one is still a visible band.
+// root of its size, so a 2 KB buffer next to a 256 MB one is still a visible band, and no span
+// taller than 16 median spans (kernel binaries sit at the top of DRAM, gigabytes above the
+// tensors: that gap must not flatten everything else).
 class AddressScale {
   constructor(bounds, compact) {
     this.compact = compact;
     this.b = bounds.length ? bounds : Float64Array.of(0, 1);
     this.p = new Float64Array(this.b.length);
+    const roots = [];
+    for (let k = 1; k < this.b.length; k++) roots.push(Math.sqrt(this.b[k] - this.b[k - 1]));
+    const sorted = roots.filter((r) => r > 0).sort((a, b) => a - b);
+    const cap = sorted.length ? 16 * sorted[sorted.length >> 1] : Infinity;
     for (let k = 1; k < this.b.length; k++) {
       const len = this.b[k] - this.b[k - 1];
-      this.p[k] = this.p[k - 1] + (compact ? Math.sqrt(len) : len);
+      this.p[k] = this.p[k - 1] + (compact ? Math.min(roots[k - 1], cap) : len);
     }
   }
   get total() { return this.p[this.p.length - 1] || 1; }
