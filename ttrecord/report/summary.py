@@ -207,7 +207,7 @@ def _region(region: RegionSummary, traces: list[TraceSummary]) -> Table:
     and trace_region_size, in total and per DRAM bank, both, because ttnn's message and
     trace_region_size count totals while the allocator reports per bank."""
     table = Table(title=f"Trace region, device {region.device} ({region.dram_banks} DRAM banks)",
-                  title_justify="left", caption_justify="left")  # fmt: skip
+                  title_justify="left")  # fmt: skip
     table.add_column("")
     for col in ("total", "per bank", "of region"):
         table.add_column(col, justify="right")
