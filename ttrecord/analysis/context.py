@@ -12,10 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ttrecord.analysis.facts import EventFacts, SessionFacts
 from ttrecord.analysis.trace_overlap import Spans, TraceWindow
 from ttrecord.events import CALL_KINDS, BufferRef, CallSite, Event, Kind, Phase, Status
+
+if TYPE_CHECKING:
+    from ttrecord.analysis.trace_region import Region as TraceRegion
 
 RangeKey = tuple[int, str]  # (device, buffer type)
 
@@ -224,6 +228,14 @@ class Context:
     @cached_property
     def regions(self) -> list[RegionInstance]:
         return _derive_regions(self.events)
+
+    @cached_property
+    def trace_regions(self) -> dict[int | None, TraceRegion]:
+        """Each device's trace region (size, trace buffers, high-water mark, captures that did
+        not fit): TR016 decides on it and the report shows it, from one pass."""
+        from ttrecord.analysis.trace_region import scan  # it builds on this module
+
+        return scan(self.events)
 
 
 def _derive_traces(

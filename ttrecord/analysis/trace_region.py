@@ -13,6 +13,9 @@ and their frees (`release_trace`):
 - otherwise a high-water mark of live trace buffers above 90% of the region is a warning (the
   next trace, or a longer sequence length, will not fit).
 Both are pinned to the `open_device` call, where `trace_region_size` is set.
+
+`scan` is the one account of the region: `report` shows its sizes per trace and device
+(`run_summary`), from the same pass (`Context.trace_regions`).
 """
 
 from __future__ import annotations
@@ -33,8 +36,27 @@ _TOO_SMALL = re.compile(
 )
 
 
+@dataclass(frozen=True)
+class Misfit:
+    """A capture that did not fit: what ttnn's message said, and what was live then."""
+
+    end: Event  # the end_trace_capture that raised
+    needed: int  # all trace buffers with this one (total over banks), per the message
+    mesh: int
+    allocated: int  # trace_region_size, per the message
+    live: int  # trace buffers (total) already live when it raised
+
+    @property
+    def own(self) -> int:
+        """This capture's own trace buffer: what it needed beyond the live ones."""
+        return max(self.needed - self.live, 0)
+
+
 @dataclass
-class _Region:
+class Region:
+    """One device's trace region over the run: what TR016 decides on and what `report` shows
+    (`run_summary`)."""
+
     open_ev: Event | None
     size: int | None  # trace_region_size (total over banks)
     banks: int
@@ -43,22 +65,28 @@ class _Region:
     peak_at: Event | None = None
     sizes: dict[int, int] = field(default_factory=dict)  # trace id -> buffer bytes (total)
     live: dict[tuple, int] = field(default_factory=dict)  # buffer key -> total bytes
+    misfits: list[Misfit] = field(default_factory=list)
 
     def per_bank(self, total: int) -> int:
         return -(-total // self.banks)
 
+    @property
+    def size_per_bank(self) -> int | None:
+        """trace_region_size per DRAM bank (the region is taken from the top of each)."""
+        return self.size // self.banks if self.size else None
 
-def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
-    regions: dict[int | None, _Region] = {}
-    findings: list[Finding] = []
-    failed: set[int | None] = set()
+
+def scan(events: Sequence[Event]) -> dict[int | None, Region]:
+    """Each device's trace region, following the trace-buffer allocations (children of
+    `end_trace_capture`), their frees (`release_trace`) and captures that did not fit."""
+    regions: dict[int | None, Region] = {}
     for ev in events:
         kind = ev.kind
         if kind is Kind.DEVICE_OPEN and ev.status is Status.OK:
             args = ev.args or {}
             size = args.get("trace_region_size")
-            regions[ev.device] = _Region(ev, int(size) if isinstance(size, int) else None,
-                                         int(args.get("num_dram_banks") or 1))  # fmt: skip
+            regions[ev.device] = Region(ev, int(size) if isinstance(size, int) else None,
+                                        int(args.get("num_dram_banks") or 1))  # fmt: skip
         elif kind is Kind.ALLOC and ev.buffer is not None and ev.buffer.buffer_type == "TRACE":
             reg = _region(regions, ev.device)
             nbytes = _total(ev.buffer, reg.banks)
@@ -73,20 +101,30 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
             reg.used -= reg.live.pop(_key(ev.buffer), 0)
         elif kind is Kind.TRACE_END and ev.status is Status.RAISED and ev.error:
             match = _TOO_SMALL.search(ev.error)
-            if match and ev.device not in failed:
-                failed.add(ev.device)
-                findings.append(_too_small(ctx, ev, _region(regions, ev.device), match))
-    for device, reg in regions.items():
-        if device in failed or not reg.size or reg.peak <= WARN_FRACTION * reg.size:
-            continue
-        findings.append(_nearly_full(ctx, reg))
+            if match:
+                reg = _region(regions, ev.device)
+                needed, mesh, allocated = (int(g) for g in match.groups())
+                if reg.size is None:
+                    reg.size = allocated
+                reg.misfits.append(Misfit(ev, needed, mesh, allocated, reg.used))
+    return regions
+
+
+def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    regions = ctx.trace_regions if events is ctx.events else scan(events)
+    findings: list[Finding] = []
+    for reg in regions.values():
+        if reg.misfits:  # one finding: the first capture that failed (the run ends there)
+            findings.append(_too_small(ctx, reg, reg.misfits[0]))
+        elif reg.size and reg.peak > WARN_FRACTION * reg.size:
+            findings.append(_nearly_full(ctx, reg))
     return findings
 
 
-def _region(regions: dict, device: int | None) -> _Region:
+def _region(regions: dict[int | None, Region], device: int | None) -> Region:
     reg = regions.get(device)
     if reg is None:
-        reg = regions[device] = _Region(None, None, 1)
+        reg = regions[device] = Region(None, None, 1)
     return reg
 
 
@@ -101,32 +139,30 @@ def _total(buf: BufferRef, banks: int) -> int:
     return buf.size * banks
 
 
-def _sizes(reg: _Region, total: int) -> str:
+def _sizes(reg: Region, total: int) -> str:
     return f"{total:,} B ({reg.per_bank(total):,} B per DRAM bank over {reg.banks} banks)"
 
 
-def _evidence(reg: _Region, needed: int | None = None) -> dict:
+def _evidence(reg: Region, needed: int | None = None) -> dict:
     ev: dict = {"trace_region_size": reg.size, "dram_banks": reg.banks,
                 "high_water": reg.peak, "high_water_per_bank": reg.per_bank(reg.peak),
                 "trace_sizes": {str(t): s for t, s in sorted(reg.sizes.items())}}  # fmt: skip
     if reg.size:
-        ev["region_per_bank"] = reg.size // reg.banks
+        ev["region_per_bank"] = reg.size_per_bank
     if needed is not None:
         ev["needed"] = needed
         ev["needed_per_bank"] = reg.per_bank(needed)
     return ev
 
 
-def _too_small(ctx: Context, end: Event, reg: _Region, match: re.Match) -> Finding:
-    needed, mesh, allocated = (int(g) for g in match.groups())
-    if reg.size is None:
-        reg.size = allocated
-    others = f"; live traces already hold {_sizes(reg, reg.used)}" if reg.used else ""
+def _too_small(ctx: Context, reg: Region, misfit: Misfit) -> Finding:
+    end, needed, allocated = misfit.end, misfit.needed, misfit.allocated
+    others = f"; live traces already hold {_sizes(reg, misfit.live)}" if misfit.live else ""
     culprit = reg.open_ev or end
     message = (
         f"end_trace_capture at {where(ctx, end)} needs {_sizes(reg, needed)} of trace buffers"
         f"{others}, but trace_region_size is {_sizes(reg, allocated)}."
-        f" ttnn: \"Creating trace buffers of size {needed}B on MeshDevice {mesh}, but only"
+        f" ttnn: \"Creating trace buffers of size {needed}B on MeshDevice {misfit.mesh}, but only"
         f" {allocated}B is allocated for trace region.\""
     )
     fix = (f"Open the device with trace_region_size of at least {needed} (plus headroom for"
@@ -135,7 +171,7 @@ def _too_small(ctx: Context, end: Event, reg: _Region, match: re.Match) -> Findi
                    evidence=_evidence(reg, needed), trace=end.trace)  # fmt: skip
 
 
-def _nearly_full(ctx: Context, reg: _Region) -> Finding:
+def _nearly_full(ctx: Context, reg: Region) -> Finding:
     assert reg.size and reg.open_ev is not None
     percent = 100.0 * reg.peak / reg.size
     per_trace = ", ".join(f"trace {t}: {s:,} B" for t, s in sorted(reg.sizes.items()))

@@ -23,7 +23,7 @@ from rich.text import Text
 from ttrecord import terminal, textsafe
 from ttrecord.analysis import STEPS
 from ttrecord.analysis.check import check_and_store, current_summary
-from ttrecord.analysis.run_summary import RunSummary, TraceSummary
+from ttrecord.analysis.run_summary import RegionSummary, RunSummary, TraceSummary
 from ttrecord.findings import Finding, Severity
 from ttrecord.progress import Progress
 from ttrecord.report.text import STYLE, location, source
@@ -54,6 +54,8 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
         console.print(_counts(summary.counts))
         if summary.traces:
             console.print(_traces(textsafe.clean_deep(summary.traces), console.width))
+        for region in summary.regions:
+            console.print(_region(region, [t for t in summary.traces if t.device == region.device]))
         _findings(console, findings, session)
 
 
@@ -199,6 +201,39 @@ def _traces(traces: list[TraceSummary], width: int = 80) -> Table:
         cells[at] = terminal.shorten_path(cells[at], max(width - others, len(name), 12))
         table.add_row(*cells)
     return table
+
+
+def _region(region: RegionSummary, traces: list[TraceSummary]) -> Table:
+    """A device's trace region: each trace's buffer, the high-water mark of live trace buffers
+    and trace_region_size, in total and per DRAM bank, both, because ttnn's message and
+    trace_region_size count totals while the allocator reports per bank."""
+    table = Table(title=f"Trace region, device {region.device} ({region.dram_banks} DRAM banks)",
+                  title_justify="left")  # fmt: skip
+    table.add_column("")
+    for col in ("total", "per bank", "of region"):
+        table.add_column(col, justify="right")
+
+    def row(label: str, total: int | None, per_bank: int | None, style: str = "") -> None:
+        share = "-"
+        if total is not None and region.size:
+            share = f"{100 * total / region.size:.0f}%" if total * 100 >= region.size else "<1%"
+        table.add_row(label, _bytes(total), _bytes(per_bank), share, style=style)
+
+    for t in traces:
+        if t.fits:
+            row(f"trace {t.trace_id}", t.buffer_bytes, t.buffer_per_bank)
+        else:
+            row(f"trace {t.trace_id}: did not fit", t.buffer_bytes, t.buffer_per_bank, "red")
+    if region.needed is not None:
+        row(f"needed with trace {region.needed_by}", region.needed, region.needed_per_bank, "red")
+    full = region.size is not None and region.high_water > 0.9 * region.size
+    row("high-water mark", region.high_water, region.high_water_per_bank, "yellow" if full else "")
+    row("trace_region_size", region.size, region.size_per_bank, "bold")
+    return table
+
+
+def _bytes(n: int | None) -> str:
+    return f"{n:,} B" if n is not None else "-"
 
 
 def _line(session: Session, file: str | None, line: int | None) -> str | None:

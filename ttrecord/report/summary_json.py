@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from ttrecord.analysis import STEPS
 from ttrecord.progress import Progress
-from ttrecord.analysis.run_summary import TraceSummary
+from ttrecord.analysis.run_summary import RegionSummary, TraceSummary
 from ttrecord.report.jsonfmt import finding_dict
 from ttrecord.report.summary import findings_and_summary
 from ttrecord.store.reader import Session
@@ -73,6 +73,7 @@ def document(path: str, quiet: bool = False) -> dict[str, Any]:
             },
             "traces": [_trace(t, verified=any(t.verified for t in summary.traces))
                        for t in summary.traces],  # fmt: skip
+            "trace_regions": [_region(r) for r in summary.regions],
             "findings": [finding_dict(f) for f in findings],
             "summary": {"total": len(findings), "by_severity": by_severity,
                         "by_rule": dict(sorted(by_rule.items()))},  # fmt: skip
@@ -88,4 +89,16 @@ def _trace(t: TraceSummary, verified: bool) -> dict[str, Any]:
     """One trace as the traces table shows it; `verified` is None without --verify-replay."""
     return {"device": t.device, "trace": t.trace_id, "captured": t.captured, "ops": t.ops,
             "replays": t.replays, "bytes_per_replay": t.bytes_per_replay, "state": t.state,
-            "verified": dict(sorted(t.verified.items())) if verified else None}  # fmt: skip
+            "verified": dict(sorted(t.verified.items())) if verified else None,
+            "trace_buffer": None if t.buffer_bytes is None else {
+                "total": t.buffer_bytes, "per_bank": t.buffer_per_bank, "fits": t.fits}}  # fmt: skip
+
+
+def _region(r: RegionSummary) -> dict[str, Any]:
+    """A device's trace region as the "Trace region" table shows it (bytes: total over the DRAM
+    banks and per bank)."""
+    return {"device": r.device, "dram_banks": r.dram_banks,
+            "size": {"total": r.size, "per_bank": r.size_per_bank},
+            "high_water": {"total": r.high_water, "per_bank": r.high_water_per_bank},
+            "did_not_fit": None if r.needed is None else {
+                "trace": r.needed_by, "needed": r.needed, "needed_per_bank": r.needed_per_bank}}  # fmt: skip
