@@ -137,6 +137,14 @@ class AnalysisQueries:
             (_ids(buffer_ids),),
         )]  # fmt: skip
 
+    def tensor_buffers(self, buffer_ids: Iterable[int]) -> set[int]:
+        """Those of these buffers some recorded tensor held (not kernel binaries or other
+        allocations of the library's own)."""
+        return {b for (b,) in self._query(
+            "SELECT DISTINCT buffer FROM tensors WHERE buffer IN (SELECT value FROM json_each(?))",
+            (_ids(buffer_ids),),
+        )}  # fmt: skip
+
     # -- command queues (TR012) ---------------------------------------------------------------
 
     def queued_call_seqs(self) -> list[int]:

@@ -160,8 +160,11 @@ def _load_ops(
 
 
 def _live_at(session: Session, device: int, seq: int) -> list[LiveBuffer]:
-    """Buffers live just before `seq`, each with the call that allocated it."""
+    """Tensor buffers live just before `seq`, each with the call that allocated it (kernel
+    binaries, which no tensor holds, follow compile order, not the program's data)."""
     rows = session.buffers(device, live_from=seq, live_until=seq)
+    held = session.tensor_buffers(r.id for r in rows)
+    rows = [r for r in rows if r.id in held]
     makers = _allocating_calls(session, [r.alloc_seq for r in rows])
     out = []
     for r in rows:
