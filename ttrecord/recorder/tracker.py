@@ -13,13 +13,10 @@ from typing import Any
 
 import wrapt
 
-from ttrecord.events import Kind
+from ttrecord.events import CORRUPTIBLE_SCOPE, CORRUPTIBLE_SCOPE_BEGIN, CORRUPTIBLE_SCOPE_END, Kind
 from ttrecord.recorder.recorder import Recorder
 
-ACKNOWLEDGE = "acknowledge_corruptible"
-SCOPE = "corruptible_allocation_scope"
-SCOPE_BEGIN = "corruptible_scope_begin"
-SCOPE_END = "corruptible_scope_end"
+SCOPE = CORRUPTIBLE_SCOPE
 
 
 class _RecordedScope(wrapt.ObjectProxy):
@@ -32,11 +29,11 @@ class _RecordedScope(wrapt.ObjectProxy):
 
     def __enter__(self) -> Any:
         value = self.__wrapped__.__enter__()
-        self._note(SCOPE_BEGIN)
+        self._note(CORRUPTIBLE_SCOPE_BEGIN)
         return value
 
     def __exit__(self, *exc: Any) -> Any:
-        self._note(SCOPE_END)  # never raises
+        self._note(CORRUPTIBLE_SCOPE_END)  # never raises
         return self.__wrapped__.__exit__(*exc)
 
     def _note(self, name: str) -> None:
