@@ -31,9 +31,8 @@ def _body(ttnn):
     with tracker.corruptible_allocation_scope(device) as entered:
         assert entered is None  # what the tracker's own manager yields
         b = _tensor(ttnn, device, 2.0)
-    with pytest.raises(KeyError):
-        with tracker.corruptible_allocation_scope(mesh_device=device):
-            raise KeyError("the program's own error")
+    with pytest.raises(KeyError), tracker.corruptible_allocation_scope(mesh_device=device):
+        raise KeyError("the program's own error")
     ttnn.deallocate(b)
     ttnn.close_device(device)
 
