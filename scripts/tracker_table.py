@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 SKIP = {"hang_in_replay", "crash_in_replay"}  # they hang or die by design
-_WIDTH = 60  # characters of the exception line shown
+_WIDTH = 80  # characters of the exception line shown
 FOUND = re.compile(r"Found (\d+) device buffer\(s\) still alive before trace replay")
 
 
