@@ -327,6 +327,16 @@ def test_alloc_after_capture_value_differs_from_eager(results):
     assert "Allocating device buffers is potentially unsafe due to the existence of an active trace" in r.stderr
 
 
+def test_acknowledged_corruptible_scratch_is_overwritten_and_the_output_is_right(results):
+    # the acknowledged buffer is corrupted by the replay, as acknowledged; the trace's output is
+    # (3 + 5) * 0.5
+    r = results["acknowledged_corruptible"]
+    _ok(r)
+    assert float(_line(r.stdout, "scratch before replay:")) == 1.0
+    assert float(_line(r.stdout, "scratch after replay:")) == 8.0
+    assert float(_line(r.stdout, "output:")) == 4.0
+
+
 def test_stale_input_replays_the_old_input(results):
     r = results["stale_input"]
     _ok(r)
