@@ -24,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 SKIP = {"hang_in_replay", "crash_in_replay"}  # they hang or die by design
+_WIDTH = 80  # characters of the exception line shown
 FOUND = re.compile(r"Found (\d+) device buffer\(s\) still alive before trace replay")
 
 
@@ -40,9 +41,25 @@ def tracker_column(sample: str) -> str:
     if m:
         return f"raises at execute_trace: {m.group(1)} buffer(s) alive"
     if p.returncode != 0:
-        last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"
-        return f"nothing (the run stops: {last.split(':')[0]})"
+        return f"nothing (the run stops: {stopped_by(p.stderr) or f'exit {p.returncode}'})"
     return "nothing"
+
+
+def stopped_by(stderr: str, width: int = _WIDTH) -> str | None:
+    """The first line of the exception that ended the run ("RuntimeError: TT_FATAL @ …"),
+    shortened: the line after the last traceback's frames, not the last line of stderr (ttnn's
+    errors go on with info and backtrace lines). Pipes are escaped for the markdown table."""
+    lines = stderr.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
+    if not starts:
+        return None
+    line = next((x for x in lines[starts[-1] + 1 :] if x.strip() and not x.startswith((" ", "\t"))), None)
+    if line is None:
+        return None
+    line = re.sub(r"@ \S*/(\S+)", r"@ \1", line.strip())  # TT_FATAL's source path: its file
+    if len(line) > width:
+        line = line[: width - 1].rstrip() + "…"
+    return line.replace("|", "\\|")
 
 
 def ttrecord_column(sample: str) -> str:

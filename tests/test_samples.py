@@ -39,6 +39,7 @@ EXPECTED_MARKERS = {
     "sync_in_capture.py": ["TR003"],
     "alloc_after_capture.py": ["TR004"],
     "alloc_after_capture_safe.py": [],
+    "acknowledged_corruptible.py": ["TR004"],
     "reallocated_input.py": [],
     "input_reallocated_after_capture.py": [],
     "multi_trace.py": ["TR010"],
@@ -74,6 +75,7 @@ RUNS = {
     "sync_in_capture": ["sync_in_capture.py"],
     "alloc_after_capture": ["alloc_after_capture.py"],
     "alloc_after_capture_safe": ["alloc_after_capture_safe.py"],
+    "acknowledged_corruptible": ["acknowledged_corruptible.py"],
     "reallocated_input": ["reallocated_input.py"],
     "input_reallocated_after_capture": ["input_reallocated_after_capture.py"],
     "multi_trace": ["multi_trace.py"],
@@ -323,6 +325,16 @@ def test_alloc_after_capture_value_differs_from_eager(results):
     replay = float(_line(r.stdout, "bias after replay:"))
     assert eager == 1.0 and replay != eager
     assert "Allocating device buffers is potentially unsafe due to the existence of an active trace" in r.stderr
+
+
+def test_acknowledged_corruptible_scratch_is_overwritten_and_the_output_is_right(results):
+    # the acknowledged buffer is corrupted by the replay, as acknowledged; the trace's output is
+    # (3 + 5) * 0.5
+    r = results["acknowledged_corruptible"]
+    _ok(r)
+    assert float(_line(r.stdout, "scratch before replay:")) == 1.0
+    assert float(_line(r.stdout, "scratch after replay:")) == 8.0
+    assert float(_line(r.stdout, "output:")) == 4.0
 
 
 def test_stale_input_replays_the_old_input(results):

@@ -179,3 +179,12 @@ class Event:
         """`buffer` of an ALLOC or FREE event, which always has one (typed as such)."""
         assert self.buffer is not None, f"event {self.seq} ({self.kind}) has no buffer"
         return self.buffer
+
+
+# ttnn's trace allocation tracker opt-outs (`ttnn.tools.trace_allocation_tracker`), as recorded:
+# `acknowledge_corruptible` is a call on its tensor; entering and leaving a
+# `corruptible_allocation_scope` are notes (args {"device": id}).
+ACKNOWLEDGE_CORRUPTIBLE = "acknowledge_corruptible"
+CORRUPTIBLE_SCOPE = "corruptible_allocation_scope"
+CORRUPTIBLE_SCOPE_BEGIN = "corruptible_scope_begin"
+CORRUPTIBLE_SCOPE_END = "corruptible_scope_end"

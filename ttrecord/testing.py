@@ -104,6 +104,10 @@ class SessionBuilder:
             **fields,
         )  # fmt: skip
 
+    def note(self, name: str, line: int | None, args: dict | None = None, **fields: Any) -> Event:
+        """A point note, e.g. `corruptible_scope_begin` with args {"device": id}."""
+        return self._add(Kind.NOTE, name, line, args=args, **fields)
+
     def h2d(self, target: BufferRef | None, line: int, name: str = "copy_host_to_device_tensor",
             **fields: Any) -> Event:  # fmt: skip
         outs = (tensor(target),) if target is not None else ()

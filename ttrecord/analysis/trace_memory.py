@@ -23,6 +23,9 @@ from collections.abc import Sequence
 
 from ttrecord.analysis.context import Access, Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
+from ttrecord.events import ACKNOWLEDGE_CORRUPTIBLE as ACKNOWLEDGE
+from ttrecord.events import CORRUPTIBLE_SCOPE_BEGIN as SCOPE_BEGIN
+from ttrecord.events import CORRUPTIBLE_SCOPE_END as SCOPE_END
 from ttrecord.events import Event, Kind, Phase
 from ttrecord.findings import Finding, Severity
 
@@ -39,6 +42,8 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
     ends: list[int | None] = []
     open_: dict[tuple[int, str, int], int] = {}  # address -> its allocation's position
     compiled: set[int] = set()  # calls that compiled (TR014 owns their binaries)
+    acked: dict[int, Event] = {}  # allocation position -> its acknowledgement (call or scope)
+    scopes: dict[int | None, list[Event]] = {}  # device -> open corruptible scopes
     for i, ev in enumerate(events):
         kind = ev.kind
         if kind is Kind.ALLOC:
@@ -48,15 +53,29 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             if key in open_:
                 ends[open_[key]] = ev.seq
             open_[key] = len(allocs)
+            inside = scopes.get(ev.buffer.device)
+            if inside:
+                acked[len(allocs)] = inside[-1]
             allocs.append((ev, i))
             ends.append(None)
+        elif kind is Kind.OP and ev.parent is None and ev.name.endswith(ACKNOWLEDGE):
+            for ref in ev.inputs:
+                at = open_.get(buffer_key(ref.buffer)) if ref.buffer is not None else None
+                if at is not None:
+                    acked.setdefault(at, ev)
+        elif kind is Kind.NOTE and ev.name in (SCOPE_BEGIN, SCOPE_END):
+            stack = scopes.setdefault((ev.args or {}).get("device"), [])
+            if ev.name == SCOPE_BEGIN:
+                stack.append(ev)
+            elif stack:
+                stack.pop()
         elif kind is Kind.FREE and ev.buffer is not None:
             at = open_.pop(buffer_key(ev.buffer), None)
             if at is not None:
                 ends[at] = ev.seq
         elif kind is Kind.NOTE and ev.name == "program_cache_miss" and ev.parent is not None:
             compiled.add(ev.parent)
-    hits: list[tuple[int, int, int, TraceInfo, Event, int]] = []
+    hits: list[tuple[int, int, int, TraceInfo, Event, int, Event | None]] = []
     for t in traces:
         window = t.window
         cut = window.suspects(allocs, _alloc_seq)
@@ -70,15 +89,31 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             # replay is TR005's question.
             if replay is not None and not _is_input_range(ctx, t, alloc) \
                     and not _is_binary(ctx, alloc, compiled):  # a kernel binary: TR014's
-                hits.append((replay, alloc.seq, window.end, t, alloc, index))
+                hits.append((replay, alloc.seq, window.end, t, alloc, index, acked.get(n)))
     hits.sort(key=lambda h: h[:3])  # by replay, as the replays reveal them
     findings = []
-    for replay, _, _, trace, alloc, index in hits:
+    for replay, _, _, trace, alloc, index, ack in hits:
         execute = trace.executes[bisect.bisect_left(trace.window.executes, replay)]
         maker = _allocating_call(ctx, events, alloc, index)
         accesses = trace.footprint.overlapping(alloc.buffer)  # type: ignore[arg-type]
-        findings.append(_allocation_finding(ctx, alloc, maker, trace, accesses, execute))
+        f = _allocation_finding(ctx, alloc, maker, trace, accesses, execute)
+        findings.append(f if ack is None else _acknowledged(ctx, f, ack))
     return findings
+
+
+def _acknowledged(ctx: Context, f: Finding, ack: Event) -> Finding:
+    """The same overlap, acknowledged with ttnn's trace allocation tracker: the program said
+    the replay may overwrite this buffer, so it is information, not an error."""
+    how = ("acknowledged it as corruptible with `acknowledge_corruptible`" if ack.kind is Kind.OP
+           else "allocated it inside `corruptible_allocation_scope`")  # fmt: skip
+    f.severity = Severity.INFO
+    f.message = (f"{f.message.rstrip('.')}. The program {how} at {where(ctx, ack)}, so this is"
+                 " expected: the buffer's contents after a replay are the trace's, not the program's.")  # fmt: skip
+    f.evidence["acknowledged"] = {"how": how, "event": ack.seq, "at": where(ctx, ack)}
+    f.events.append(ack.seq)
+    f.fix = ("None needed if nothing reads this buffer after a replay expecting its own values;"
+             " otherwise allocate it before the capture.")
+    return f
 
 
 def _alloc_seq(item: tuple[Event, int]) -> int:

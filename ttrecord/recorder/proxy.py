@@ -21,6 +21,7 @@ import wrapt
 
 from ttrecord.events import Kind
 from ttrecord.recorder.classify import TENSOR_METHODS, module_kind
+from ttrecord.recorder import tracker
 from ttrecord.recorder.recorder import Recorder
 
 # Tensor operators: ttnn forwards them to ops (`a + b` is ttnn.add), so they are ops too.
@@ -121,7 +122,11 @@ class Installation:
         known = self._functions.get(id(value))
         if known is not None and known[0] is value:
             return known[1]
-        wrapped = wrapt.FunctionWrapper(value, _make_wrapper(self.recorder, qualname, kind))
+        if short == tracker.SCOPE:  # a context manager: its entry and exit are recorded too
+            wrapper = tracker.scope_wrapper(self.recorder, qualname, kind)
+        else:
+            wrapper = _make_wrapper(self.recorder, qualname, kind)
+        wrapped = wrapt.FunctionWrapper(value, wrapper)
         self._functions[id(value)] = (value, wrapped)
         return wrapped
 

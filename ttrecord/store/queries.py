@@ -26,6 +26,9 @@ CORE_PARTS = {
     "prep_runs": "(phase = 'prep' AND kind = 'op' AND parent IS NULL)",
     "compile_allocations": "(kind = 'alloc' AND parent IN (SELECT parent FROM events"
     " WHERE kind = 'note' AND name = 'program_cache_miss'))",  # what a compiling call left
+    # ttnn's trace allocation tracker opt-outs (TR004 reports an acknowledged buffer as info)
+    "tracker_opt_outs": "(kind = 'note' AND name IN ('corruptible_scope_begin', 'corruptible_scope_end'))"
+    " OR (kind = 'op' AND parent IS NULL AND name LIKE '%acknowledge_corruptible')",
 }
 _LIFE = "b.alloc_seq, b.free_seq, b.id, b.device, b.buffer_type, b.address, b.size"
 # Buffer accesses outside captures, by which side of a call they are on.

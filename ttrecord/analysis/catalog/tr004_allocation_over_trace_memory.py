@@ -10,13 +10,16 @@ RULE = Rule(
     id="TR004",
     title="Allocation over trace memory",
     severity=Severity.ERROR,
-    levels="error",
+    levels="error / info",
     summary="buffer allocated after capture over memory the trace uses, live across a replay",
     reported_when=(
         "a buffer allocated after `end_trace_capture` of a trace not yet released overlaps a range"
         " that trace reads, writes or creates, and is still allocated when `execute_trace` of that"
         " trace runs (not a tensor of an input's spec on exactly its range: that is the input); "
-        "the message says whether the trace writes the range or only reads it"
+        "the message says whether the trace writes the range or only reads it. Info instead when"
+        " the program opted out with ttnn's trace allocation tracker: the buffer was acknowledged"
+        " with `acknowledge_corruptible` or allocated inside `corruptible_allocation_scope`; the"
+        " message names where"
     ),
     at="the call that allocated it",
     why=(
@@ -30,6 +33,6 @@ RULE = Rule(
         "execute_trace."
     ),
     detect=trace_memory.detect_allocations,
-    facts=("allocations_over_traces",),
+    facts=("allocations_over_traces", "tracker_opt_outs"),
     highlight=trace_overlap.highlight,
 )
