@@ -44,6 +44,21 @@ def test_capture_never_ended_is_reported_when_the_run_ended_normally(analyze_bot
     assert rules_at(analyze_both(b)) == [("TR009", 20)]
 
 
+def test_capture_whose_end_raised_and_was_caught_is_not_never_ended(analyze_both):
+    # GIVEN end_trace_capture raising (the trace did not fit its region) in a program that
+    # catches the error and finishes normally
+    b = SessionBuilder()
+    b.open_device()
+    x, w = b.alloc(X), b.alloc(W)
+    tid = b.begin_trace(line=20)
+    b.op("ttnn.matmul", [x, w], [b.alloc(H)], line=10)
+    b.end_trace(tid, line=22)
+    b.raised("RuntimeError: TT_FATAL: Creating trace buffers of size 8192B on MeshDevice 0,"
+             " but only 4096B is allocated for trace region.")
+    # THEN no TR009 "never ends": the capture was ended; ttnn's refusal is the mistake
+    assert [f for f in analyze_both(b) if f.rule == "TR009"] == []
+
+
 def test_crashed_run_inside_a_capture_is_not_a_lifecycle_error(analyze_both):
     b = SessionBuilder()
     b.open_device()

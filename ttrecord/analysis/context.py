@@ -50,6 +50,7 @@ class TraceInfo:
     accesses: list[Access] = field(default_factory=list)
     ops: int = 0
     raised_inside: bool = False  # a call inside the capture raised (e.g. a TT_FATAL)
+    end_raised: Event | None = None  # end_trace_capture was called and raised (region too small)
     freed_inside: set[tuple[int, str, int]] = field(default_factory=set)
 
     @property
@@ -271,6 +272,8 @@ def _derive_traces(
             info = capturing.pop(ev.device, None)
             if info is not None and ev.status is Status.OK:
                 info.end = ev
+            elif info is not None:
+                info.end_raised = ev
         elif kind is Kind.TRACE_EXECUTE:
             info = open_.get((ev.device, ev.trace))
             if info is not None:

@@ -127,6 +127,8 @@ def _nested(ctx: Context, ev: Event, active: TraceInfo) -> Finding:
 def _never_finished(ctx: Context) -> list[Finding]:
     findings: list[Finding] = []
     for t in ctx.traces:
+        if t.end is None and t.end_raised is not None:
+            continue  # ended, and ttnn refused the trace: that error is the finding (TR016...)
         if t.end is None:
             findings.append(finding(
                 "TR009", ctx, t.begin,

@@ -16,7 +16,8 @@ RULE = Rule(
         "`execute_trace` of a trace never captured on that device, released, still being captured,"
         " or captured on another device; `begin_trace_capture` during another capture; "
         "`release_trace` of a trace not live; and, in a run that ended normally, a capture never "
-        "ended or a trace never released"
+        "ended (not one whose `end_trace_capture` raised: that error is the finding) or a trace "
+        "never released"
     ),
     at="the execute / begin / release call; the `begin_trace_capture`",
     why=(
