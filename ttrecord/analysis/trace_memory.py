@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
+from ttrecord.analysis.compile_after_capture import kernel_binaries
 from ttrecord.analysis.context import Access, Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
 from ttrecord.events import ACKNOWLEDGE_CORRUPTIBLE as ACKNOWLEDGE
@@ -123,8 +124,7 @@ def _alloc_seq(item: tuple[Event, int]) -> int:
 def _is_binary(ctx: Context, alloc: Event, compiled: set[int]) -> bool:
     """A buffer a compiling call left that is none of its outputs: its kernel binaries."""
     call = ctx.calls.get(alloc.parent) if alloc.parent in compiled else None
-    return call is not None and all(
-        t.buffer is None or buffer_key(t.buffer) != buffer_key(alloc.allocation) for t in call.outputs)
+    return call is not None and bool(kernel_binaries(call, [alloc]))
 
 
 def _is_input_range(ctx: Context, trace: TraceInfo, alloc: Event) -> bool:
