@@ -90,6 +90,7 @@ class NativeDecoder:
         self.region: str | None = None  # virtual capture (--audit-capture)
         self._regions = 0
         self._warning_seq = 0
+        self._pending_site: tuple | None = None  # a new site's record, written before its user
 
     def poll(self) -> list[tuple]:
         out: list[tuple] = []
@@ -165,7 +166,8 @@ class NativeDecoder:
         if not user:
             return None
         file, line, function = user[0]
-        stack = tuple(user[1 : 1 + _CALLERS])
+        # callers without a source line (the C runtime's _start) say nothing to the user
+        stack = tuple(f for f in user[1:] if f[0] != "??")[:_CALLERS]
         key = (file, line, function, stack)
         site = self._sites.get(key)
         if site is None:
@@ -175,7 +177,7 @@ class NativeDecoder:
         return site
 
     def _convert(self, proc: _Process, rec: NativeRecord) -> list[tuple]:
-        self._pending_site: tuple | None = None
+        self._pending_site = None
         if rec.type is RecType.MODULE:
             return []
         seq = proc.seq_base + rec.seq

@@ -82,7 +82,7 @@ class NativeLogReader:
             except ValueError:
                 kind = None
             if kind is not None:
-                yield NativeRecord(kind, role, seq, parent, t_ns, tid, tuple(values), frames,  # type: ignore[arg-type]
+                yield NativeRecord(kind, role, seq, parent, t_ns, tid, (values[0], values[1], values[2], values[3]), frames,
                                    text)  # fmt: skip
             pos += size
         self._pos += pos

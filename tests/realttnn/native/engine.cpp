@@ -109,22 +109,22 @@ struct Model {
 };
 
 __attribute__((noinline)) static void upload_token(Model& m) {
-  queue(*m.device).enqueue_write_mesh_buffer(m.tokens, m.host_tokens.data(), false);
+  queue(*m.device).enqueue_write_mesh_buffer(m.tokens, m.host_tokens.data(), false);  // MARK:write
 }
 
 __attribute__((noinline)) static void read_logits(Model& m) {
-  queue(*m.device).enqueue_read_mesh_buffer(m.host_logits.data(), m.logits, true);
+  queue(*m.device).enqueue_read_mesh_buffer(m.host_logits.data(), m.logits, true);  // MARK:read
 }
 
 __attribute__((noinline)) static void wait_for_device(Model& m) {
-  md::Synchronize(m.device, std::nullopt, {});
+  md::Synchronize(m.device, std::nullopt, {});  // MARK:sync
 }
 
 // One decode step: the token goes in, the logits come back.
 __attribute__((noinline)) static void decode_step(Model& m, bool read_back) {
   upload_token(m);
   if (read_back) {
-    read_logits(m);
+    read_logits(m);  // MARK:step_read
   }
 }
 
@@ -149,8 +149,8 @@ int main(int argc, char** argv) {
   queue(*device).enqueue_write_mesh_buffer(m.weights, std::vector<float>(2048, 0.5f).data(), true);
   decode_step(m, true);  // warm-up, eager
   std::printf("warm-up done\n");
-  auto trace = md::BeginTraceCapture(device.get(), 0);
-  decode_step(m, read_in_capture);
+  auto trace = md::BeginTraceCapture(device.get(), 0);  // MARK:begin
+  decode_step(m, read_in_capture);  // MARK:captured_step
   if (sync_in_capture) wait_for_device(m);
   device->end_mesh_trace(0, trace);
   std::printf("captured trace %u\n", trace.value);
