@@ -84,7 +84,10 @@ def build_id(library: Path) -> str:
 
 
 def compiler() -> str | None:
-    return os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+    given = os.environ.get("CXX")
+    if given:
+        return shutil.which(given)
+    return shutil.which("g++") or shutil.which("c++")
 
 
 def _cache_root() -> Path:
@@ -104,6 +107,23 @@ def _tools_missing() -> str | None:
         if shutil.which(tool) is None:
             return f"`{tool}` (binutils) is not installed"
     return None
+
+
+def compile_recorder(cxx: str, header: str, out: Path) -> None:
+    """Compile recorder.cpp with `header` (roles.h) into the shared library `out`."""
+    roles_h = out.with_name("roles.h")
+    roles_h.write_text(header)
+    cmd = [cxx, "-std=c++17", "-O2", "-g", "-shared", "-fPIC", "-include", str(roles_h),
+           "-o", str(out), str(SOURCE), "-ldl", "-pthread"]  # fmt: skip
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as exc:
+        raise NativeUnavailable(f"--native cannot run: {cxx}: {exc.strerror}") from None
+    if done.returncode != 0:
+        first = next((ln for ln in done.stderr.splitlines() if "error" in ln),
+                     done.stderr.strip().splitlines()[0] if done.stderr.strip() else "(no output)")
+        raise NativeUnavailable(f"--native cannot run: building the native recorder failed:"
+                                f" {first}")  # fmt: skip
 
 
 def ensure_built(library: Path | None = None) -> Built:
@@ -126,16 +146,8 @@ def ensure_built(library: Path | None = None) -> Built:
     res = roles.resolve(tt)
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
-        (Path(tmp) / "roles.h").write_text(roles.header(res))
         out = Path(tmp) / LIBRARY_NAME
-        cmd = [cxx, "-std=c++17", "-O2", "-g", "-shared", "-fPIC", "-fvisibility=default",
-               "-include", str(Path(tmp) / "roles.h"), "-o", str(out), str(SOURCE),
-               "-ldl", "-pthread"]  # fmt: skip
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            first = (done.stderr.strip().splitlines() or ["(no output)"])[0]
-            raise NativeUnavailable(f"--native cannot run: building the native recorder failed:"
-                                    f" {first}")  # fmt: skip
+        compile_recorder(cxx, roles.header(res), out)
         info = {"found": res.found, "missing": res.missing, "buffer_layout": res.buffer_layout,
                 "lacking_buffer": res.lacking_buffer, "tt_metal": str(tt), "build_id": bid}  # fmt: skip
         os.replace(out, lib)  # atomic: a concurrent build of the same key is identical

@@ -534,10 +534,26 @@ void ttr_deallocate(void* self, void* buffer) {
 }
 #endif
 
-// The benchmark's entry points: one recorded call without and with a stack, nothing else.
-void ttrecord_native_bench(int with_stack) {
-  Call c(0, with_stack ? ALWAYS : NONE);
+// The benchmark's entry point: `n` recorded calls (a begin and an end record each, with or
+// without a stack) from a frame below this one, or `n` bare calls of the same function when
+// `mode` is 2 (the baseline); returns the elapsed nanoseconds.
+__attribute__((noinline)) static void bench_call(int mode) {
+  if (mode == 2) {
+    asm volatile("" ::: "memory");
+    return;
+  }
+  Call c(0, mode == 1 ? ALWAYS : NONE);
   c.ok();
+}
+
+__attribute__((noinline)) static void bench_caller(int n, int mode) {
+  for (int i = 0; i < n; ++i) bench_call(mode);
+}
+
+uint64_t ttrecord_native_bench(int n, int mode) {
+  uint64_t start = now_ns();
+  bench_caller(n, mode);
+  return now_ns() - start;
 }
 
 int ttrecord_native_enabled(void) { return g_enabled ? 1 : 0; }

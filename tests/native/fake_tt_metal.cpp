@@ -1,0 +1,70 @@
+// A stand-in for libtt_metal.so with a few of the hooked roles, for hardware-free tests of the
+// native recorder: the read refuses to run inside a capture as the real one does, and the
+// write role is left out (its symbol is absent), so a session must say writes are unrecorded.
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace ttsl {
+template <typename T, typename Tag>
+struct StrongType { T value; };
+}  // namespace ttsl
+
+namespace tt::tt_metal {
+struct SubDeviceIdTag;
+class IDevice;
+class BufferRegion;
+namespace experimental { class PinnedMemory; }
+namespace distributed {
+struct MeshTraceIdTag;
+class MeshBuffer;
+class MeshCoordinate;
+class MeshWorkload;
+using TraceId = ttsl::StrongType<unsigned int, MeshTraceIdTag>;
+using SubDevices = std::span<const ttsl::StrongType<unsigned char, SubDeviceIdTag>>;
+
+static bool capturing = false;
+
+class FDMeshCommandQueue {
+ public:
+  void read_shard_from_device(const MeshBuffer&, const MeshCoordinate&, void*,
+                              std::shared_ptr<experimental::PinnedMemory>,
+                              const std::optional<BufferRegion>&,
+                              std::unordered_map<IDevice*, unsigned int>&, SubDevices);
+  void finish(SubDevices);
+};
+
+void FDMeshCommandQueue::read_shard_from_device(const MeshBuffer&, const MeshCoordinate&, void* dst,
+                                                std::shared_ptr<experimental::PinnedMemory>,
+                                                const std::optional<BufferRegion>&,
+                                                std::unordered_map<IDevice*, unsigned int>&,
+                                                SubDevices subs) {
+  if (capturing) {
+    throw std::runtime_error(
+        "TT_FATAL @ fake_tt_metal.cpp:51: !trace_id_.has_value()\ninfo:\nReads are not "
+        "supported during trace capture.\nbacktrace:\n --- fake\n");
+  }
+  if (dst) *static_cast<int*>(dst) = int(subs.size()) + 42;
+}
+
+void FDMeshCommandQueue::finish(SubDevices) {}
+
+class MeshDeviceImpl {
+ public:
+  void begin_mesh_trace(unsigned char, const TraceId&);
+  void end_mesh_trace(unsigned char, const TraceId&);
+  void replay_mesh_trace(unsigned char, const TraceId&, bool);
+  void release_mesh_trace(const TraceId&);
+};
+
+void MeshDeviceImpl::begin_mesh_trace(unsigned char, const TraceId&) { capturing = true; }
+void MeshDeviceImpl::end_mesh_trace(unsigned char, const TraceId&) { capturing = false; }
+void MeshDeviceImpl::replay_mesh_trace(unsigned char, const TraceId&, bool) {
+  if (capturing) throw std::runtime_error("TT_FATAL: replay during capture");
+}
+void MeshDeviceImpl::release_mesh_trace(const TraceId&) {}
+}  // namespace distributed
+}  // namespace tt::tt_metal
