@@ -22,6 +22,7 @@ namespace distributed {
 struct MeshTraceIdTag;
 class MeshBuffer;
 class MeshCoordinate;
+class MeshWorkload;
 using TraceId = ttsl::StrongType<unsigned int, MeshTraceIdTag>;
 using SubDevices = std::span<const ttsl::StrongType<unsigned char, SubDeviceIdTag>>;
 class FDMeshCommandQueue {
@@ -31,6 +32,7 @@ class FDMeshCommandQueue {
                               const std::optional<BufferRegion>&,
                               std::unordered_map<IDevice*, unsigned int>&, SubDevices);
   void finish(SubDevices);
+  void enqueue_mesh_workload(MeshWorkload&, bool);
 };
 class MeshDeviceImpl {
  public:
@@ -47,6 +49,11 @@ namespace md = tt::tt_metal::distributed;
 static md::FDMeshCommandQueue queue;
 static md::MeshDeviceImpl device;
 static char storage[64];
+static char warm_program[8], new_program[8];
+
+__attribute__((noinline)) static void run_program(char* program) {
+  queue.enqueue_mesh_workload(*reinterpret_cast<md::MeshWorkload*>(program), false);  // MARK:op
+}
 
 __attribute__((noinline)) static int read_result() {
   int value = 0;
@@ -73,8 +80,11 @@ __attribute__((noinline)) static void step(bool catch_fatal) {
 int main(int argc, char** argv) {
   bool catch_fatal = argc > 1 && std::strcmp(argv[1], "--catch") == 0;
   std::printf("eager read: %d\n", read_result());  // the stand-in returns 42
+  run_program(warm_program);  // warm-up: compiles
   md::TraceId id{7};
   device.begin_mesh_trace(0, id);  // MARK:begin
+  run_program(warm_program);  // in the program cache
+  if (catch_fatal) run_program(new_program);  // compiles inside the capture
   step(catch_fatal);
   queue.finish({});  // MARK:finish
   device.end_mesh_trace(0, id);

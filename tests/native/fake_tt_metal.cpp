@@ -2,7 +2,9 @@
 // native recorder: the read refuses to run inside a capture as the real one does, and the
 // write role is left out (its symbol is absent), so a session must say writes are unrecorded.
 #include <cstdio>
+#include <functional>
 #include <memory>
+#include <set>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -14,6 +16,11 @@ struct StrongType { T value; };
 }  // namespace ttsl
 
 namespace tt::tt_metal {
+// Builds a kernel unless this process built it already (the real one caches by hash).
+__attribute__((noinline)) void jit_build_once(unsigned long hash, const std::function<void()>& build) {
+  static std::set<unsigned long> built;
+  if (built.insert(hash).second) build();
+}
 struct SubDeviceIdTag;
 class IDevice;
 class BufferRegion;
@@ -35,7 +42,16 @@ class FDMeshCommandQueue {
                               const std::optional<BufferRegion>&,
                               std::unordered_map<IDevice*, unsigned int>&, SubDevices);
   void finish(SubDevices);
+  void enqueue_mesh_workload(MeshWorkload&, bool);
 };
+
+// A workload seen for the first time compiles its kernel (through the PLT, as in libtt_metal).
+void FDMeshCommandQueue::enqueue_mesh_workload(MeshWorkload& workload, bool) {
+  static std::set<void*> cached;
+  if (cached.insert(&workload).second) {
+    jit_build_once(reinterpret_cast<unsigned long>(&workload), [] {});
+  }
+}
 
 void FDMeshCommandQueue::read_shard_from_device(const MeshBuffer&, const MeshCoordinate&, void* dst,
                                                 std::shared_ptr<experimental::PinnedMemory>,
@@ -68,3 +84,4 @@ void MeshDeviceImpl::replay_mesh_trace(unsigned char, const TraceId&, bool) {
 void MeshDeviceImpl::release_mesh_trace(const TraceId&) {}
 }  // namespace distributed
 }  // namespace tt::tt_metal
+

@@ -75,8 +75,8 @@ def query(db: Path, sql: str) -> list[tuple]:
 
 
 def test_caught_fatal_read_and_finish_in_capture_are_findings_at_the_cpp_lines(built, tmp_path):
-    """GIVEN a C++ program that reads (and catches the TT_FATAL) and finishes inside a capture
-    WHEN recorded with --native THEN TR001 and TR003 are at the engine's lines, the read's
+    """GIVEN a C++ program that compiles, reads (catching the TT_FATAL) and finishes in a capture
+    WHEN recorded with --native THEN TR001, TR003 and the compile's TR013 are at the engine's lines, the read's
     and each role the library lacks (the write) is one warning."""
     proc, db = run(built, tmp_path, "--catch")
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -85,6 +85,10 @@ def test_caught_fatal_read_and_finish_in_capture_are_findings_at_the_cpp_lines(b
     got = {(f["id"], Path(f["file"]).name, f["line"]) for f in findings(db)}
     assert ("TR001", "fake_engine.cpp", m["read"]) in got, got
     assert ("TR003", "fake_engine.cpp", m["finish"]) in got, got
+    # the second program compiled inside the capture (the warm one came from the cache)
+    assert ("TR013", "fake_engine.cpp", m["op"]) in got, got
+    compiles = query(db, "SELECT phase FROM events WHERE name = 'program_cache_miss' ORDER BY seq")
+    assert compiles == [("eager",), ("capture",)], compiles
     tr001 = next(f for f in findings(db) if f["id"] == "TR001")
     assert "Reads are not supported during trace capture" in tr001["evidence"]["raised"]
     assert "backtrace" not in tr001["evidence"]["raised"]
@@ -108,7 +112,7 @@ def test_uncaught_fatal_leaves_the_session_naming_the_cpp_call(built, tmp_path):
     assert "Reads are not supported during trace capture" in message
     assert f"fake_engine.cpp:{marks()['read']}" in tb, tb
     kinds = [k for (k,) in query(db, "SELECT kind FROM events ORDER BY seq")]
-    assert kinds[-3:] == ["d2h", "trace_begin", "d2h"], kinds
+    assert kinds[-5:] == ["op", "note", "trace_begin", "op", "d2h"], kinds  # note: the compile
 
 
 def test_audit_capture_runs_the_region_eagerly_and_reports_it_in_one_run(built, tmp_path):

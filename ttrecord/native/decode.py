@@ -197,6 +197,14 @@ class NativeDecoder:
             return []
         site = self._site(user)
         out: list[tuple] = [self._pending_site] if self._pending_site is not None else []
+        if rec.type is RecType.POINT and role.macro == "COMPILE":
+            phase = "capture" if self.trace is not None else "eager"
+            return out + [new_point(seq=seq, parent=parent, t_ns=rec.t_ns, thread=rec.tid,
+                                    kind="note", name="program_cache_miss", phase=phase,
+                                    device=0, trace=self.trace, site_id=site,
+                                    args={"native": "jit_build_once",
+                                          "build_hash": hex(rec.values[0])},
+                                    region=self.region, buffer=None)]  # fmt: skip
         if rec.type is RecType.POINT:
             point = self._buffer_point(rec, role, seq, parent, site)
             return out + [point] if point is not None else []

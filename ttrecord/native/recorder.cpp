@@ -506,6 +506,18 @@ void ttr_workload(void* self, void* workload, bool blocking) {
 }
 #endif
 
+#ifdef TTR_SYM_COMPILE
+// A kernel built for a program the device's program cache did not hold: a note under the
+// hooked call (an enqueued workload) that compiled it.
+void ttr_compile(uint64_t, const void*) __asm__(TTR_SYM_COMPILE);
+void ttr_compile(uint64_t hash, const void* build) {
+  using T = void (*)(uint64_t, const void*);
+  REAL(ttr_compile, T, TTR_SYM_COMPILE);
+  point(TTR_ROLE_COMPILE, IN_CAPTURE, hash, 0, 0, 0);
+  real_ttr_compile(hash, build);
+}
+#endif
+
 #ifdef TTR_SYM_ALLOCATE
 void ttr_allocate(void*, const void*) __asm__(TTR_SYM_ALLOCATE);
 void ttr_allocate(void* self, const void* buffer) {
