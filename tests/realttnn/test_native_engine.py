@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from realttnn_helpers import describe, events, session
+from realttnn_helpers import describe, events, rows, session
 
 HERE = Path(__file__).resolve().parent
 ENGINE = HERE / "native" / "engine.cpp"
@@ -126,3 +126,25 @@ def test_clean_capture_has_no_transfer_findings(engine, tmp_path):
     assert "TR001" not in ids and "TR002" in ids, ids
     kinds = {e["kind"] for e in events(db)}
     assert {"trace_begin", "trace_end", "trace_release", "alloc", "free"} <= kinds, kinds
+
+
+def test_allocations_are_read_from_the_buffers_as_the_allocator_placed_them(engine, tmp_path):
+    """Rule: the engine's three DRAM mesh buffers (4, 8 and 4 KiB in 2 KiB pages over 8 banks:
+    one page per bank each) are allocated side by side, 2 KiB apart per bank, and freed when the
+    engine drops them; the trace buffer is made at the end of the capture and freed by its
+    release."""
+    proc, db = record(engine, tmp_path)
+    assert proc.returncode == 0, describe(proc)
+    bufs = rows(db, "SELECT b.*, a.parent AS alloc_parent, f.parent AS free_parent FROM buffers b"
+                    " JOIN events a ON a.seq = b.alloc_seq LEFT JOIN events f ON f.seq = b.free_seq"
+                    " ORDER BY b.alloc_seq")
+    dram = [b for b in bufs if b["buffer_type"] == "DRAM"]
+    assert len(dram) == 3, bufs
+    assert [b["size"] for b in dram] == [2048, 2048, 2048]
+    assert [b["address"] - dram[0]["address"] for b in dram] == [0, 2048, 4096]
+    assert all(b["free_seq"] is not None for b in dram)
+    trace = [b for b in bufs if b["buffer_type"] == "TRACE"]
+    assert len(trace) == 1, bufs
+    by_seq = {e["seq"]: e["kind"] for e in events(db)}
+    assert by_seq[trace[0]["alloc_parent"]] == "trace_end"
+    assert by_seq[trace[0]["free_parent"]] == "trace_release"
