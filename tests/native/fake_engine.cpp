@@ -7,6 +7,8 @@
 #include <span>
 #include <stdexcept>
 #include <unordered_map>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace ttsl {
 template <typename T, typename Tag>
@@ -78,6 +80,19 @@ __attribute__((noinline)) static void step(bool catch_fatal) {
 }
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--fork") == 0) {  // a child process reads as well
+    read_result();
+    std::fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+      read_result();
+      _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    read_result();
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  }
   bool catch_fatal = argc > 1 && std::strcmp(argv[1], "--catch") == 0;
   std::printf("eager read: %d\n", read_result());  // the stand-in returns 42
   run_program(warm_program);  // warm-up: compiles

@@ -131,6 +131,22 @@ def test_audit_capture_runs_the_region_eagerly_and_reports_it_in_one_run(built, 
     assert not query(db, "SELECT seq FROM events WHERE kind IN ('trace_begin', 'trace_execute')")
 
 
+def test_a_forked_child_records_into_its_own_log(built, tmp_path):
+    """GIVEN a program that forks a child which reads too WHEN recorded THEN the parent's and the
+    child's reads are all in the session (each process writes a log of its own, opened at its
+    first record, so neither overwrites the other), each at its own line."""
+    proc, db = run(built, tmp_path, "--fork")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    m = marks()
+    reads = query(db, "SELECT e.seq, e.thread, c.line FROM events e JOIN callsites c"
+                      " ON c.id = e.callsite WHERE e.kind = 'd2h' ORDER BY e.seq")
+    assert len(reads) == 3, reads
+    assert len({seq for seq, _, _ in reads}) == 3
+    assert sorted(line for _, _, line in reads) == sorted([m["read"], m["read"], m["read"]])
+    assert len({thread for _, thread, _ in reads}) == 2  # two processes
+    assert not list(tmp_path.glob("S.db.native.*"))  # the logs are gone with the run
+
+
 def test_no_compiler_is_one_line_and_exit_125(built, tmp_path):
     """GIVEN no C++ compiler and no cached build WHEN --native runs THEN one line says why."""
     proc, _ = run(built, tmp_path, env={"CXX": "no-such-compiler",

@@ -2,7 +2,7 @@
 
 A log is one file per recording process, `<prefix>.<pid>`: a 64-byte header (magic
 b"TTRNAT01", the committed end offset as a little-endian u64, the pid, flags: bit 0 = audit)
-and then records, each a 72-byte head (size, type, role, seq, parent, t_ns, tid, frame count,
+and then records, each a 72-byte head (size, type, role, seq, parent, t_ns since the recorder started, tid, frame count,
 text length, four role-specific values), the raw return addresses of its stack and its text
 (an exception message, a module path). The writer copies a record in and then moves the
 committed end past it, so a reader never sees a half-written record, and a process killed at

@@ -51,7 +51,7 @@ struct Rec {  // mirrored in logformat.py
   uint16_t role;     // role index (roles.py order)
   uint64_t seq;
   uint64_t parent;   // seq of the enclosing hooked call, 0 if none
-  uint64_t t_ns;     // CLOCK_MONOTONIC
+  uint64_t t_ns;     // CLOCK_MONOTONIC since the recorder started in the (first) process
   uint32_t tid;
   uint16_t nframes;
   uint16_t textlen;  // bytes of text after the frames
@@ -74,6 +74,7 @@ bool g_failed = false, g_enabled = false, g_audit = false, g_all_stacks = false;
 std::atomic<uint64_t> g_seq{0};
 std::atomic<int> g_capturing{0};  // begin seen without its end (real or virtual)
 const char* g_prefix = nullptr;
+uint64_t g_t0 = 0;  // CLOCK_MONOTONIC when the process started: records count from it
 
 struct Module { uintptr_t lo, hi; };
 Module g_modules[512];
@@ -145,7 +146,7 @@ void append(uint16_t type, uint16_t role, uint64_t seq, uint64_t parent, const u
   n = (n + 7) & ~size_t(7);
   Rec r{};
   r.size = uint32_t(n); r.type = type; r.role = role; r.seq = seq; r.parent = parent;
-  r.t_ns = now_ns(); r.tid = tid(); r.nframes = uint16_t(nframes); r.textlen = uint16_t(textlen);
+  r.t_ns = now_ns() - g_t0; r.tid = tid(); r.nframes = uint16_t(nframes); r.textlen = uint16_t(textlen);
   if (a) memcpy(r.a, a, sizeof r.a);
   std::lock_guard<std::mutex> guard(g_lock);
   char* p = reserve_locked(n);
@@ -349,6 +350,7 @@ void after_fork_in_child() {
 __attribute__((constructor)) void start() {
   g_prefix = getenv("TTRECORD_NATIVE_LOG");
   if (!g_prefix || !*g_prefix) return;
+  g_t0 = now_ns();
   const char* audit = getenv("TTRECORD_NATIVE_AUDIT");
   g_audit = audit && *audit == '1';
   const char* stacks = getenv("TTRECORD_NATIVE_STACKS");

@@ -42,7 +42,7 @@ def is_internal(path: str) -> bool:
         or base.startswith(("libtt_metal", "_ttnncpp", "libtt-umd", "libtt_stl", "libtracy"))
         or norm.startswith(_SYSTEM)
         or base.startswith(("libstdc++", "libgcc_s", "libc.so", "ld-linux"))
-        or "python" in base  # the interpreter running a Python program
+        or base.startswith(("python", "libpython"))  # the interpreter of a Python program
     )
 
 
