@@ -25,6 +25,10 @@ struct MeshTraceIdTag;
 class MeshBuffer;
 class MeshCoordinate;
 class MeshWorkload;
+struct DeviceMemoryAddress {
+  std::unique_ptr<int> device_coord;
+  unsigned long address;
+};
 using TraceId = ttsl::StrongType<unsigned int, MeshTraceIdTag>;
 using SubDevices = std::span<const ttsl::StrongType<unsigned char, SubDeviceIdTag>>;
 class FDMeshCommandQueue {
@@ -35,6 +39,7 @@ class FDMeshCommandQueue {
                               std::unordered_map<IDevice*, unsigned int>&, SubDevices);
   void finish(SubDevices);
   void enqueue_mesh_workload(MeshWorkload&, bool);
+  void enqueue_read_shard_from_core(DeviceMemoryAddress, void*, unsigned int, bool, SubDevices);
 };
 class MeshDeviceImpl {
  public:
@@ -95,6 +100,9 @@ int main(int argc, char** argv) {
   }
   bool catch_fatal = argc > 1 && std::strcmp(argv[1], "--catch") == 0;
   std::printf("eager read: %d\n", read_result());  // the stand-in returns 42
+  unsigned long word = 0;
+  queue.enqueue_read_shard_from_core({nullptr, 1000}, &word, sizeof word, true, {});  // MARK:core_read
+  std::printf("core read: %lu\n", word);  // the stand-in returns address + size
   run_program(warm_program);  // warm-up: compiles
   md::TraceId id{7};
   device.begin_mesh_trace(0, id);  // MARK:begin

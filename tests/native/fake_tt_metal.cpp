@@ -30,6 +30,11 @@ struct MeshTraceIdTag;
 class MeshBuffer;
 class MeshCoordinate;
 class MeshWorkload;
+// Not trivially copyable, as the real one (a MeshCoordinate is a small vector).
+struct DeviceMemoryAddress {
+  std::unique_ptr<int> device_coord;
+  unsigned long address;
+};
 using TraceId = ttsl::StrongType<unsigned int, MeshTraceIdTag>;
 using SubDevices = std::span<const ttsl::StrongType<unsigned char, SubDeviceIdTag>>;
 
@@ -43,7 +48,14 @@ class FDMeshCommandQueue {
                               std::unordered_map<IDevice*, unsigned int>&, SubDevices);
   void finish(SubDevices);
   void enqueue_mesh_workload(MeshWorkload&, bool);
+  void enqueue_read_shard_from_core(DeviceMemoryAddress, void*, unsigned int, bool, SubDevices);
 };
+
+void FDMeshCommandQueue::enqueue_read_shard_from_core(DeviceMemoryAddress where, void* dst,
+                                                      unsigned int size, bool, SubDevices) {
+  if (capturing) throw std::runtime_error("TT_FATAL: Reads are not supported during trace capture.");
+  if (dst && size >= sizeof(unsigned long)) *static_cast<unsigned long*>(dst) = where.address + size;
+}
 
 // A workload seen for the first time compiles its kernel (through the PLT, as in libtt_metal).
 void FDMeshCommandQueue::enqueue_mesh_workload(MeshWorkload& workload, bool) {

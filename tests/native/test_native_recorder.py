@@ -80,7 +80,8 @@ def test_caught_fatal_read_and_finish_in_capture_are_findings_at_the_cpp_lines(b
     and each role the library lacks (the write) is one warning."""
     proc, db = run(built, tmp_path, "--catch")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert "eager read: 42" in proc.stdout  # the hooked call passed its arguments through
+    assert "eager read: 42" in proc.stdout  # the hooked calls passed their arguments through
+    assert "core read: 1008" in proc.stdout
     m = marks()
     got = {(f["id"], Path(f["file"]).name, f["line"]) for f in findings(db)}
     assert ("TR001", "fake_engine.cpp", m["read"]) in got, got
@@ -98,8 +99,10 @@ def test_caught_fatal_read_and_finish_in_capture_are_findings_at_the_cpp_lines(b
     assert "host-to-device writes not recorded" in by_role["WRITE_SHARD"]
     assert "write_shard_to_device" in by_role["WRITE_SHARD"]
     assert "READ_SHARD" not in by_role and "FINISH" not in by_role
-    phases = query(db, "SELECT kind, phase FROM events WHERE kind = 'd2h' ORDER BY seq")
-    assert phases == [("d2h", "eager"), ("d2h", "capture")], phases
+    phases = query(db, "SELECT name, phase FROM events WHERE kind = 'd2h' ORDER BY seq")
+    assert [p for _, p in phases] == ["eager", "eager", "capture"], phases
+    assert phases[1][0] == "enqueue_read_shard_from_core"
+    assert "writes on core addresses not recorded" in by_role["WRITE_CORE"]
 
 
 def test_uncaught_fatal_leaves_the_session_naming_the_cpp_call(built, tmp_path):

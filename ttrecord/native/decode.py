@@ -217,6 +217,8 @@ class NativeDecoder:
             args.update(trace_id=rec.values[2], cq=rec.values[1])
         elif rec.values[0]:
             args["object"] = hex(rec.values[0])
+        if role.macro in ("READ_CORE", "WRITE_CORE"):
+            args["bytes"] = rec.values[1]
         phase = "capture" if self.trace is not None and role.macro != "TRACE_BEGIN" else "eager"
         trace = rec.values[2] if role.macro in _TRACE_ROLES else self.trace
         proc.kinds[rec.seq] = role.macro

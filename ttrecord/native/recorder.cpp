@@ -407,6 +407,29 @@ void ttr_write_shard(void* self, void* buf, void* coord, const void* src, void* 
 }
 #endif
 
+// DeviceMemoryAddress holds a MeshCoordinate (a small vector): not trivially copyable, so it
+// is passed by reference in a register, like the pointer declared here.
+#ifdef TTR_SYM_READ_CORE
+void ttr_read_core(void*, const void*, void*, uint32_t, bool, Span) __asm__(TTR_SYM_READ_CORE);
+void ttr_read_core(void* self, const void* where, void* dst, uint32_t size, bool blocking, Span subs) {
+  using T = void (*)(void*, const void*, void*, uint32_t, bool, Span);
+  REAL(ttr_read_core, T, TTR_SYM_READ_CORE);
+  Call c(TTR_ROLE_READ_CORE, ALWAYS, 0, size);
+  recorded(c, [&] { real_ttr_read_core(self, where, dst, size, blocking, subs); });
+}
+#endif
+
+#ifdef TTR_SYM_WRITE_CORE
+void ttr_write_core(void*, const void*, const void*, uint32_t, bool, Span) __asm__(TTR_SYM_WRITE_CORE);
+void ttr_write_core(void* self, const void* where, const void* src, uint32_t size, bool blocking,
+                    Span subs) {
+  using T = void (*)(void*, const void*, const void*, uint32_t, bool, Span);
+  REAL(ttr_write_core, T, TTR_SYM_WRITE_CORE);
+  Call c(TTR_ROLE_WRITE_CORE, ALWAYS, 0, size);
+  recorded(c, [&] { real_ttr_write_core(self, where, src, size, blocking, subs); });
+}
+#endif
+
 #ifdef TTR_SYM_TRACE_BEGIN
 void ttr_trace_begin(void*, uint8_t, const uint32_t*) __asm__(TTR_SYM_TRACE_BEGIN);
 void ttr_trace_begin(void* self, uint8_t cq, const uint32_t* id) {

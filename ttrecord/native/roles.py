@@ -45,6 +45,14 @@ ROLES: tuple[Role, ...] = (
          f" const&, {_SUBS}, std::shared_ptr<tt::tt_metal::experimental::PinnedMemory>, "
          "tt::tt_metal::CoreRangeSet const*)",
          "host-to-device writes"),
+    Role("READ_CORE", "d2h", "enqueue_read_shard_from_core",
+         f"{_DIST}FDMeshCommandQueue::enqueue_read_shard_from_core({_DIST}DeviceMemoryAddress,"
+         f" void*, unsigned int, bool, {_SUBS})",
+         "reads on core addresses"),
+    Role("WRITE_CORE", "h2d", "enqueue_write_shard_to_core",
+         f"{_DIST}FDMeshCommandQueue::enqueue_write_shard_to_core({_DIST}DeviceMemoryAddress,"
+         f" void const*, unsigned int, bool, {_SUBS})",
+         "writes on core addresses"),
     Role("TRACE_BEGIN", "trace_begin", "begin_mesh_trace",
          f"{_DIST}MeshDeviceImpl::begin_mesh_trace(unsigned char, {_TRACE_ID})",
          "trace captures (begin)"),
