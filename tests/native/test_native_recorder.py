@@ -159,6 +159,20 @@ def test_no_compiler_is_one_line_and_exit_125(built, tmp_path):
     assert len(lines) == 1 and "no C++ compiler" in lines[0], proc.stderr
 
 
+def test_a_file_that_is_not_a_program_is_one_line(built, tmp_path):
+    """GIVEN --native and a file that is neither executable nor a .py script THEN one line."""
+    data = tmp_path / "weights.bin"
+    data.write_bytes(b"\0" * 16)
+    proc = subprocess.run([sys.executable, "-m", "ttrecord", "run", "--native", "-o",
+                           str(tmp_path / "S.db"), "--", str(data)], capture_output=True, text=True,
+                          env=dict(os.environ, TTRECORD_TT_METAL_LIB=str(built["lib"]),
+                                   XDG_CACHE_HOME=str(built["cache"])))  # fmt: skip
+    assert proc.returncode == 125, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "not an executable program" in lines[0], proc.stderr
+    assert not (tmp_path / "S.db").exists()
+
+
 def test_doctor_names_the_missing_roles(built, tmp_path):
     """GIVEN the stand-in library WHEN `native doctor` checks it THEN the roles it lacks are
     named with what is then not recorded, and the exit status is 1."""

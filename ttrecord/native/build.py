@@ -50,20 +50,23 @@ def tt_metal_library() -> Path:
     if given:
         path = Path(given)
         if not path.is_file():
-            raise NativeUnavailable(f"TTRECORD_TT_METAL_LIB={given}: no such file")
+            raise NativeUnavailable(f"--native cannot run: TTRECORD_TT_METAL_LIB={given}: no such"
+                                    " file")  # fmt: skip
         return path
     try:
         spec = importlib.util.find_spec("ttnn")
     except (ImportError, ValueError):
         spec = None
     if spec is None or not spec.submodule_search_locations:
-        raise NativeUnavailable("no ttnn package is installed for this Python, so there is no"
-                                " libtt_metal.so to hook (set TTRECORD_TT_METAL_LIB)")  # fmt: skip
+        raise NativeUnavailable("--native cannot run: no ttnn package is installed for this"
+                                " Python, so there is no libtt_metal.so to hook (set"
+                                " TTRECORD_TT_METAL_LIB)")  # fmt: skip
     for folder in spec.submodule_search_locations:
         path = Path(folder) / "build" / "lib" / "libtt_metal.so"
         if path.is_file():
             return path
-    raise NativeUnavailable("the installed ttnn package has no build/lib/libtt_metal.so")
+    raise NativeUnavailable("--native cannot run: the installed ttnn package has no"
+                            " build/lib/libtt_metal.so")  # fmt: skip
 
 
 def build_id(library: Path) -> str:
