@@ -85,6 +85,10 @@ __attribute__((noinline)) static void step(bool catch_fatal) {
 }
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--sleep") == 0) {  // until a signal ends it
+    read_result();
+    for (;;) pause();
+  }
   if (argc > 1 && std::strcmp(argv[1], "--fork") == 0) {  // a child process reads as well
     read_result();
     std::fflush(stdout);

@@ -150,6 +150,43 @@ def test_a_forked_child_records_into_its_own_log(built, tmp_path):
     assert not list(tmp_path.glob("S.db.native.*"))  # the logs are gone with the run
 
 
+def test_the_program_does_not_outlive_a_killed_supervisor(built, tmp_path):
+    """GIVEN a C++ program that sleeps WHEN its `ttrecord run` is killed THEN the program gets
+    SIGTERM too (PR_SET_PDEATHSIG, asked by the preloaded recorder), as a Python child does."""
+    import signal
+    import time
+
+    marker = tmp_path / "pid"
+    script = tmp_path / "sleeper.sh"
+    script.write_text(f"#!/bin/sh\necho $$ > {marker}\nexec {built['engine']} --sleep\n")
+    script.chmod(0o755)
+    env = dict(os.environ, TTRECORD_TT_METAL_LIB=str(built["lib"]),
+               XDG_CACHE_HOME=str(built["cache"]))  # fmt: skip
+    sup = subprocess.Popen([sys.executable, "-m", "ttrecord", "run", "--native", "-o",
+                            str(tmp_path / "S.db"), "--", str(script)], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # the engine is exec'd and sleeping
+    pid = int(marker.read_text())
+    sup.send_signal(signal.SIGKILL)
+    sup.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        # a zombie of an exited process is gone for our purpose
+        stat = Path(f"/proc/{pid}/stat")
+        if stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z":
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    raise AssertionError("the program outlived its supervisor")
+
+
 def test_no_compiler_is_one_line_and_exit_125(built, tmp_path):
     """GIVEN no C++ compiler and no cached build WHEN --native runs THEN one line says why."""
     proc, _ = run(built, tmp_path, env={"CXX": "no-such-compiler",

@@ -32,7 +32,9 @@
 #include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
+#include <csignal>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -351,6 +353,10 @@ __attribute__((constructor)) void start() {
   g_prefix = getenv("TTRECORD_NATIVE_LOG");
   if (!g_prefix || !*g_prefix) return;
   g_t0 = now_ns();
+  // The program never outlives `ttrecord run` (as its Python child does not): asked of the
+  // kernel only by the process the supervisor started, not by its children.
+  const char* supervisor = getenv("TTRECORD_NATIVE_SUPERVISOR");
+  if (supervisor && atoi(supervisor) == int(getppid())) prctl(PR_SET_PDEATHSIG, SIGTERM);
   const char* audit = getenv("TTRECORD_NATIVE_AUDIT");
   g_audit = audit && *audit == '1';
   const char* stacks = getenv("TTRECORD_NATIVE_STACKS");

@@ -71,6 +71,7 @@ class NativeSupervisor(Supervisor):
         env["LD_PRELOAD"] = f"{self.built.library} {preload}".strip()
         env["TTRECORD_NATIVE_LOG"] = self.prefix
         env["TTRECORD_NATIVE_AUDIT"] = "1" if self.audit else "0"
+        env["TTRECORD_NATIVE_SUPERVISOR"] = str(os.getpid())  # see PR_SET_PDEATHSIG in recorder.cpp
         # A Python program's native events are told apart by their stacks (decode.py).
         env["TTRECORD_NATIVE_STACKS"] = "all" if self.python_program else "auto"
         # A C++ program finds tt-metal's runtime files (kernels, firmware) there; Python's
