@@ -152,7 +152,8 @@ def test_a_forked_child_records_into_its_own_log(built, tmp_path):
 
 def test_the_program_does_not_outlive_a_killed_supervisor(built, tmp_path):
     """GIVEN a C++ program that sleeps WHEN its `ttrecord run` is killed THEN the program gets
-    SIGTERM too (PR_SET_PDEATHSIG, asked by the preloaded recorder), as a Python child does."""
+    SIGTERM too (PR_SET_PDEATHSIG, asked by the preloaded recorder), as a Python child does,
+    and `ttrecord recover` rebuilds the session with the native events."""
     import signal
     import time
 
@@ -177,14 +178,23 @@ def test_the_program_does_not_outlive_a_killed_supervisor(built, tmp_path):
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            return
+            break
         # a zombie of an exited process is gone for our purpose
         stat = Path(f"/proc/{pid}/stat")
         if stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z":
-            return
+            break
         time.sleep(0.05)
-    os.kill(pid, signal.SIGKILL)
-    raise AssertionError("the program outlived its supervisor")
+    else:
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("the program outlived its supervisor")
+    # `ttrecord recover` finishes the session from the logs, the native ones included
+    done = subprocess.run([sys.executable, "-m", "ttrecord", "recover", str(tmp_path / "S.db")],
+                          capture_output=True, text=True, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    reads = query(tmp_path / "S.db", "SELECT e.kind, c.line FROM events e JOIN callsites c"
+                                     " ON c.id = e.callsite WHERE e.kind = 'd2h'")
+    assert reads == [("d2h", marks()["read"])], reads
+    assert not list(tmp_path.glob("S.db.native.*"))
 
 
 def test_no_compiler_is_one_line_and_exit_125(built, tmp_path):
