@@ -49,6 +49,10 @@ def short_message(text: str) -> str:
     return re.sub(r"\s*\ninfo:\s*\n", " info: ", head).replace("\n", " ").strip()
 
 
+def _is_tt_api(path: str) -> bool:
+    return os.path.basename(path).startswith(("libtt_metal", "_ttnncpp"))
+
+
 def short_function(name: str) -> str:
     """`ns::Class::method(args) const` -> `Class::method`."""
     depth, cut = 0, len(name)
@@ -90,7 +94,6 @@ class NativeDecoder:
         self.region: str | None = None  # virtual capture (--audit-capture)
         self._regions = 0
         self._warning_seq = 0
-        self._pending_site: tuple | None = None  # a new site's record, written before its user
 
     def poll(self) -> list[tuple]:
         out: list[tuple] = []
@@ -151,9 +154,8 @@ class NativeDecoder:
             if m is not None and m.from_python:
                 from_python = True
             if m is None or m.internal:
-                if not user and m is not None and not m.path.endswith(".so.6") and \
-                        os.path.basename(m.path).startswith(("libtt_metal", "_ttnncpp")):
-                    fn = proc.symbols.frames(pc)[-1][2]
+                if not user and m is not None and _is_tt_api(m.path):
+                    fn = proc.symbols.frames(pc)[-1][2]  # the outermost inlined function
                     if fn and fn != "??":
                         api = short_function(fn)
                 continue
@@ -162,22 +164,22 @@ class NativeDecoder:
                 break
         return user, api, from_python
 
-    def _site(self, user: list[Frame]) -> int | None:
+    def _site(self, user: list[Frame]) -> tuple[int | None, tuple | None]:
+        """The call site id of these user frames, and its Site record when it is new."""
         if not user:
-            return None
+            return None, None
         file, line, function = user[0]
         # callers without a source line (the C runtime's _start) say nothing to the user
         stack = tuple(f for f in user[1:] if f[0] != "??")[:_CALLERS]
         key = (file, line, function, stack)
         site = self._sites.get(key)
-        if site is None:
-            site = self._sites[key] = _SITE_BASE + len(self._sites)
-            self._pending_site = new_site(site_id=site, file=file, line=line,
-                                          function=short_function(function), stack=stack)  # fmt: skip
-        return site
+        if site is not None:
+            return site, None
+        site = self._sites[key] = _SITE_BASE + len(self._sites)
+        return site, new_site(site_id=site, file=file, line=line,
+                              function=short_function(function), stack=stack)  # fmt: skip
 
     def _convert(self, proc: _Process, rec: NativeRecord) -> list[tuple]:
-        self._pending_site = None
         if rec.type is RecType.MODULE:
             return []
         seq = proc.seq_base + rec.seq
@@ -190,13 +192,15 @@ class NativeDecoder:
             return []
         role = ROLES[rec.role]
         user, api, from_python = self._user_frames(proc, rec.frames)
-        if self.python_program and from_python:
+        # Under Python, a call with no user frame at all (its stack ends inside the tt
+        # libraries and the interpreter) came through ttnn's bindings as well.
+        if self.python_program and (from_python or not user):
             if rec.type is RecType.BEGIN:
                 proc.dropped.add(rec.seq)
                 self._follow_trace(proc, rec, role)  # still decides the phase of what follows
             return []
-        site = self._site(user)
-        out: list[tuple] = [self._pending_site] if self._pending_site is not None else []
+        site, new = self._site(user)
+        out: list[tuple] = [new] if new is not None else []
         if rec.type is RecType.POINT and role.macro == "COMPILE":
             phase = "capture" if self.trace is not None else "eager"
             return out + [new_point(seq=seq, parent=parent, t_ns=rec.t_ns, thread=rec.tid,

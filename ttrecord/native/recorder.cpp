@@ -64,7 +64,7 @@ static_assert(sizeof(Rec) == 72, "record header layout");
 constexpr size_t kHeader = 64;       // magic, committed end, pid, flags
 constexpr size_t kStep = 4u << 20;   // file growth
 constexpr size_t kMapSize = 1ull << 34;  // virtual room for the mapping (16 GiB, not reserved)
-constexpr int kMaxFrames = 24;
+constexpr int kMaxFrames = 64;  // a Python program's stacks are deep (see g_depth)
 
 std::mutex g_lock;
 std::mutex g_modlock;  // one module-map refresh at a time
@@ -73,6 +73,7 @@ char* g_map = nullptr;
 size_t g_end = kHeader, g_room = 0;
 pid_t g_pid = 0;
 bool g_failed = false, g_enabled = false, g_audit = false, g_all_stacks = false;
+int g_depth = 24;  // frames kept per stack: the user's call is within them in a C++ program
 std::atomic<uint64_t> g_seq{0};
 std::atomic<int> g_capturing{0};  // begin seen without its end (real or virtual)
 const char* g_prefix = nullptr;
@@ -193,7 +194,7 @@ bool known(uintptr_t pc) {
 }
 
 int take_stack(void** frames) {
-  int n = backtrace(frames, kMaxFrames);
+  int n = backtrace(frames, g_depth);
   for (int i = 0; i < n; ++i) {
     if (!known(uintptr_t(frames[i]))) {
       std::lock_guard<std::mutex> guard(g_modlock);
@@ -361,6 +362,9 @@ __attribute__((constructor)) void start() {
   g_audit = audit && *audit == '1';
   const char* stacks = getenv("TTRECORD_NATIVE_STACKS");
   g_all_stacks = stacks && strcmp(stacks, "all") == 0;
+  // Under Python, a call must be traced back to ttnn's bindings through tt-metal's and ttnn's
+  // frames to be told apart from the program's own C++ calls.
+  if (g_all_stacks) g_depth = kMaxFrames;
   void* warm[2];
   backtrace(warm, 2);  // loads the unwinder now, not inside the first hook
   g_previous_terminate = std::set_terminate(on_terminate);
