@@ -30,7 +30,7 @@ def findings(db, cwd) -> list[tuple]:
 
 
 @pytest.mark.parametrize("name", ["read_in_capture.py", "transfers_in_capture.py",
-                                  "read_in_capture_uncaught.py"])
+                                  "read_in_capture_uncaught.py", "ops_and_reads.py"])
 def test_python_program_with_native_matches_plain(name, tmp_path):
     """Rule: --native adds nothing and loses nothing for calls made through ttnn's Python API."""
     plain, db_plain = ttrecord_run(sys.executable, name, tmp_path, db="plain.db")
@@ -38,7 +38,8 @@ def test_python_program_with_native_matches_plain(name, tmp_path):
                                      extra=("--native",))
     assert native.returncode == plain.returncode, describe(native)
     got, want = findings(db_native, tmp_path), findings(db_plain, tmp_path)
-    assert want, "the script is meant to have findings"
+    if name != "ops_and_reads.py":  # ops, allocations and reads, with no hazard
+        assert want, "the script is meant to have findings"
     assert got == want
     kinds = lambda db: [(e["kind"], e["name"], e["phase"]) for e in events(db)]  # noqa: E731
     assert kinds(db_native) == kinds(db_plain)
