@@ -148,3 +148,15 @@ def test_allocations_are_read_from_the_buffers_as_the_allocator_placed_them(engi
     by_seq = {e["seq"]: e["kind"] for e in events(db)}
     assert by_seq[trace[0]["alloc_parent"]] == "trace_end"
     assert by_seq[trace[0]["free_parent"]] == "trace_release"
+
+
+def test_doctor_finds_every_role_in_the_wheel_and_the_engine_interposable(engine, tmp_path):
+    """Rule: on ttnn 0.81.1 every role is hooked, libtt_metal.so is interposable and the engine
+    loads it dynamically: the doctor exits 0."""
+    proc = subprocess.run([sys.executable, "-m", "ttrecord", "native", "doctor", str(engine)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PROBLEM" not in proc.stdout
+    assert "ok       device-to-host reads: FDMeshCommandQueue::read_shard_from_device" in proc.stdout
+    assert "libtt_metal.so is interposable" in proc.stdout
+    assert "engine loads _ttnncpp.so, libtt_metal.so dynamically" in proc.stdout
