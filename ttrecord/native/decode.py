@@ -54,17 +54,19 @@ def _is_tt_api(path: str) -> bool:
 
 
 def short_function(name: str) -> str:
-    """`ns::Class::method(args) const` -> `Class::method`."""
-    depth, cut = 0, len(name)
-    for i, ch in enumerate(name):
+    """`std::vector<float> ns::Class::method<float>(args) const` -> `Class::method`."""
+    flat = ""
+    depth = 0
+    for ch in name.replace("(anonymous namespace)::", ""):  # template arguments out
         if ch == "<":
             depth += 1
         elif ch == ">":
-            depth -= 1
-        elif ch == "(" and depth == 0:
-            cut = i
-            break
-    parts = re.sub(r"<.*>", "", name[:cut]).split("::")
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            flat += ch
+    head = flat.split("(", 1)[0].strip()
+    head = head.rsplit(" ", 1)[-1]  # a template's return type comes first
+    parts = head.split("::")
     return "::".join(parts[-2:]) if len(parts) > 1 else parts[0]
 
 
@@ -197,6 +199,7 @@ class NativeDecoder:
         if self.python_program and (from_python or not user):
             if rec.type is RecType.BEGIN:
                 proc.dropped.add(rec.seq)
+                proc.kinds[rec.seq] = role.macro
                 self._follow_trace(proc, rec, role)  # still decides the phase of what follows
             return []
         site, new = self._site(user)
@@ -241,13 +244,13 @@ class NativeDecoder:
             self.trace = None
 
     def _end(self, proc: _Process, rec: NativeRecord, seq: int) -> list[tuple]:
+        raised = rec.values[0] == 1
+        if raised and proc.kinds.get(rec.seq) == "TRACE_BEGIN" and not self.audit:
+            self.trace = None  # the capture did not start
+        proc.kinds.pop(rec.seq, None)
         if rec.seq in proc.dropped:
             proc.dropped.discard(rec.seq)
             return []
-        raised = rec.values[0] == 1
-        if raised and proc.kinds.get(rec.seq) == "TRACE_BEGIN":
-            self.trace = None  # the capture did not start
-        proc.kinds.pop(rec.seq, None)
         return [new_end(seq=seq, t_ns=rec.t_ns, status="raised" if raised else "ok",
                         error=short_message(rec.text) if raised else None, outputs=(),
                         device=None, trace=None, extra=None)]  # fmt: skip
