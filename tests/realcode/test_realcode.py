@@ -69,6 +69,14 @@ VARIANTS = [
             "    run_op_chain(input_0_dev, input_1_dev)\n\n    # Capture Trace",
             "    # Capture Trace",
             "TR013", "return ttnn.neg(ttnn.add("),
+    # tests/ttnn test_single_device_trace.py, two traces
+    mutant("single_device_multi_trace", "second_chain_not_compiled",
+           "    run_op_chain_1(input_0_dev, input_1_dev, weight_dev)\n\n", "\n",
+           "TR013", "return ttnn.gelu(ttnn.add(ttnn.tanh("),
+    mutant("single_device_multi_trace", "input_as_new_tensor",
+           "        ttnn.copy_host_to_device_tensor(ttnn_input_tensor_1, input_1_dev)\n",
+           "        input_1_dev = ttnn.from_torch(torch_input_tensor_1, layout=ttnn.TILE_LAYOUT, device=device)\n",
+           "TR005", "input_1_dev = ttnn.from_torch(torch_input_tensor_1"),
     # models/tt_cnn TracedModelExecutor
     mutant("cnn_traced_executor", "reshard_not_in_place",  # and the executor's address check gone with it
             "self.l1_input_tensor = ttnn.reshard(self.dram_input_tensor, self.l1_input_memory_config, self.l1_input_tensor)\n"
@@ -122,6 +130,44 @@ VARIANTS = [
            "    for values in steps:\n        output = executor.execute(device_input(values))\n",
            "    staged = [device_input(values) for values in steps]\n    for staged_input in staged:\n        output = executor.execute(staged_input)\n",
            "TR004", "staged = [device_input(values) for values in steps]"),
+    # tests/ttnn test_multi_device_trace.py
+    mutant("multi_device_multi_trace", "missing_event_before_execute",
+           "        event_sync(mesh_device, data_movement_cq, trace_cq)\n        # Execute trace\n",
+           "        # Execute trace\n",
+           "TR012", "ttnn.execute_trace(mesh_device, tid, cq_id=trace_cq, blocking=False)"),
+    mutant("multi_device_multi_trace", "missing_event_before_read",
+           "        event_sync(mesh_device, trace_cq, data_movement_cq)\n        # Perform host All-Gather\n",
+           "        # Perform host All-Gather\n",
+           "TR012", "ttnn_torch_output_tensor = ttnn.to_torch(\n            output_tensor,\n"),
+    # models/demos/yolov4 performant runner
+    mutant("yolov4_performant_runner", "missing_wait_for_write",
+           "        self.write_event = ttnn.record_event(self.device, 1)\n        ttnn.wait_for_event(0, self.write_event)\n"
+           "        # TODO: Add in place support to ttnn to_memory_config\n",
+           "        self.write_event = ttnn.record_event(self.device, 1)\n"
+           "        # TODO: Add in place support to ttnn to_memory_config\n",
+           "TR012", "self.input_tensor = ttnn.reshard(self.tt_image_res, self.input_mem_config, self.input_tensor)"),
+    mutant("yolov4_performant_runner", "to_memory_config_not_in_place",  # what the TODO above the reshard asks for
+           "        self.input_tensor = ttnn.reshard(self.tt_image_res, self.input_mem_config, self.input_tensor)\n",
+           "        self.input_tensor = ttnn.to_memory_config(self.tt_image_res, self.input_mem_config)\n",
+           "TR005", "self.input_tensor = ttnn.to_memory_config(self.tt_image_res, self.input_mem_config)"),
+    # llama3_70b_galaxy generator: prefill traces per sequence length, decode trace
+    mutant("llm_prefill_decode_generator", "prefill_inputs_as_new_tensors",
+           "        device_inputs = copy_host_to_device(\n            host_tensors=host_inputs,\n            device_tensors=device_inputs,\n        )\n",
+           "        device_inputs = copy_host_to_device(host_inputs, mesh_device=self.mesh_device)\n",
+           "TR005", "        device_inputs = copy_host_to_device(host_inputs, mesh_device=self.mesh_device)\n\n        ttnn.execute_trace"),
+    mutant("llm_prefill_decode_generator", "decode_read_before_event",
+           "        ttnn.event_synchronize(read_event)\n", "",
+           "TR012", "tokens = torch.argmax(ttnn.to_torch(logits)"),
+    # tt-transformers llm_runtime TraceCompiler
+    mutant("llm_runtime_trace_compiler", "refresh_rebinds_new_tensor",
+           "            ttnn.copy_host_to_device_tensor(host_tokens(self.pending), artifact.persistent_inputs.values[\"tokens\"])\n",
+           "            artifact.persistent_inputs.values[\"tokens\"] = ttnn.to_device(host_tokens(self.pending), self.model.device)\n",
+           "TR005", "artifact.persistent_inputs.values[\"tokens\"] = ttnn.to_device("),
+    mutant("llm_runtime_trace_compiler", "debug_read_in_capture",
+           "    def capture(self, persistent):\n        return self.model.forward(persistent.values[\"tokens\"])\n",
+           "    def capture(self, persistent):\n        output = self.model.forward(persistent.values[\"tokens\"])\n"
+           "        print(self.operation, \"logits mean\", ttnn.to_torch(output).float().mean().item())\n        return output\n",
+           "TR001", "print(self.operation, \"logits mean\""),
 ]
 
 # program, or program/variant id, or program@adversarial -> why it fails today (each one an entry
@@ -134,6 +180,23 @@ KNOWN_GAPS: dict[str, str] = {
     "(TR004 on the new to_memory_config output instead of TR005)",
     "whisper_decoder_executor/inputs_staged_after_capture": "analysis: TR004 placed on the innermost line, a helper "
     "that harmless calls share, not on the caller whose allocation is live across the replay",
+    "multi_device_multi_trace": "analysis: TR012 on the compile run's reads racing with the first CQ 1 write, "
+    "though the compile run's outputs are never read",
+    "multi_device_multi_trace/missing_event_before_execute": "analysis: the clean program's false TR012 (compile run)",
+    "multi_device_multi_trace/missing_event_before_read": "analysis: the clean program's false TR012 (compile run), "
+    "and one TR012 per read line for the one missing event",
+    "yolov4_performant_runner": "emulator: ttnn.pad's positional (output_padded_shape, input_tensor_start, value) "
+    "form raises TypeError; conv2d ignores deallocate_activation (the runner's address assert fails); then "
+    "analysis: TR007 on the Conv.__call__ wrapper line",
+    "yolov4_performant_runner@adversarial": "the clean program's emulator gaps (pad, conv2d)",
+    "yolov4_performant_runner/missing_wait_for_write": "the clean program's emulator gaps (pad, conv2d)",
+    "yolov4_performant_runner/to_memory_config_not_in_place": "the clean program's emulator gaps (pad, conv2d)",
+    "llm_prefill_decode_generator": "analysis: TR004 on a later prefill trace's inputs that are refreshed before "
+    "each replay reading them; TR007 on a shape that differs between traces keyed by it",
+    "llm_prefill_decode_generator/prefill_inputs_as_new_tensors": "analysis: the clean program's false TR004/TR007",
+    "llm_prefill_decode_generator/decode_read_before_event": "analysis: the clean program's false TR004/TR007",
+    "single_device_multi_trace/input_as_new_tensor": "analysis: TR004 on the new tensor not folded under the "
+    "TR005 of the same call when two traces read the replaced input",
     "dit_tracer_denoise/outputs_kept_across_calls": "analysis: TR006 is a warning though the overwritten outputs "
     "were read (traced != eager)",
 }
