@@ -77,6 +77,14 @@ VARIANTS = [
            "        ttnn.copy_host_to_device_tensor(ttnn_input_tensor_1, input_1_dev)\n",
            "        input_1_dev = ttnn.from_torch(torch_input_tensor_1, layout=ttnn.TILE_LAYOUT, device=device)\n",
            "TR005", "input_1_dev = ttnn.from_torch(torch_input_tensor_1"),
+    # tests/ttnn test_single_device_trace.py, release twice
+    mutant("trace_release_idempotent", "execute_after_release",
+           "    ttnn.execute_trace(mesh_device=device, trace_id=trace_id, cq_id=0, blocking=True)\n    ttnn.release_trace(device, trace_id)\n",
+           "    ttnn.release_trace(device, trace_id)\n    ttnn.execute_trace(mesh_device=device, trace_id=trace_id, cq_id=0, blocking=True)\n",
+           "TR009", "ttnn.execute_trace(mesh_device=device"),
+    mutant("trace_release_idempotent", "no_compile_run",
+           "    ttnn.neg(input_dev)\n\n", "\n",
+           "TR013", "    output = ttnn.neg(input_dev)"),
     # models/tt_cnn TracedModelExecutor
     mutant("cnn_traced_executor", "reshard_not_in_place",  # and the executor's address check gone with it
             "self.l1_input_tensor = ttnn.reshard(self.dram_input_tensor, self.l1_input_memory_config, self.l1_input_tensor)\n"
@@ -89,6 +97,15 @@ VARIANTS = [
             "    traced = [ttnn.to_torch(output) for output in pipe.enqueue(host_inputs).pop_all()]\n    pipe.cleanup()\n",
             "    pipe.cleanup()\n    traced = [ttnn.to_torch(output) for output in pipe.enqueue(host_inputs).pop_all()]\n",
             "TR009", "ttnn.execute_trace(self.device"),
+    # tt_cnn TracedModelExecutor running a Conv-wrapper model
+    mutant("cnn_conv_wrapper_traced_executor", "release_before_execute",
+           "    traced = [ttnn.to_torch(output) for output in pipe.enqueue(host_inputs).pop_all()]\n    pipe.cleanup()\n",
+           "    pipe.cleanup()\n    traced = [ttnn.to_torch(output) for output in pipe.enqueue(host_inputs).pop_all()]\n",
+           "TR009", "ttnn.execute_trace(self.device"),
+    mutant("cnn_conv_wrapper_traced_executor", "debug_read_between_layers",
+           "            x, _, _ = conv(x)\n",
+           "            x, _, _ = conv(x)\n            print(\"layer\", i, ttnn.to_torch(x).float().abs().mean().item())\n",
+           "TR001", "print(\"layer\", i,"),
     # models/tt_cnn MultiCQTracedModelOverlappedInputExecutor
     mutant("cnn_two_cq_overlapped_input", "missing_wait_for_write",
             "        # Execute traced model\n        ttnn.wait_for_event(self.CQ_OPS_AND_OUTPUT_READ, write_event)\n",
@@ -119,6 +136,16 @@ VARIANTS = [
            "        latent = tracer(latent, host(t_emb))\n        traced.append(latent)\n",
            "TR006", "traced = [ttnn.to_torch(t) for t in traced]",
            ("    tracer.release_trace()\n", "    traced = [ttnn.to_torch(t) for t in traced]\n    tracer.release_trace()\n")),
+    # models/tt_dit utils/tracing.py @traced_function on a method
+    mutant("dit_traced_function_method", "guidance_decay_in_python",  # Python state read by the traced method
+           "        return ttnn.add(latent, ttnn.multiply(h, guidance_scale))\n",
+           "        self.decay *= 0.9\n        return ttnn.add(latent, ttnn.multiply(h, guidance_scale * self.decay))\n",
+           "TR007", "ttnn.multiply(h, guidance_scale * self.decay)",
+           ("        self.mesh_device = mesh_device\n", "        self.mesh_device = mesh_device\n        self.decay = 1.0\n")),
+    mutant("dit_traced_function_method", "debug_read_in_forward",
+           "        shift = ttnn.silu(ttnn.linear(t_emb, self.w_t))\n",
+           "        shift = ttnn.silu(ttnn.linear(t_emb, self.w_t))\n        print(\"shift\", ttnn.to_torch(shift).float().mean().item())\n",
+           "TR001", "print(\"shift\""),
     # models/demos/whisper whisper_executor.py
     mutant("whisper_decoder_executor", "output_tensor_dropped",  # and the executor's address check gone with it
            "            device_input, self.l1_input_memory_config, output_tensor=self.l1_input_tensor\n",
@@ -131,6 +158,13 @@ VARIANTS = [
            "    staged = [device_input(values) for values in steps]\n    for staged_input in staged:\n        output = executor.execute(staged_input)\n",
            "TR004", "staged = [device_input(values) for values in steps]"),
     # tests/ttnn test_multi_device_trace.py
+    mutant("multi_device_single_trace", "missing_event_before_read",
+           "        event_sync(mesh_device, trace_cq, data_movement_cq)\n", "",
+           "TR012", "ttnn_torch_output_tensor = ttnn.to_torch(\n            output_tensor,"),
+    mutant("multi_device_single_trace", "input_as_new_tensor",
+           "        ttnn.copy_host_to_device_tensor(ttnn_input_tensor_1, input_1_dev, cq_id=data_movement_cq)\n",
+           "        input_1_dev = ttnn.to_device(ttnn_input_tensor_1, mesh_device)\n",
+           "TR005", "input_1_dev = ttnn.to_device(ttnn_input_tensor_1, mesh_device)"),
     mutant("multi_device_multi_trace", "missing_event_before_execute",
            "        event_sync(mesh_device, data_movement_cq, trace_cq)\n        # Execute trace\n",
            "        # Execute trace\n",
@@ -168,6 +202,25 @@ VARIANTS = [
            "    def capture(self, persistent):\n        output = self.model.forward(persistent.values[\"tokens\"])\n"
            "        print(self.operation, \"logits mean\", ttnn.to_torch(output).float().mean().item())\n        return output\n",
            "TR001", "print(self.operation, \"logits mean\""),
+    # models/experimental/acestep pipeline: capture, replay, release per generation
+    mutant("acestep_traced_denoise", "latent_not_read_back",  # the comment above the line says why it must be
+           "            xt = solver.euler_step(tracer.inputs[\"xt\"], ttnn.clone(vt), t_curr - t_prev)\n",
+           "            xt = solver.euler_step(xt, ttnn.clone(vt), t_curr - t_prev)\n",
+           "TR004", "xt = solver.euler_step(xt, ttnn.clone(vt), t_curr - t_prev)"),
+    mutant("acestep_traced_denoise", "trace_not_released",
+           "        tracer.release_trace()\n        return xt\n", "        return xt\n",
+           "TR009", "trace_ids = tuple(ttnn.begin_trace_capture(d, cq_id=cq_id) for d in self._devices)"),
+    # tt_transformers generator decode trace with sampling on device
+    mutant("tt_transformers_decode_on_device_sampling", "reset_into_new_tensors",
+           "                copy_host_to_device(\n                    host_tensors=host_inputs_i,\n"
+           "                    device_tensors=self.trace_inputs_text[i],\n                )\n",
+           "                self.trace_inputs_text[i] = copy_host_to_device(host_inputs_i, mesh_device=self.model_args[i].mesh_device)\n",
+           "TR005", "self.trace_inputs_text[i] = copy_host_to_device(host_inputs_i"),
+    mutant("tt_transformers_decode_on_device_sampling", "debug_logits_print",
+           "        tt_logits = ttnn.untilize(tt_logits, use_multicore=True)\n",
+           "        tt_logits = ttnn.untilize(tt_logits, use_multicore=True)\n"
+           "        print(\"max logit\", ttnn.to_torch(tt_logits).float().max().item())\n",
+           "TR001", "print(\"max logit\""),
 ]
 
 # program, or program/variant id, or program@adversarial -> why it fails today (each one an entry
@@ -180,6 +233,19 @@ KNOWN_GAPS: dict[str, str] = {
     "(TR004 on the new to_memory_config output instead of TR005)",
     "whisper_decoder_executor/inputs_staged_after_capture": "analysis: TR004 placed on the innermost line, a helper "
     "that harmless calls share, not on the caller whose allocation is live across the replay",
+    "cnn_conv_wrapper_traced_executor": "analysis: TR007 on the Conv.__call__ wrapper line (layers' constants "
+    "pooled by file:line)",
+    "cnn_conv_wrapper_traced_executor/release_before_execute": "analysis: the clean program's TR007 on the wrapper "
+    "line",
+    "cnn_conv_wrapper_traced_executor/debug_read_between_layers": "analysis: the clean program's TR007 on the "
+    "wrapper line",
+    "trace_release_idempotent": "analysis: TR009 error on a second release_trace, which tt-metal's own test "
+    "asserts is a no-op",
+    "multi_device_single_trace": "analysis: TR012 on the compile run's reads racing with the first CQ 1 write, "
+    "though the compile run's outputs are never read",
+    "multi_device_single_trace/missing_event_before_read": "analysis: the clean program's false TR012 (compile run)",
+    "multi_device_single_trace/input_as_new_tensor": "analysis: the clean program's false TR012 (compile run), "
+    "and TR004 not folded under the TR005 of the same call",
     "multi_device_multi_trace": "analysis: TR012 on the compile run's reads racing with the first CQ 1 write, "
     "though the compile run's outputs are never read",
     "multi_device_multi_trace/missing_event_before_execute": "analysis: the clean program's false TR012 (compile run)",
@@ -197,6 +263,13 @@ KNOWN_GAPS: dict[str, str] = {
     "llm_prefill_decode_generator/decode_read_before_event": "analysis: the clean program's false TR004/TR007",
     "single_device_multi_trace/input_as_new_tensor": "analysis: TR004 on the new tensor not folded under the "
     "TR005 of the same call when two traces read the replaced input",
+    "acestep_traced_denoise": "analysis: TR004 on tensors copied into the trace inputs before the replay and "
+    "never read after it",
+    "acestep_traced_denoise/latent_not_read_back": "analysis: the read after the replay is not what TR004 reports "
+    "(same findings as the clean program, at the helper line)",
+    "acestep_traced_denoise/trace_not_released": "analysis: the clean program's false TR004s",
+    "tt_transformers_decode_on_device_sampling/reset_into_new_tensors": "analysis: TR005 placed on the helper "
+    "line (copy_host_to_device) instead of the caller that passes no device_tensors",
     "dit_tracer_denoise/outputs_kept_across_calls": "analysis: TR006 is a warning though the overwritten outputs "
     "were read (traced != eager)",
 }
@@ -286,7 +359,7 @@ def test_injected_mistake_gives_one_error_at_the_fix(variant: Variant, tmp_path:
 
 def test_every_program_is_sourced_and_has_two_mutants() -> None:
     names = _program_names()
-    assert len(names) >= 5
+    assert len(names) >= 15
     for name in names:
         header = (PROGRAMS / f"{name}.py").read_text().split('"""')[1]
         assert re.search(r"Upstream: \S+ \S+@[0-9a-f]{40}", header), f"{name}: no upstream path@commit"

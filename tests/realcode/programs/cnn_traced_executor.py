@@ -8,10 +8,10 @@ Changes:
     (nothing here reads them); `_deallocate_structured_tensor` kept for single tensors;
   * the model (a tt_cnn-built CNN) -> a small stand-in with the same ttnn call shape: a
     height-sharded L1 activation through tilize, two 1x1 convolutions as ttnn.linear, untilize;
-  * models/tt_cnn/tt/pipeline.py@231c2affdf9bc842be944ec07a0beb29f2a43b16 Pipeline drives the traced
+  * models/tt_cnn/tt/pipeline.py@69d0fafd52eea2e009211ce649f15c3fc74963be Pipeline drives the traced
     executor (compile, enqueue: each output read with cpu(blocking=False) on the executor's read
     queue right after its replay, pop_all: synchronize_device); its pre-allocated host outputs
-    path and create_pipeline_from_config dropped;
+    path, logging and create_pipeline_from_config dropped;
   * a driver in place of the pytest test: the device fixture -> ttnn.open_device; 3 inputs; the
     eager outputs (ModelExecutor) compared with the traced ones bit for bit, exit 1 on mismatch.
 """
