@@ -4,9 +4,11 @@ Each program in programs/ is written from real tt-metal / tt-transformers trace 
 names the upstream file, the commit read and every change). A clean program must run to the end
 (it checks traced == eager, or upstream's own PCC check, and exits non-zero on a mismatch) and
 get no error or warning from `ttrecord check`. Each program also has mutants: one realistic
-mistake injected by replacing one exact piece of its text (VARIANTS); a mutant must get exactly
-one error, with the declared rule, at the line where the fix goes (found by a text unique in the
-mutated program, so the expectation does not rot when lines move). Programs that use two command
+mistake injected by replacing exact pieces of its text (VARIANTS), written into a temporary folder
+at test time; a mutant must get exactly one error, with the declared rule, at the line where the
+fix goes (found by a text unique in the mutated program, so the expectation does not rot when
+lines move). `python tests/realcode/test_realcode.py PROGRAM/VARIANT FOLDER` writes one mutant
+out to reproduce it by hand. Programs that use two command
 queues also run under the emulator's adversarial queue order, where any missing event goes the
 wrong way, and must still compute traced == eager.
 
@@ -27,7 +29,6 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 TTRECORD = Path(sys.executable).with_name("ttrecord")
 TIMEOUT = 300
