@@ -27,7 +27,7 @@ def log_path(session: str | os.PathLike[str]) -> Path:
 def lock_log(path: Path) -> int:
     """Open (creating) the log and take its exclusive lock; returns the fd holding it.
     Raises BlockingIOError when another process holds it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
