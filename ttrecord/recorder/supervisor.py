@@ -78,6 +78,7 @@ class Supervisor:
         self._stored_options: dict[str, Any] = {}
         self._storage_error: str | None = None
         self._storage_reported = False
+        self._failure: str | None = None  # ttrecord's own failure while recording
 
     def _child_command(self, log_path: Path) -> list[str]:
         o = self.options
@@ -137,21 +138,27 @@ class Supervisor:
             os.close(lock_fd)
             raise TtrecordError(f"{o.output}: cannot write the session ({exc})") from None
         decoder = Decoder()
-        reader = LogReader(str(log_path))
+        reader = LogReader(os.fsencode(log_path))
         relay = self._signals
         relay.install()
         started = time.monotonic()
         hung = False
+        result: RunResult | None = None
+        returncode: int | None = None
         try:
             proc = subprocess.Popen(self._child_command(log_path))
             relay.block()
             header_seen = False
             while True:
-                self._drain(reader, decoder, writer)
-                if not header_seen and decoder.end.header is not None:
-                    header_seen = True
-                    self._header(writer, decoder)
-                    started = time.monotonic()  # the timeout counts from the program's start
+                if self._failure is None:
+                    try:
+                        self._drain(reader, decoder, writer)
+                        if not header_seen and decoder.end.header is not None:
+                            header_seen = True
+                            self._header(writer, decoder)
+                            started = time.monotonic()  # the timeout counts from the start
+                    except Exception as exc:  # ttrecord's own fault: the program runs on
+                        self._fail(exc, log_path)
                 relay.act(proc)
                 if proc.poll() is not None:
                     break
@@ -162,20 +169,22 @@ class Supervisor:
                     self._stop(proc)
                     break
             returncode = proc.wait()
-            self._drain(reader, decoder, writer)
-            while reader.more:
-                self._drain(reader, decoder, writer)
-            if not header_seen and decoder.end.header is not None:
-                self._header(writer, decoder)
-            if self._storage_error is not None:
-                reader.close()
-                log_path.unlink(missing_ok=True)  # frees the disk for the session's last rows
-            result = self._finish(writer, decoder, returncode, hung)
+            if self._failure is None:
+                try:
+                    result = self._end(reader, decoder, writer, log_path, returncode, hung,
+                                       header_seen)  # fmt: skip
+                except Exception as exc:
+                    self._fail(exc, log_path)
+            if result is None:
+                result = self._failed_end(writer, decoder, returncode, hung)
         finally:
             relay.restore()
             reader.close()
-            writer.close()
-            if not os.environ.get("TTRECORD_KEEP_LOG"):
+            try:
+                writer.close()
+            except Exception:  # noqa: BLE001 - the session is as complete as it can be
+                pass
+            if self._failure is None and not os.environ.get("TTRECORD_KEEP_LOG"):
                 log_path.unlink(missing_ok=True)
             os.close(lock_fd)  # releases the lock: the session is final
         failure = decoder.end.exception
@@ -184,6 +193,46 @@ class Supervisor:
                 Path(str(o.output) + suffix).unlink(missing_ok=True)
             raise TtrecordError(failure.message)
         return result
+
+    def _end(self, reader: LogReader, decoder: Decoder, writer: SessionWriter, log_path: Path,
+             returncode: int, hung: bool, header_seen: bool) -> RunResult:  # fmt: skip
+        """The child is gone: store the rest of the log and the session's end."""
+        self._drain(reader, decoder, writer)
+        while reader.more:
+            self._drain(reader, decoder, writer)
+        if not header_seen and decoder.end.header is not None:
+            self._header(writer, decoder)
+        if self._storage_error is not None:
+            reader.close()
+            log_path.unlink(missing_ok=True)  # frees the disk for the session's last rows
+        return self._finish(writer, decoder, returncode, hung)
+
+    def _fail(self, exc: BaseException, log_path: Path) -> None:
+        """ttrecord itself failed while the program runs: stop storing, keep the log (the
+        events not stored are there), say so once; the program is left alone."""
+        self._failure = (f"ttrecord failed ({type(exc).__name__}: {exc}); the event log is"
+                         f" kept at {log_path}")  # fmt: skip
+        print(f"ttrecord: recording stopped: {self._failure}; the program continues"
+              " unrecorded", file=sys.stderr)  # fmt: skip
+
+    def _failed_end(self, writer: SessionWriter, decoder: Decoder, returncode: int,
+                    hung: bool) -> RunResult:  # fmt: skip
+        """The end of a run whose recording failed: the program's own exit code, and as much
+        of the session's end as can still be written."""
+        exit_code = HUNG_EXIT_CODE if hung else (
+            returncode if returncode >= 0 else 128 - returncode)  # fmt: skip
+        status = SessionStatus.HUNG if hung else (
+            SessionStatus.CRASHED if returncode < 0 else SessionStatus.OK)  # fmt: skip
+        reason = self._failure or "ttrecord failed"
+        try:
+            self._stored_options["recording_stopped"] = reason
+            writer.update_session(options=json.dumps(self._stored_options), status=str(status),
+                                  ended_at=time.time(), exit_code=exit_code,
+                                  signal=-returncode if returncode < 0 else None)  # fmt: skip
+            writer.seal()
+        except Exception:  # noqa: BLE001 - the log is kept; `ttrecord recover` finishes it
+            pass
+        return RunResult(self.options.output, status, exit_code, None, decoder.released, reason)
 
     def _header(self, writer: SessionWriter, decoder: Decoder) -> None:
         h = decoder.end.header

@@ -26,6 +26,7 @@ from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, SessionStat
 from ttrecord.findings import Finding
 from ttrecord.store import prep, schema
 from ttrecord.store.lifetimes import BufferPairing
+from ttrecord.store.storable import storable_fields
 
 _EVENT_SQL = (
     "INSERT OR REPLACE INTO events (seq, parent, t_ns, dur_ns, thread, kind, name, phase, device,"
@@ -91,7 +92,7 @@ class SessionWriter:
     ) -> None:
         """Write the session row with status `running`, so a reader can open the file at once."""
         self.db.table("session").insert(
-            {
+            storable_fields({
                 "format": schema.FORMAT,
                 "schema_version": schema.SCHEMA_VERSION,
                 "id": session_id or uuid.uuid4().hex,
@@ -107,13 +108,13 @@ class SessionWriter:
                 "started_at": started_at if started_at is not None else time.time(),
                 "status": str(SessionStatus.RUNNING),
                 "options": _json(options or {}),
-            },
+            }),
             replace=True,
         )
 
     def update_session(self, **fields: Any) -> None:
         """Set columns of the session row (backend chosen late, ttnn version, ...)."""
-        self.db.table("session").update(schema.FORMAT, fields)
+        self.db.table("session").update(schema.FORMAT, storable_fields(fields))
 
     def finish(
         self,
