@@ -269,7 +269,13 @@ class _NotOurs(OSError):
 
 
 class LogReader:
-    """Reads complete records from a log that another process is still appending to."""
+    """Reads complete records from a log that another process is still appending to.
+
+    A log may be damaged (a disk error, a copy cut short, a file made by hand): a frame whose
+    contents do not decode is skipped by its length and listed in `unreadable`; a frame whose
+    length reaches past the committed end cannot be skipped, so reading stops there and the
+    rest is listed too. Nothing read is trusted to size an allocation beyond the file.
+    """
 
     def __init__(self, path: str | bytes) -> None:
         self.path = path
@@ -277,12 +283,18 @@ class LogReader:
         self._pos = HEADER_SIZE
         self._rest = b""
         self.more = False  # the last read stopped at max_bytes: call again
+        self.unreadable: list[tuple[int, int]] = []  # (offset, bytes) of damaged frames
+        self.broken = False  # a frame length past the committed end: nothing after it reads
+        self.committed = HEADER_SIZE  # the committed end the header gave last
 
     def read(self, max_bytes: int = 16 << 20) -> Iterator[tuple]:
         """Complete records committed since the last call (reading at most `max_bytes`)."""
+        if self.broken:
+            self.more = False
+            return
         if self._fd is None:
             try:
-                self._fd = os.open(self.path, os.O_RDONLY)
+                self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
             except FileNotFoundError:
                 return
         head = os.pread(self._fd, HEADER_SIZE, 0)
@@ -290,23 +302,30 @@ class LogReader:
             self.more = False
             return  # nothing written yet
         (committed,) = _END.unpack_from(head)
+        self.committed = committed
         want = min(committed - self._pos, max_bytes)
         chunk = os.pread(self._fd, want, self._pos) if want > 0 else b""
+        base = self._pos - len(self._rest)  # file offset of data[0]
         self._pos += len(chunk)
         self.more = want == max_bytes and len(chunk) == want
         data = self._rest + chunk
         pos, end = 0, len(data)
         while pos + 4 <= end:
             (size,) = _LEN.unpack_from(data, pos)
+            if base + pos + 4 + size > committed:  # a damaged length: no frame boundary after it
+                self.unreadable.append((base + pos, committed - base - pos))
+                self.broken = True
+                self.more = False
+                pos = end
+                break
             if pos + 4 + size > end:
                 break
             try:
                 record = marshal.loads(data[pos + 4 : pos + 4 + size])
-            except (ValueError, EOFError, TypeError):
-                # A damaged record: nothing after it can be trusted.
-                self._rest = b""
-                pos = end
-                break
+            except (ValueError, EOFError, TypeError, MemoryError, RecursionError):
+                self.unreadable.append((base + pos, 4 + size))  # skip this frame only
+                pos += 4 + size
+                continue
             pos += 4 + size
             if type(record) is list:  # records written together
                 yield from record
@@ -318,6 +337,11 @@ class LogReader:
     def truncated_bytes(self) -> int:
         """Bytes of an incomplete last record (non-zero only if the writer died mid-write)."""
         return len(self._rest)
+
+    @property
+    def truncated_at(self) -> int:
+        """File offset of the incomplete last record."""
+        return self._pos - len(self._rest)
 
     def close(self) -> None:
         if self._fd is not None:
