@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import resource
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from ttrecord.recorder.decode import Decoder
 from ttrecord.recorder.log import LogReader
 from ttrecord.store import liveness
 from ttrecord.store.reader import Session, SessionInfo
+from ttrecord.store.recovery import missing_from
 from ttrecord.store.writer import SessionWriter
 
 
@@ -65,7 +65,7 @@ def recover(path: str | os.PathLike[str]) -> Recovered:
     if not os.access(p.parent, os.W_OK):
         raise TtrecordError(f"{p.parent}: cannot write here; copy the session and its log"
                             " to a writable folder and recover the copy")  # fmt: skip
-    if log.exists():
+    if log.is_file() and not log.is_symlink():  # never a FIFO (it would wait) or a link
         return _from_log(p, log, info)
     return _close_in_place(p)
 
@@ -111,17 +111,6 @@ def _memory_bounded(log_size: int) -> Iterator[None]:
         yield
     finally:
         resource.setrlimit(resource.RLIMIT_AS, old)
-
-
-def _missing_from(rebuilt: Path, session: Path) -> int:
-    """Events the session holds that the rebuilt file does not."""
-    conn = sqlite3.connect(f"file:{rebuilt}?mode=ro", uri=True)
-    try:
-        conn.execute("ATTACH DATABASE ? AS old", (f"file:{session}?mode=ro",))
-        return int(conn.execute("SELECT count(*) FROM old.events WHERE seq NOT IN"
-                                " (SELECT seq FROM main.events)").fetchone()[0])  # fmt: skip
-    finally:
-        conn.close()
 
 
 def dropped_summary(unreadable: list[tuple[int, int]]) -> str:
@@ -203,7 +192,7 @@ def _from_log(p: Path, log: Path, info: SessionInfo) -> Recovered:
         return Recovered(p, kept.status, kept.events, False, kept.note, list(reader.unreadable),
                          kept=True)  # fmt: skip
     writer.close()
-    if _missing_from(tmp, p):
+    if missing_from(tmp, p):
         # The log holds less than the session (damaged, cut, replaced): keep the session.
         tmp.unlink(missing_ok=True)
         damage = dropped_summary(unreadable) if unreadable else "no record of them"

@@ -397,8 +397,13 @@ def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding],
     message is SQLite's reason)."""
     from ttrecord.errors import SessionError
 
+    from ttrecord.store.opening import require_regular_file
+
+    require_regular_file(Path(path))
     try:
         db = sqlite_utils.Database(os.fspath(path))
+        db.execute("PRAGMA trusted_schema = OFF")
+        db.execute("PRAGMA foreign_keys = OFF")
     except sqlite3.Error as exc:
         raise SessionError(str(exc)) from None
     try:
@@ -421,6 +426,7 @@ def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding],
             for f in findings
         ]
         with db.conn:
+            _verify_findings_schema(db)  # in the writing transaction: nothing changes it after
             db.execute("DELETE FROM findings")
             if rows:
                 db.table("findings").insert_all(rows)
@@ -441,3 +447,23 @@ def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding],
         raise SessionError(str(exc)) from None
     finally:
         db.close()
+
+
+def _verify_findings_schema(db: sqlite_utils.Database) -> None:
+    """Write findings only into tables ttrecord made: a file holding a trigger (which would
+    run on the write: delete events, rewrite the session) or a view in place of a table is
+    not written to. Raises SessionError."""
+    from ttrecord.errors import SessionError
+
+    db.execute("BEGIN IMMEDIATE")
+    triggers = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")]
+    if triggers:
+        raise SessionError(f"the file holds triggers ttrecord does not create ({', '.join(triggers[:3])})")
+    kinds = dict(db.execute("SELECT name, type FROM sqlite_master").fetchall())
+    for name in ("findings", "findings_stamp", "run_summary"):
+        if kinds.get(name, "table") != "table":
+            raise SessionError(f"{name} is a {kinds[name]}, not a table ttrecord made")
+    expected = set(schema.TABLES["findings"]["columns"])
+    have = {r[1] for r in db.execute("PRAGMA table_info(findings)")}
+    if have and not expected <= have:
+        raise SessionError("the findings table is not the one ttrecord made")
