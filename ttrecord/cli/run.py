@@ -120,6 +120,7 @@ class Run:
         output = Path(args.output) if args.output else default_output(program)
         if output.is_dir():
             raise TtrecordError(f"{output} is a folder")
+        self._check_paths(output)
         if output.exists() and not args.force:
             raise TtrecordError(f"{output} exists; use --force to overwrite it")
         if not output.parent.exists():
@@ -162,6 +163,24 @@ class Run:
                   file=sys.stderr)  # fmt: skip
             code = code if code != 0 else check_code
         return code
+
+    @staticmethod
+    def _check_paths(output: Path) -> None:
+        """No write through a symbolic link (the session, its log), and no stale -wal/-shm of
+        another database that SQLite would read as part of the new session."""
+        from ttrecord.store import liveness
+
+        log = liveness.log_path(output)
+        for path in (output, log):
+            if path.is_symlink():
+                raise TtrecordError(f"{path} is a symbolic link; not followed (give the path it"
+                                    " points to)")  # fmt: skip
+        if not os.path.lexists(output):
+            for suffix in ("-wal", "-shm", "-journal"):
+                side = Path(str(output) + suffix)
+                if os.path.lexists(side):
+                    raise TtrecordError(f"{side} exists without its session; move it or choose"
+                                        " another -o")  # fmt: skip
 
     @staticmethod
     def _check_replaceable(output: Path) -> None:

@@ -30,6 +30,7 @@ from ttrecord.events import SessionStatus
 from ttrecord.recorder.decode import Decoder
 from ttrecord.recorder.log import LogReader
 from ttrecord.store import liveness
+from ttrecord.store.opening import is_session_file
 from ttrecord.store.reader import Session, SessionInfo
 from ttrecord.store.recovery import missing_from
 from ttrecord.store.writer import SessionWriter
@@ -125,7 +126,7 @@ def _from_log(p: Path, log: Path, info: SessionInfo) -> Recovered:
     from ttrecord.recorder.supervisor import end_status
 
     tmp = p.with_name(p.name + ".recovering")
-    if tmp.is_symlink() or (tmp.exists() and not tmp.is_file()):
+    if os.path.lexists(tmp) and (tmp.is_symlink() or not is_session_file(tmp)):
         raise TtrecordError(f"{tmp} exists and is not a file ttrecord made; move it")
     tmp.unlink(missing_ok=True)
     writer = SessionWriter(tmp)
