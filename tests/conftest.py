@@ -41,6 +41,7 @@ SLOW_MODULES = {
     "tests/reliability/test_fd_reuse.py", "tests/reliability/test_non_utf8_paths.py",
     "tests/reliability/test_recover_damaged.py", "tests/reliability/test_hostile_files.py",
     "tests/reliability/test_output_policy.py", "tests/reliability/test_group_signals.py",
+    "tests/reliability/test_storage_faults.py",
 }  # fmt: skip
 
 

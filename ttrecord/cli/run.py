@@ -235,10 +235,22 @@ class Run:
         path = result.path  # type: ignore[attr-defined]
         status = result.status  # type: ignore[attr-defined]
         shown = str(path)
-        detail = f"{result.events} events"  # type: ignore[attr-defined]
+        held = getattr(result, "held", None)
+        stopped = getattr(result, "stopped", None)
+        if held is None:  # no readable session file: say so, in one line
+            print(f"ttrecord: no session written to {shown}: {stopped or 'it cannot be read'};"
+                  " the program ran unrecorded", file=sys.stderr)  # fmt: skip
+            return
+        status, events = held  # what a reader will find in the file
+        if status == "unreadable":
+            print(f"ttrecord: session {shown} could not be read back after the run:"
+                  f" {stopped or 'its end may be missing'}", file=sys.stderr)  # fmt: skip
+            return
+        if status == "running":
+            status = "unfinished on disk (readers show it as stopped abnormally)"
+        detail = f"{events} events"
         if result.last_call is not None:  # type: ignore[attr-defined]
             detail += f", last call #{result.last_call}"  # type: ignore[attr-defined]
-        stopped = getattr(result, "stopped", None)
         if stopped:
             detail += f"; partial recording: {stopped}"
         # one line, whatever its width: tests and scripts strip ttrecord's lines by prefix

@@ -87,7 +87,14 @@ class LogWriter:
     """
 
     def __init__(self, path: str | bytes) -> None:
-        self._file = OwnedFile(path)
+        self.stopped: str | None = None  # why recording stopped (disk full, ...)
+        try:
+            self._file = OwnedFile(path)
+        except OSError as exc:  # the program runs anyway, unrecorded
+            self._file = OwnedFile.unopened()
+            self.stopped = f"cannot open the event log ({exc.strerror or exc})"
+            print(f"ttrecord: recording stopped: {self.stopped}; the program continues"
+                  " unrecorded", file=sys.stderr)  # fmt: skip
         self._mapping: SharedMapping | None = None
         self._map: memoryview | None = None  # the mapping's bytes
         self._end = HEADER_SIZE  # committed end offset
@@ -95,8 +102,6 @@ class LogWriter:
         self._lock = threading.Lock()
         self.dropped = 0  # records marshal refused
         self._released = mmap.PAGESIZE  # pages below this offset were released (not page 0)
-
-        self.stopped: str | None = None  # why recording stopped (disk full, ...)
 
     @property
     def fd(self) -> int | None:

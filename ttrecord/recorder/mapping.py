@@ -57,6 +57,14 @@ class OwnedFile:
         self.fd: int | None = high
         self._identity = (st.st_dev, st.st_ino)
 
+    @classmethod
+    def unopened(cls) -> OwnedFile:
+        """A writer's file that could not be opened: every use says so."""
+        self = cls.__new__(cls)
+        self.fd = None
+        self._identity = (0, 0)
+        return self
+
     def check(self) -> str | None:
         """None while the descriptor is still the log; else why it cannot be used."""
         if self.fd is None:

@@ -114,3 +114,23 @@ def is_session_file(p: Path) -> bool:
             conn.close()
     except (OSError, sqlite3.Error, SessionError):
         return False
+
+
+def disk_state(p: Path) -> tuple[str, int] | None:
+    """(status, events) as a reader finds them in the file; None when it cannot be read."""
+    try:
+        require_regular_file(p)
+        conn = sqlite3.connect(f"file:{p.resolve()}?mode=ro", uri=True)
+    except (SessionError, OSError, sqlite3.Error):
+        return None
+    try:
+        harden(conn)
+        status = conn.execute("SELECT status FROM session").fetchone()
+        events = conn.execute("SELECT count(*) FROM events").fetchone()
+        if status is None or events is None:
+            return None
+        return str(status[0]), int(events[0])
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()

@@ -39,6 +39,7 @@ _TENSOR_SQL = (
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _MAX_SOURCE_BYTES = 1 << 20
+_LOCK_WAIT_SECONDS = 120.0
 
 
 # One encoder for every call: json.dumps with options builds a new encoder each time.
@@ -56,7 +57,10 @@ class SessionWriter:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        # Another process may hold the write lock for a while (a reader's transaction, a
+        # copy tool): wait for it rather than give up recording.
+        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                     timeout=_LOCK_WAIT_SECONDS)  # fmt: skip
         self._conn.execute("PRAGMA journal_mode = WAL")
         self._conn.execute("PRAGMA synchronous = NORMAL")
         self.db = sqlite_utils.Database(self._conn)
