@@ -142,3 +142,17 @@ def test_fifo_as_a_running_sessions_log_does_not_hang_readers(session, tmp_path)
     proc = run_cli(tmp_path, "recover", str(tmp_path / "s.db"), timeout=20)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert _state(tmp_path / "s.db")[0] > 0
+
+
+@pytest.mark.parametrize("when", ["1e308", "-1e18", "'yesterday'"])
+def test_sessions_listing_survives_a_bad_start_time(session, tmp_path, when):
+    """GIVEN two sessions, one with an impossible start time WHEN the folder is listed THEN
+    both are shown (issue 36, failure 10: one bad timestamp aborted the whole listing)."""
+    shutil.copy(session, tmp_path / "a.db")
+    shutil.copy(session, tmp_path / "b.db")
+    conn = sqlite3.connect(tmp_path / "b.db", isolation_level=None)
+    conn.execute(f"UPDATE session SET started_at = {when}")
+    conn.close()
+    proc = run_cli(tmp_path, "sessions", str(tmp_path), timeout=60)
+    assert "a.db" in proc.stdout and "b.db" in proc.stdout, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr
