@@ -125,3 +125,43 @@ def test_crafted_25_byte_log_stays_bounded(recorded, tmp_path):
     assert "Traceback" not in stderr, stderr
     assert usage.ru_maxrss < 400 * 1024, usage.ru_maxrss  # KiB
     assert _count(tmp_path / "s.db") >= before
+
+
+def test_recover_waits_for_a_program_that_outlived_its_supervisor(tmp_path):
+    """GIVEN a program that ignores SIGTERM WHEN its `ttrecord run` is SIGKILLed THEN the
+    program runs on, and `recover` refuses to finish the session until it ended (issue 36,
+    failure 11: the session was finished while the program still appended to the log)."""
+    import signal
+    import time
+
+    from tests.reliability.conftest import kill_quietly, start_run, wait_dead
+
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROLOGUE + """\
+import os, signal, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+print(os.getpid(), flush=True)
+t = ttnn.Tensor(device)
+for i in range(6000):
+    t = ttnn.relu(t)
+    time.sleep(0.01)
+""")
+    out = tmp_path / "s.db"
+    proc = start_run(tmp_path, prog, out)
+    assert proc.stdout is not None
+    child = int(proc.stdout.readline())
+    try:
+        time.sleep(0.5)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        time.sleep(0.3)
+        early = subprocess.run(ttrecord_cmd("recover", str(out)), cwd=tmp_path,
+                               env=fake_env(tmp_path), capture_output=True, text=True,
+                               timeout=60)  # fmt: skip
+        assert early.returncode == 2 and "still running" in early.stderr, early.stderr
+    finally:
+        kill_quietly(child)
+    assert wait_dead(child)
+    done = subprocess.run(ttrecord_cmd("recover", str(out)), cwd=tmp_path, env=fake_env(tmp_path),
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr

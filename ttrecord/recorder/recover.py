@@ -62,6 +62,9 @@ def recover(path: str | os.PathLike[str]) -> Recovered:
                 raise TtrecordError(f"{p} is being recorded right now; nothing to recover")
             raise TtrecordError(f"{p} is finished ({info.status}); nothing to recover")
         info = session.info()
+    if info.pid and _program_still_running(info.pid):
+        raise TtrecordError(f"{p}: the recorded program (pid {info.pid}) is still running;"
+                            " recover the session after it ends")  # fmt: skip
     log = liveness.log_path(p)
     if not os.access(p.parent, os.W_OK):
         raise TtrecordError(f"{p.parent}: cannot write here; copy the session and its log"
@@ -69,6 +72,16 @@ def recover(path: str | os.PathLike[str]) -> Recovered:
     if log.is_file() and not log.is_symlink():  # never a FIFO (it would wait) or a link
         return _from_log(p, log, info)
     return _close_in_place(p)
+
+
+def _program_still_running(pid: int) -> bool:
+    """Whether the recorded program outlived its `ttrecord run` (it ignored the SIGTERM sent
+    when the supervisor died) and may still append to the log."""
+    try:
+        with open(f"/proc/{int(pid)}/cmdline", "rb") as fh:
+            return b"ttrecord.recorder.child" in fh.read()
+    except (OSError, ValueError, OverflowError):
+        return False
 
 
 _BASE_BUDGET = 1 << 30  # address space recovery may take beyond its start, plus 32x the log
