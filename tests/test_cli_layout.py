@@ -70,7 +70,8 @@ def test_every_dash_o_has_force(monkeypatch):
 
 def test_report_dash_o_refuses_to_replace_a_file(tmp_path, capsys):
     """GIVEN an existing file WHEN `report -o FILE` (text, JSON or --html) runs without --force
-    THEN it exits 2 with one line and the file is untouched; with --force it is replaced."""
+    THEN it exits 2 with one line and the file is untouched; --force replaces only an earlier
+    output of ttrecord, never the user's file."""
     from ttrecord.testing import SessionBuilder
 
     b = SessionBuilder()
@@ -82,8 +83,13 @@ def test_report_dash_o_refuses_to_replace_a_file(tmp_path, capsys):
         assert main(["report", str(session), "-q", "-o", str(mine), *extra]) == 2
         assert "already exists (use --force" in capsys.readouterr().err
         assert mine.read_text() == "keep me"
-    assert main(["report", str(session), "-q", "-o", str(mine), "--format", "json", "-f"]) == 0
-    assert mine.read_text().startswith("{")
+    assert main(["report", str(session), "-q", "-o", str(mine), "--format", "json", "-f"]) == 2
+    assert "not written by ttrecord" in capsys.readouterr().err
+    assert mine.read_text() == "keep me"
+    ours = tmp_path / "ours.json"
+    assert main(["report", str(session), "-q", "-o", str(ours), "--format", "json"]) == 0
+    assert main(["report", str(session), "-q", "-o", str(ours), "-f"]) == 0
+    assert ours.read_text().startswith("ttrecord session")
 
 
 @pytest.mark.parametrize(

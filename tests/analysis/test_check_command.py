@@ -57,6 +57,11 @@ def test_output_file_is_not_overwritten_without_force(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("ttrecord check: ") and "--force" in err
     assert out.read_text() == "keep me"
+    # --force replaces only an earlier ttrecord output, never the user's file
+    assert main(["check", session, "--format", "json", "-o", str(out), "--force"]) == 2
+    assert "not written by ttrecord" in capsys.readouterr().err
+    assert out.read_text() == "keep me"
+    out.write_text('{\n  "version": 1,\n  "session": "earlier.db"\n}\n')
     assert main(["check", session, "--format", "json", "-o", str(out), "--force"]) == 1
     assert json.loads(out.read_text())["findings"][0]["id"] == "TR004"
 

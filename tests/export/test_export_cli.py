@@ -42,9 +42,13 @@ def test_existing_output_needs_force(sample_session, tmp_path, capsys):
     assert main(["export", "perfetto", str(sample_session), "-o", str(out)]) == 2
     assert "already exists (use --force" in capsys.readouterr().err
     assert out.read_text() == "keep me"
+    # (--force replaces only what ttrecord wrote: not this file, an earlier trace yes)
+    assert main(["export", "perfetto", str(sample_session), "-o", str(out), "--force"]) == 2
+    assert "not written by ttrecord" in capsys.readouterr().err
+    out.write_text('{"traceEvents":[]}')
     assert main(["export", "perfetto", str(sample_session), "-o", str(out), "--force"]) == 0
     # THEN only --force replaced it
-    assert "traceEvents" in out.read_text()
+    assert "traceEvents" in out.read_text() and len(out.read_text()) > 100
 
 
 def test_bad_input_is_one_line_and_non_zero(tmp_path):

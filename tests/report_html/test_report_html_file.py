@@ -91,4 +91,4 @@ def test_bad_input_is_one_line_and_nonzero(tmp_path):
     db = record(SAMPLES / "clean_decode.py", tmp_path)
     proc = _cli("report", str(db), "--html", "-o", str(tmp_path / "missing" / "r.html"))
     assert proc.returncode != 0
-    assert len(proc.stderr.strip().splitlines()) == 1 and "cannot be written" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "no such folder" in proc.stderr

@@ -71,3 +71,23 @@ async def test_sessions_list_with_an_action_in_a_folder_name(workdir):
         assert app.is_running
     assert "[@click=app.quit]run[b]" in text
     assert [c for c in FORBIDDEN if c in text] == []
+
+
+@pytest.mark.parametrize("name", ["overview", "timeline", "memory", "finding", "op-detail"])
+async def test_file_name_with_an_escape_never_reaches_the_title(workdir, name):
+    """GIVEN a session file whose name holds an OSC title sequence WHEN a screen names it in
+    its title THEN the title holds it escaped (issue 36, failure 10: the terminal's title was
+    rewritten)."""
+    path = build_hostile(workdir)
+    hostile = path.with_name("s\x1b]0;pwned\x07.db")
+    path.rename(hostile)
+    app = TtrecordApp([str(hostile)])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        for key in SCREENS[name]:
+            await pilot.press(key)
+            await settle(pilot)
+        title, sub_title = app.screen.title or "", app.screen.sub_title or ""
+    assert "\x1b" not in title and "\x07" not in title, title
+    assert "\x1b" not in sub_title and "\x07" not in sub_title, sub_title
+    assert "pwned" in title or name == "help"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from ttrecord.errors import TtrecordError
@@ -39,7 +38,8 @@ class Check:
         parser.add_argument("-o", "--output", metavar="FILE",
                             help="write the report to FILE instead of standard output")  # fmt: skip
         parser.add_argument("-f", "--force", action="store_true",
-                            help="replace FILE if it exists")  # fmt: skip
+                            help="replace FILE if it is an earlier ttrecord output (never a session or"
+                            " another file)")  # fmt: skip
         parser.add_argument("-q", "--quiet", action="store_true",
                             help="no progress bar on the terminal")  # fmt: skip
 
@@ -49,15 +49,15 @@ class Check:
         if args.output is None:
             return run_check(args.session, args.format, args.fail_on, sys.stdout, args.quiet,
                              getattr(args, "allow_incomplete", False))  # fmt: skip
-        if os.path.lexists(args.output) and not args.force:  # as `run` and `export` refuse
-            raise TtrecordError(f"{args.output}: already exists (use --force to replace it)")
+        from ttrecord.cli.output import check_output, replaced_on_success
+
+        path = check_output(args.output, inputs=[args.session], force=args.force)
         try:
-            out = open(args.output, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+            with replaced_on_success(path) as temp, open(temp, "w", encoding="utf-8") as out:
+                return run_check(args.session, args.format, args.fail_on, out, args.quiet,
+                                 getattr(args, "allow_incomplete", False))  # fmt: skip
         except OSError as exc:
             raise TtrecordError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
-        with out:
-            return run_check(args.session, args.format, args.fail_on, out, args.quiet,
-                             getattr(args, "allow_incomplete", False))  # fmt: skip
 
 
 def _list_rules_in_help(parser: argparse.ArgumentParser) -> None:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from ttrecord.cli.output import check_output, folder_replaced_on_success, replaced_on_success
 from ttrecord.errors import TtrecordError
 from ttrecord.export import EXPORTERS
 from ttrecord.terminal import wrap
@@ -40,7 +43,8 @@ class Export:
                  " session, named after it",
         )  # fmt: skip
         parser.add_argument(
-            "-f", "--force", action="store_true", help="replace an existing output"
+            "-f", "--force", action="store_true",
+            help="replace an earlier export of ttrecord (never a session or another file)"
         )
         parser.add_argument("-q", "--quiet", action="store_true",
                             help="no progress bar on the terminal")  # fmt: skip
@@ -55,7 +59,7 @@ class Export:
         module = exporter(args.format)
         session_path = Path(args.session)
         out = Path(args.output) if args.output else _default_output(session_path, module)
-        _check_output(out, module.OUTPUT, args.force)
+        check_output(out, inputs=[session_path], force=args.force, kind=module.OUTPUT)
         with Session.open(session_path) as session, Progress(
             f"exporting {args.format}", quiet=args.quiet
         ) as bar:
@@ -65,7 +69,7 @@ class Export:
                 if bar.enabled:
                     bar.set_total(_rows_estimate(session))
             try:
-                summary = module.export(session, out, **kwargs)
+                summary = _export_replacing(module, session, out, kwargs)
             except OSError as exc:
                 raise TtrecordError(f"{out}: cannot write ({exc.strerror or exc})") from None
         print(wrap(summary.line(), sys.stdout))
@@ -82,17 +86,25 @@ def _default_output(session: Path, module: ModuleType) -> Path:
     return session.with_name(stem + module.DEFAULT_SUFFIX)
 
 
-def _check_output(out: Path, kind: str, force: bool) -> None:
-    """Refuse to overwrite (without --force) or to write a file over a folder and back."""
-    if kind == "file":
-        if out.is_dir():
-            raise TtrecordError(f"{out}: is a folder; give a file name with -o")
-        if out.exists() and not force:
-            raise TtrecordError(f"{out}: already exists (use --force to replace it)")
-        if not out.parent.is_dir():
-            raise TtrecordError(f"{out.parent}: no such folder")
-    else:
-        if out.exists() and not out.is_dir():
-            raise TtrecordError(f"{out}: is a file; give a folder with -o")
-        if out.is_dir() and any(out.iterdir()) and not force:
-            raise TtrecordError(f"{out}: folder is not empty (use --force to replace the report)")
+def _export_replacing(module: ModuleType, session: Session, out: Path,
+                      kwargs: dict) -> Any:  # fmt: skip
+    """Export into a temporary file or folder beside `out`, moved into place on success."""
+    if module.OUTPUT == "file":
+        with replaced_on_success(out) as temp:
+            summary = module.export(session, temp, **kwargs)
+        return dataclasses.replace(summary, path=str(out))
+    with folder_replaced_on_success(out) as temp:
+        summary = module.export(session, temp, **kwargs)
+        _point_config_at(temp, out)
+    return dataclasses.replace(summary, path=str(out))
+
+
+def _point_config_at(temp: Path, out: Path) -> None:
+    """The visualizer's config names its own folder: the final one, not the temporary."""
+    config_path = temp / "config.json"
+    if not config_path.exists():
+        return
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    if isinstance(config, dict) and "report_path" in config:
+        config["report_path"] = str(out.resolve())
+        config_path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

@@ -27,8 +27,18 @@ class Recover:
         from ttrecord.terminal import wrap
         from ttrecord.textsafe import clean
 
+        from ttrecord.recorder.recover import dropped_summary
+
         done = recover(args.session)
-        source = "from its log" if done.from_log else "without a log"
-        print(wrap(f"ttrecord: {clean(str(done.path))} recovered {source}: {done.status},"
-                   f" {done.events} events", sys.stderr, keep=2), file=sys.stderr)  # fmt: skip
+        if done.kept:
+            source = "keeping what it held (its log holds less)"
+        else:
+            source = "from its log" if done.from_log else "without a log"
+        line = (f"ttrecord: {clean(str(done.path))} recovered {source}: {done.status},"
+                f" {done.events} events")  # fmt: skip
+        if done.from_log:
+            line += " recovered"
+        if done.unreadable:
+            line += f", {dropped_summary(done.unreadable)}"
+        print(wrap(line, sys.stderr, keep=2), file=sys.stderr)
         return 0

@@ -36,7 +36,8 @@ class Report:
                             help="write to FILE (--html default: SESSION.html; else standard"
                             " output)")  # fmt: skip
         parser.add_argument("-f", "--force", action="store_true",
-                            help="replace FILE if it exists")  # fmt: skip
+                            help="replace FILE if it is an earlier ttrecord output (never a session or"
+                            " another file)")  # fmt: skip
 
     def run(self, args: argparse.Namespace) -> int:
         import os
@@ -48,13 +49,14 @@ class Report:
 
         render = summary_json.render if args.format == "json" else summary.render_report
         if args.output is not None:
-            _refuse_to_replace(args.output, args.force)
+            from ttrecord.cli.output import check_output, replaced_on_success
+
+            path = check_output(args.output, inputs=[args.session], force=args.force)
             try:
-                out = open(args.output, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+                with replaced_on_success(path) as temp, open(temp, "w", encoding="utf-8") as out:
+                    render(args.session, out, quiet=args.quiet)
             except OSError as exc:
                 raise TtrecordError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
-            with out:
-                render(args.session, out, quiet=args.quiet)
             return 0
         try:
             render(args.session, sys.stdout, quiet=args.quiet)
@@ -62,16 +64,6 @@ class Report:
         except BrokenPipeError:  # `ttrecord report … | head`
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-
-
-def _refuse_to_replace(path: str, force: bool) -> None:
-    """-o never replaces a file silently (as check, run and export)."""
-    import os
-
-    if os.path.isdir(path):
-        raise TtrecordError(f"{path}: is a folder; give a file name with -o")
-    if os.path.lexists(path) and not force:
-        raise TtrecordError(f"{path}: already exists (use --force to replace it)")
 
 
 def _html(args: argparse.Namespace) -> int:
@@ -82,10 +74,13 @@ def _html(args: argparse.Namespace) -> int:
 
     if args.format != "text":
         raise TtrecordError("--html and --format json are two outputs; choose one")
+    from ttrecord.cli.output import check_output, replaced_on_success
+
     out = args.output or str(Path(args.session).with_suffix(".html"))
-    _refuse_to_replace(out, args.force)
+    path = check_output(out, inputs=[args.session], force=args.force)
     try:
-        size = write_html_report(args.session, out)
+        with replaced_on_success(path) as temp:
+            size = write_html_report(args.session, str(temp))
     except OSError as exc:
         raise TtrecordError(f"{out}: cannot be written ({exc.strerror})") from None
     print(wrap(f"ttrecord report: wrote {out} ({size:,} bytes)", sys.stderr, keep=4),

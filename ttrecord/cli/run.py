@@ -129,6 +129,7 @@ class Run:
         output = Path(args.output) if args.output else default_output(program)
         if output.is_dir():
             raise TtrecordError(f"{output} is a folder")
+        self._check_paths(output)
         if output.exists() and not args.force:
             raise TtrecordError(f"{output} exists; use --force to overwrite it")
         if not output.parent.exists():
@@ -176,6 +177,24 @@ class Run:
                   file=sys.stderr)  # fmt: skip
             code = code if code != 0 else check_code
         return code
+
+    @staticmethod
+    def _check_paths(output: Path) -> None:
+        """No write through a symbolic link (the session, its log), and no stale -wal/-shm of
+        another database that SQLite would read as part of the new session."""
+        from ttrecord.store import liveness
+
+        log = liveness.log_path(output)
+        for path in (output, log):
+            if path.is_symlink():
+                raise TtrecordError(f"{path} is a symbolic link; not followed (give the path it"
+                                    " points to)")  # fmt: skip
+        if not os.path.lexists(output):
+            for suffix in ("-wal", "-shm", "-journal"):
+                side = Path(str(output) + suffix)
+                if os.path.lexists(side):
+                    raise TtrecordError(f"{side} exists without its session; move it or choose"
+                                        " another -o")  # fmt: skip
 
     @staticmethod
     def _check_replaceable(output: Path) -> None:
@@ -230,10 +249,22 @@ class Run:
         path = result.path  # type: ignore[attr-defined]
         status = result.status  # type: ignore[attr-defined]
         shown = str(path)
-        detail = f"{result.events} events"  # type: ignore[attr-defined]
+        held = getattr(result, "held", None)
+        stopped = getattr(result, "stopped", None)
+        if held is None:  # no readable session file: say so, in one line
+            print(f"ttrecord: no session written to {shown}: {stopped or 'it cannot be read'};"
+                  " the program ran unrecorded", file=sys.stderr)  # fmt: skip
+            return
+        status, events = held  # what a reader will find in the file
+        if status == "unreadable":
+            print(f"ttrecord: session {shown} could not be read back after the run:"
+                  f" {stopped or 'its end may be missing'}", file=sys.stderr)  # fmt: skip
+            return
+        if status == "running":
+            status = "unfinished on disk (readers show it as stopped abnormally)"
+        detail = f"{events} events"
         if result.last_call is not None:  # type: ignore[attr-defined]
             detail += f", last call #{result.last_call}"  # type: ignore[attr-defined]
-        stopped = getattr(result, "stopped", None)
         if stopped:
             detail += f"; partial recording: {stopped}"
         # one line, whatever its width: tests and scripts strip ttrecord's lines by prefix

@@ -107,6 +107,17 @@ class Sessions:
         return 2 if damaged else 0
 
 
+def _started(when: Any) -> str:
+    """The start time as the listing shows it; a damaged one is shown as such, never ends
+    the listing."""
+    if when is None:
+        return ""
+    try:
+        return time.strftime("%m-%d %H:%M", time.localtime(when))
+    except (OverflowError, ValueError, OSError, TypeError):
+        return "(bad time)"
+
+
 def _program(script: str | None) -> str:
     if not script:
         return ""
@@ -136,8 +147,7 @@ def _print(folder: Path, rows: list[dict[str, Any]]) -> None:
             if r["stopped_abnormally"]:  # left `running` by a recorder that is gone
                 status.append(" (recording stopped abnormally)")
             details = []
-        started = (time.strftime("%m-%d %H:%M", time.localtime(r["started_at"]))
-                   if r["started_at"] is not None else "")  # fmt: skip
+        started = _started(r["started_at"])
         found = "" if r["error"] else ("not checked" if r["findings"] is None else str(r["findings"]))
         events = f"{r['events']:,}" if r["events"] is not None else ""
         clean = textsafe.clean  # Text would drop some controls silently: show them escaped

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, Status, TensorRef
+from ttrecord.store.storable import storable
 from ttrecord.recorder.records import (
     RECORDS, Begin, BufferDesc, BufferSpan, End, Point, RecordType, Site, TensorDesc,
 )
@@ -79,16 +80,19 @@ class Decoder:
                 self._push(self._point(rec))
             elif tag == RecordType.SITE:
                 site: Site = rec
-                self.sites[site.site_id] = CallSite(site.file, site.line, site.function,
-                                                    tuple(tuple(s) for s in site.stack))  # fmt: skip
+                # once per site: file names may hold bytes that are not UTF-8
+                self.sites[site.site_id] = CallSite(
+                    storable(site.file), site.line, storable(site.function),
+                    tuple(tuple(storable(x) for x in s) for s in site.stack))  # fmt: skip
             elif tag == RecordType.HEADER:
-                self.end.header = rec
+                self.end.header = rec._replace(**{k: storable(v) for k, v in rec._asdict().items()})
             elif tag == RecordType.EXCEPTION:
-                self.end.exception = rec
+                self.end.exception = rec._replace(
+                    **{k: storable(v) for k, v in rec._asdict().items()})
             elif tag == RecordType.EXIT:
                 self.end.exit_code = rec.exit_code
             elif tag == RecordType.STOPPED:
-                self.end.stopped = rec.reason
+                self.end.stopped = storable(rec.reason)
 
     def _push(self, ev: Event) -> None:
         heapq.heappush(self._ready, (ev.seq, ev))
@@ -129,7 +133,7 @@ class Decoder:
         if e is not None:
             ev.dur_ns = e.t_ns - b.t_ns
             ev.status = _STATUSES.get(e.status) or Status(e.status)
-            ev.error = e.error
+            ev.error = e.error if e.error is None else storable(e.error)
             ev.outputs = tuple(_tensor(d) for d in e.outputs)
             if e.device is not None:
                 ev.device = e.device
@@ -146,9 +150,9 @@ class Decoder:
             b = BufferSpan._make(buf[:4])
             buffer = BufferRef(b.device, b.buffer_type, b.address, b.size)
         return Event(
-            seq=p.seq, kind=_KINDS.get(p.kind) or Kind(p.kind), name=p.name,
+            seq=p.seq, kind=_KINDS.get(p.kind) or Kind(p.kind), name=storable(p.name),
             phase=_PHASES.get(p.phase) or Phase(p.phase), t_ns=p.t_ns, thread=p.thread,
             device=p.device, trace=p.trace, parent=p.parent,
             callsite=self.sites.get(p.site_id) if p.site_id is not None else None,
-            args=dict(p.args) if p.args else None, buffer=buffer, region=p.region,
+            args=dict(p.args) if p.args else None, buffer=buffer, region=storable(p.region),
         )  # fmt: skip

@@ -32,6 +32,7 @@ import sys
 import threading
 from collections.abc import Iterator
 
+from ttrecord.recorder.mapping import OwnedFile, SharedMapping
 from ttrecord.recorder.records import RecordType, new_stopped
 
 __all__ = ["LogReader", "LogWriter", "RecordType", "encode"]
@@ -46,7 +47,6 @@ _INITIAL_SIZE = 1 << 20
 # Written pages stay mapped (and counted in the child's RSS: +105 MB at 810k events) until
 # released; MADV_DONTNEED on a shared file mapping only unmaps them, the data stays in the file.
 _RELEASE_EVERY = 2 << 20
-_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)
 
 RESERVE = 4096  # kept free at the end of the mapping for the STOPPED record
 _NO_FALLOCATE = {errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
@@ -80,18 +80,32 @@ class LogWriter:
 
     Deferred records are kept as tuples (they are made of immutable values) and marshalled in
     one go with the next written record.
+
+    The descriptor and the mapping are the writer's own (see mapping.py): the descriptor is
+    checked by inode before the file grows or shrinks, and a program that closed or reused it
+    stops the recording with that reason, never gets a write.
     """
 
-    def __init__(self, path: str) -> None:
-        self.fd: int | None = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        self._map: mmap.mmap | None = None
+    def __init__(self, path: str | bytes) -> None:
+        self.stopped: str | None = None  # why recording stopped (disk full, ...)
+        try:
+            self._file = OwnedFile(path)
+        except OSError as exc:  # the program runs anyway, unrecorded
+            self._file = OwnedFile.unopened()
+            self.stopped = f"cannot open the event log ({exc.strerror or exc})"
+            print(f"ttrecord: recording stopped: {self.stopped}; the program continues"
+                  " unrecorded", file=sys.stderr)  # fmt: skip
+        self._mapping: SharedMapping | None = None
+        self._map: memoryview | None = None  # the mapping's bytes
         self._end = HEADER_SIZE  # committed end offset
         self._pending: list[tuple] = []
         self._lock = threading.Lock()
         self.dropped = 0  # records marshal refused
         self._released = mmap.PAGESIZE  # pages below this offset were released (not page 0)
 
-        self.stopped: str | None = None  # why recording stopped (disk full, ...)
+    @property
+    def fd(self) -> int | None:
+        return self._file.fd
 
     def defer(self, record: tuple) -> None:
         """Queue a record; it reaches the file with the next `write` or `flush`."""
@@ -105,7 +119,7 @@ class LogWriter:
     def write(self, record: tuple) -> None:
         """Write the queued records and this one now, in one copy."""
         with self._lock:
-            if self.fd is None or self.stopped is not None:
+            if self._file.fd is None or self.stopped is not None:
                 return
             pending = self._pending
             pending.append(record)
@@ -114,7 +128,7 @@ class LogWriter:
     def write_many(self, records: list[tuple]) -> None:
         """Write the queued records and these now, in one copy."""
         with self._lock:
-            if self.fd is None or self.stopped is not None:
+            if self._file.fd is None or self.stopped is not None:
                 return
             pending = self._pending
             pending.extend(records)
@@ -138,11 +152,14 @@ class LogWriter:
         parent's)."""
         self._lock = threading.Lock()  # the parent's lock may have been held at fork time
         self._pending.clear()
-        self._map = None  # the parent's shared mapping: never unmapped or resized here
-        self.fd = None
+        if self._mapping is not None:
+            self._mapping.forget()  # the parent's shared mapping: never unmapped here
+        self._mapping = None
+        self._map = None
+        self._file.forget()
 
     def _flush_locked(self) -> None:
-        if self._pending and self.fd is not None and self.stopped is None:
+        if self._pending and self._file.fd is not None and self.stopped is None:
             self._write_locked(self._pending)
 
     def _write_locked(self, pending: list[tuple]) -> None:
@@ -167,39 +184,51 @@ class LogWriter:
         m[start:end] = chunk
         _END.pack_into(m, 0, end)  # commit: the reader may now read up to `end`
         self._end = end
-        if start - self._released >= _RELEASE_EVERY and _DONTNEED is not None:
+        if start - self._released >= _RELEASE_EVERY:
             upto = start - start % mmap.PAGESIZE
-            try:
-                m.madvise(_DONTNEED, self._released, upto - self._released)
-                self._released = upto
-            except (OSError, ValueError):
-                pass
+            assert self._mapping is not None  # m is its view
+            self._mapping.release(self._released, upto - self._released)
+            self._released = upto
 
-    def _reserve(self, start: int, size: int) -> None:
+    def _reserve(self, fd: int, start: int, size: int) -> None:
         """Give the file real blocks up to `size` (a sparse file would SIGBUS on a full disk)."""
-        assert self.fd is not None  # open while writing
         try:
-            os.posix_fallocate(self.fd, start, size - start)
+            os.posix_fallocate(fd, start, size - start)
         except OSError as exc:
             if exc.errno not in _NO_FALLOCATE:
                 raise
-            os.ftruncate(self.fd, size)  # a file system without fallocate: best effort
+            os.ftruncate(fd, size)  # a file system without fallocate: best effort
 
-    def _grow(self, needed: int) -> mmap.mmap | None:
+    def _remap(self, size: int) -> memoryview:
+        """Reserve the file's blocks up to `size` and map that much (the descriptor checked
+        first: a program's file is never grown or mapped). Raises OSError."""
+        reason = self._file.check()
+        if reason is not None:
+            raise _NotOurs(reason)
+        fd = self._file.fd
+        assert fd is not None
+        old = self._mapping
+        self._reserve(fd, old.size if old is not None else 0, size)
+        mapping = SharedMapping(fd, size)
+        if old is not None:
+            old.close()
+        self._mapping = mapping
+        self._map = mapping.view
+        return mapping.view
+
+    def _grow(self, needed: int) -> memoryview | None:
         m = self._map
         size = max(_INITIAL_SIZE, 2 * len(m) if m is not None else 0)
         while size < needed:
             size *= 2
         try:
-            if m is None:
-                self._reserve(0, size)
-                assert self.fd is not None
-                m = mmap.mmap(self.fd, size)
+            first = m is None
+            m = self._remap(size)
+            if first:
                 m[:HEADER_SIZE] = _END.pack(self._end) + MAGIC
-                self._map = m
-            else:
-                self._reserve(len(m), size)
-                m.resize(size)  # the blocks are there: this only moves the file's end
+        except _NotOurs as exc:
+            self._stop(str(exc))
+            return None
         except (OSError, ValueError) as exc:
             self._stop(f"the event log cannot grow to {size} bytes"
                        f" ({getattr(exc, 'strerror', None) or exc})")  # fmt: skip
@@ -211,10 +240,9 @@ class LogWriter:
         self.stopped = reason
         self._pending.clear()
         m = self._map
-        if m is None and self.fd is not None:
+        if m is None and self._file.check() is None:
             try:  # not even the first megabyte: try for just the header and the reserve
-                self._reserve(0, HEADER_SIZE + RESERVE)
-                m = self._map = mmap.mmap(self.fd, HEADER_SIZE + RESERVE)
+                m = self._remap(HEADER_SIZE + RESERVE)
                 m[:HEADER_SIZE] = _END.pack(self._end) + MAGIC
             except (OSError, ValueError):
                 m = None
@@ -230,30 +258,48 @@ class LogWriter:
 
     def close(self) -> None:
         self.flush()
-        if self.fd is not None:
-            if self._map is not None:
-                self._map.close()
-                self._map = None
-                os.ftruncate(self.fd, self._end)  # drop the unused room
-            os.close(self.fd)
-            self.fd = None
+        if self._file.fd is None:
+            return
+        if self._mapping is not None:
+            self._mapping.close()
+            self._mapping = None
+            self._map = None
+            if self._file.check() is None:
+                os.ftruncate(self._file.fd, self._end)  # drop the unused room
+        self._file.close()
+
+
+class _NotOurs(OSError):
+    """The log's descriptor was closed or reused by the program."""
 
 
 class LogReader:
-    """Reads complete records from a log that another process is still appending to."""
+    """Reads complete records from a log that another process is still appending to.
 
-    def __init__(self, path: str) -> None:
+    A log may be damaged (a disk error, a copy cut short, a file made by hand): a frame whose
+    contents do not decode is skipped by its length and listed in `unreadable`; a frame whose
+    length reaches past the committed end cannot be skipped, so reading stops there and the
+    rest is listed too. Nothing read is trusted to size an allocation beyond the file.
+    """
+
+    def __init__(self, path: str | bytes) -> None:
         self.path = path
         self._fd: int | None = None
         self._pos = HEADER_SIZE
         self._rest = b""
         self.more = False  # the last read stopped at max_bytes: call again
+        self.unreadable: list[tuple[int, int]] = []  # (offset, bytes) of damaged frames
+        self.broken = False  # a frame length past the committed end: nothing after it reads
+        self.committed = HEADER_SIZE  # the committed end the header gave last
 
     def read(self, max_bytes: int = 16 << 20) -> Iterator[tuple]:
         """Complete records committed since the last call (reading at most `max_bytes`)."""
+        if self.broken:
+            self.more = False
+            return
         if self._fd is None:
             try:
-                self._fd = os.open(self.path, os.O_RDONLY)
+                self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
             except FileNotFoundError:
                 return
         head = os.pread(self._fd, HEADER_SIZE, 0)
@@ -261,23 +307,30 @@ class LogReader:
             self.more = False
             return  # nothing written yet
         (committed,) = _END.unpack_from(head)
+        self.committed = committed
         want = min(committed - self._pos, max_bytes)
         chunk = os.pread(self._fd, want, self._pos) if want > 0 else b""
+        base = self._pos - len(self._rest)  # file offset of data[0]
         self._pos += len(chunk)
         self.more = want == max_bytes and len(chunk) == want
         data = self._rest + chunk
         pos, end = 0, len(data)
         while pos + 4 <= end:
             (size,) = _LEN.unpack_from(data, pos)
+            if base + pos + 4 + size > committed:  # a damaged length: no frame boundary after it
+                self.unreadable.append((base + pos, committed - base - pos))
+                self.broken = True
+                self.more = False
+                pos = end
+                break
             if pos + 4 + size > end:
                 break
             try:
                 record = marshal.loads(data[pos + 4 : pos + 4 + size])
-            except (ValueError, EOFError, TypeError):
-                # A damaged record: nothing after it can be trusted.
-                self._rest = b""
-                pos = end
-                break
+            except (ValueError, EOFError, TypeError, MemoryError, RecursionError):
+                self.unreadable.append((base + pos, 4 + size))  # skip this frame only
+                pos += 4 + size
+                continue
             pos += 4 + size
             if type(record) is list:  # records written together
                 yield from record
@@ -289,6 +342,11 @@ class LogReader:
     def truncated_bytes(self) -> int:
         """Bytes of an incomplete last record (non-zero only if the writer died mid-write)."""
         return len(self._rest)
+
+    @property
+    def truncated_at(self) -> int:
+        """File offset of the incomplete last record."""
+        return self._pos - len(self._rest)
 
     def close(self) -> None:
         if self._fd is not None:

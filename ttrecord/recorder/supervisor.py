@@ -21,6 +21,8 @@ written (a full disk), recording stops, the program runs on and its exit code is
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import json
 import os
 import signal
@@ -38,6 +40,7 @@ from ttrecord.recorder.decode import Decoder
 from ttrecord.recorder.log import LogReader
 from ttrecord.recorder.signals import SignalRelay
 from ttrecord.store import liveness
+from ttrecord.store.opening import disk_state
 from ttrecord.store.writer import SessionWriter
 
 POLL_SECONDS = 0.02
@@ -69,6 +72,8 @@ class RunResult:
     last_call: int | None
     events: int
     stopped: str | None = None  # why recording stopped early (disk full, ...), if it did
+    # what the session file holds: (status, events) read back from it; None: no readable file
+    held: tuple[str, int] | None = None
 
 
 class Supervisor:
@@ -78,6 +83,11 @@ class Supervisor:
         self._stored_options: dict[str, Any] = {}
         self._storage_error: str | None = None
         self._storage_reported = False
+        self._failure: str | None = None  # ttrecord's own failure while recording
+        self._no_session: str | None = None  # why no session file could be made
+        self._lock_fd: int | None = None
+        self._disk_full = False  # the last storage fault was a full disk (or a size limit)
+        self._keep_log = False  # the session's end is only in the log
 
     def _child_command(self, log_path: Path) -> list[str]:
         o = self.options
@@ -116,15 +126,6 @@ class Supervisor:
     def run(self) -> RunResult:
         o = self.options
         log_path = liveness.log_path(o.output)
-        lock_fd = None
-        try:
-            lock_fd = self._open_log(log_path)
-            writer = SessionWriter(o.output)
-        except (OSError, sqlite3.Error) as exc:
-            if lock_fd is not None:
-                log_path.unlink(missing_ok=True)
-                os.close(lock_fd)
-            raise TtrecordError(f"{o.output}: cannot write the session ({exc})") from None
         program = o.script if o.script is not None else f"-m {o.module}"
         self._stored_options = {
             "stack_depth": o.stack_depth, "audit_regions": list(o.audit_regions),
@@ -132,30 +133,44 @@ class Supervisor:
             "graph_capture": o.graph_capture, "verify_replay": o.verify_replay,
             "supervisor_pid": os.getpid(),
         }  # fmt: skip
+        # A storage fault before the program starts does not stop it: it runs unrecorded (or
+        # with its log only) and keeps its exit code; `run` says no session was written.
+        lock_fd = None
+        writer: SessionWriter | None = None
         try:
-            writer.start(script=program, argv=[o.script or o.module or "", *o.argv],
-                         backend=o.backend, options=self._stored_options)  # fmt: skip
-        except (OSError, sqlite3.Error) as exc:
-            writer.close()
-            log_path.unlink(missing_ok=True)
-            os.close(lock_fd)
-            raise TtrecordError(f"{o.output}: cannot write the session ({exc})") from None
+            lock_fd = self._open_log(log_path)
+        except OSError as exc:
+            self._no_session = f"cannot create the event log {log_path} ({exc.strerror or exc})"
+        if lock_fd is not None:
+            writer = self._start_writer(program)
+        self._lock_fd = lock_fd
+        if self._no_session is not None:
+            self._storage_error = self._no_session
+            print(f"ttrecord: recording stopped: {self._no_session}; the program runs"
+                  " unrecorded", file=sys.stderr)  # fmt: skip
         decoder = Decoder()
-        reader = LogReader(str(log_path))
+        reader = LogReader(os.fsencode(log_path))
         relay = self._signals
         relay.install()
         started = time.monotonic()
         hung = False
+        result: RunResult | None = None
+        returncode: int | None = None
         try:
             proc = subprocess.Popen(self._child_command(log_path), env=self._child_env())
             relay.block()
             header_seen = False
             while True:
-                self._drain(reader, decoder, writer)
-                if not header_seen and decoder.end.header is not None:
-                    header_seen = True
-                    self._header(writer, decoder)
-                    started = time.monotonic()  # the timeout counts from the program's start
+                if self._failure is None:
+                    try:
+                        self._drain(reader, decoder, writer)
+                        if not header_seen and decoder.end.header is not None:
+                            header_seen = True
+                            if writer is not None:
+                                self._header(writer, decoder)
+                            started = time.monotonic()  # the timeout counts from the start
+                    except Exception as exc:  # ttrecord's own fault: the program runs on
+                        self._fail(exc, log_path)
                 relay.act(proc)
                 if proc.poll() is not None:
                     break
@@ -166,28 +181,112 @@ class Supervisor:
                     self._stop(proc)
                     break
             returncode = proc.wait()
-            self._drain(reader, decoder, writer)
-            while reader.more:
-                self._drain(reader, decoder, writer)
-            if not header_seen and decoder.end.header is not None:
-                self._header(writer, decoder)
-            if self._storage_error is not None:
-                reader.close()
-                log_path.unlink(missing_ok=True)  # frees the disk for the session's last rows
-            result = self._finish(writer, decoder, returncode, hung)
+            if writer is None:
+                result = RunResult(o.output, SessionStatus.OK, _exit_code(returncode, hung),
+                                   None, 0, self._no_session, held=None)  # fmt: skip
+            elif self._failure is None:
+                try:
+                    result = self._end(reader, decoder, writer, log_path, returncode, hung,
+                                       header_seen)  # fmt: skip
+                except Exception as exc:
+                    self._fail(exc, log_path)
+            if result is None:
+                assert writer is not None
+                result = self._failed_end(writer, decoder, returncode, hung)
         finally:
             relay.restore()
             reader.close()
-            writer.close()
-            if not os.environ.get("TTRECORD_KEEP_LOG"):
+            try:
+                if writer is not None:
+                    writer.close()
+            except Exception:  # noqa: BLE001 - the session is as complete as it can be
+                pass
+            if (self._failure is None and not self._keep_log
+                    and not os.environ.get("TTRECORD_KEEP_LOG")):  # fmt: skip
                 log_path.unlink(missing_ok=True)
-            os.close(lock_fd)  # releases the lock: the session is final
+            if lock_fd is not None:
+                os.close(lock_fd)  # releases the lock: the session is final
+        if writer is not None:  # what the file holds, not what was meant to be stored
+            held = disk_state(o.output)
+            if held is None and o.output.exists():
+                held = ("unreadable", 0)  # on disk, but this process cannot read it back
+            result = dataclasses.replace(result, held=held)
         failure = decoder.end.exception
         if failure is not None and failure.type == "TtrecordError":  # the child could not start
             for suffix in ("", "-wal", "-shm"):
                 Path(str(o.output) + suffix).unlink(missing_ok=True)
             raise TtrecordError(failure.message)
         return result
+
+    def _end(self, reader: LogReader, decoder: Decoder, writer: SessionWriter, log_path: Path,
+             returncode: int, hung: bool, header_seen: bool) -> RunResult:  # fmt: skip
+        """The child is gone: store the rest of the log and the session's end."""
+        self._drain(reader, decoder, writer)
+        while reader.more:
+            self._drain(reader, decoder, writer)
+        if not header_seen and decoder.end.header is not None:
+            self._header(writer, decoder)
+        if self._storage_error is not None and self._disk_full:
+            reader.close()
+            self._free_log(log_path)  # frees the disk for the session's last rows
+        return self._finish(writer, decoder, returncode, hung)
+
+    def _free_log(self, log_path: Path) -> None:
+        """Delete the log and give its blocks back now (the child is gone; the lock's
+        descriptor would otherwise keep them until the end)."""
+        if self._lock_fd is not None:
+            try:
+                os.ftruncate(self._lock_fd, 0)
+            except OSError:
+                pass
+        log_path.unlink(missing_ok=True)
+
+    def _start_writer(self, program: str) -> SessionWriter | None:
+        """The session file with its `running` row, or None (and the reason kept) when it
+        cannot be written; a half-made file is removed."""
+        o = self.options
+        writer = None
+        try:
+            writer = SessionWriter(o.output)
+            writer.start(script=program, argv=[o.script or o.module or "", *o.argv],
+                         backend=o.backend, options=self._stored_options)  # fmt: skip
+            return writer
+        except (OSError, sqlite3.Error) as exc:
+            self._no_session = f"cannot write {o.output} ({exc})"
+            if writer is not None:
+                try:
+                    writer.close()
+                except (OSError, sqlite3.Error):
+                    pass
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(str(o.output) + suffix).unlink(missing_ok=True)
+            return None
+
+    def _fail(self, exc: BaseException, log_path: Path) -> None:
+        """ttrecord itself failed while the program runs: stop storing, keep the log (the
+        events not stored are there), say so once; the program is left alone."""
+        self._failure = (f"ttrecord failed ({type(exc).__name__}: {exc}); the event log is"
+                         f" kept at {log_path}")  # fmt: skip
+        print(f"ttrecord: recording stopped: {self._failure}; the program continues"
+              " unrecorded", file=sys.stderr)  # fmt: skip
+
+    def _failed_end(self, writer: SessionWriter, decoder: Decoder, returncode: int,
+                    hung: bool) -> RunResult:  # fmt: skip
+        """The end of a run whose recording failed: the program's own exit code, and as much
+        of the session's end as can still be written."""
+        exit_code = _exit_code(returncode, hung)
+        status = SessionStatus.HUNG if hung else (
+            SessionStatus.CRASHED if returncode < 0 else SessionStatus.OK)  # fmt: skip
+        reason = self._failure or "ttrecord failed"
+        try:
+            self._stored_options["recording_stopped"] = reason
+            writer.update_session(options=json.dumps(self._stored_options), status=str(status),
+                                  ended_at=time.time(), exit_code=exit_code,
+                                  signal=-returncode if returncode < 0 else None)  # fmt: skip
+            writer.seal()
+        except Exception:  # noqa: BLE001 - the log is kept; `ttrecord recover` finishes it
+            pass
+        return RunResult(self.options.output, status, exit_code, None, decoder.released, reason)
 
     def _header(self, writer: SessionWriter, decoder: Decoder) -> None:
         h = decoder.end.header
@@ -196,10 +295,10 @@ class Supervisor:
 
     # -- while running -------------------------------------------------------------------
 
-    def _drain(self, reader: LogReader, decoder: Decoder, writer: SessionWriter) -> None:
+    def _drain(self, reader: LogReader, decoder: Decoder, writer: SessionWriter | None) -> None:
         decoder.feed(reader.read())  # always: how the program ended is in the last records
         events = decoder.ready()
-        if events and self._storage_error is None:  # else the session cannot take more
+        if events and writer is not None and self._storage_error is None:  # else it cannot
             self._write(writer.add, events)
 
     def _write(self, method: Any, *args: Any, **kwargs: Any) -> bool:
@@ -210,6 +309,7 @@ class Supervisor:
             method(*args, **kwargs)
             return True
         except (sqlite3.Error, OSError) as exc:
+            self._disk_full = _is_disk_full(exc)
             self._storage_error = f"cannot write {self.options.output} ({exc})"
             if not self._storage_reported:
                 self._storage_reported = True
@@ -230,28 +330,55 @@ class Supervisor:
         if self._signals.killed and self._signals.interrupted and not hung:
             status, exit_code = SessionStatus.INTERRUPTED, 130  # a second Ctrl-C killed it
         stopped = decoder.end.stopped or self._storage_error
+        if decoder.end.header is None and not stopped:  # the child could not write its log
+            stopped = ("no record reached the event log (it could not be written; the program"
+                       " ran unrecorded, see its stderr)")  # fmt: skip
         error_type = error_message = tb = None
         exc = decoder.end.exception
         if exc is not None:
             error_type, error_message, tb = exc.type, exc.message, exc.traceback
         events = decoder.ready()
         self._storage_error = None  # the log is gone: try to store what is left and the end
+        ended = False
         if stopped:  # the status first, while a small write still fits (indexes may not)
             self._stored_options["recording_stopped"] = stopped
-            self._write(writer.update_session, options=json.dumps(self._stored_options),
-                        status=str(status), ended_at=time.time(), exit_code=exit_code,
-                        signal=signal_number)  # fmt: skip
+            ended = self._write(writer.update_session, options=json.dumps(self._stored_options),
+                                status=str(status), ended_at=time.time(), exit_code=exit_code,
+                                signal=signal_number)  # fmt: skip
             self._storage_error = None
         if events:
             self._write(writer.add, events)
         fields = dict(exit_code=exit_code, signal=signal_number, error_type=error_type,
                       error_message=error_message, traceback=tb, last_call=last)  # fmt: skip
-        if not self._write(writer.finish, status, **fields):
+        if self._write(writer.finish, status, **fields):
+            ended = True
+        else:
             self._storage_error = None  # at least the status and the exit code
-            self._write(writer.update_session, status=str(status), ended_at=time.time(),
-                        exit_code=exit_code, signal=signal_number)  # fmt: skip
+            ended = self._write(writer.update_session, status=str(status), ended_at=time.time(),
+                                exit_code=exit_code, signal=signal_number) or ended  # fmt: skip
+        log = liveness.log_path(self.options.output)
+        if not ended and log.exists():  # the end is in the log: keep it for `recover`
+            self._keep_log = True
+            stopped = (f"{stopped or 'the session could not be written'}; its end could not be"
+                       f" written either: the event log is kept at {log}, `ttrecord recover"
+                       f" {self.options.output}` finishes the session once it can be"
+                       " written")  # fmt: skip
         return RunResult(self.options.output, status, exit_code, last, decoder.released,
                          stopped)  # fmt: skip
+
+
+def _is_disk_full(exc: BaseException) -> bool:
+    """A fault that freeing space cures (SQLite says "full" for ENOSPC and EFBIG)."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
+    return "full" in str(exc)
+
+
+def _exit_code(returncode: int, hung: bool) -> int:
+    """The program's exit code as the shell reports it (128+N for signal N)."""
+    if hung:
+        return HUNG_EXIT_CODE
+    return returncode if returncode >= 0 else 128 - returncode
 
 
 def end_status(decoder: Decoder, returncode: int | None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 from pathlib import Path
 
 LOG_SUFFIX = ".log"
@@ -27,8 +28,11 @@ def log_path(session: str | os.PathLike[str]) -> Path:
 def lock_log(path: Path) -> int:
     """Open (creating) the log and take its exclusive lock; returns the fd holding it.
     Raises BlockingIOError when another process holds it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK,
+                 0o644)  # fmt: skip
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise IsADirectoryError(f"{path} is not a regular file")
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
@@ -39,10 +43,12 @@ def lock_log(path: Path) -> int:
 def being_recorded(session: str | os.PathLike[str]) -> bool:
     """True while a live `ttrecord run` holds the lock on this session's log."""
     try:
-        fd = os.open(log_path(session), os.O_RDONLY)
+        fd = os.open(log_path(session), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return False
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False  # a FIFO or device: no run records into it
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
         return True
@@ -56,8 +62,13 @@ def being_recorded(session: str | os.PathLike[str]) -> bool:
 def is_ttrecord_log(path: Path) -> bool:
     """An empty file or one that starts like a ttrecord log (safe to replace)."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(16)
+        if path.is_symlink() or not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+        try:
+            head = os.pread(fd, 16, 0)
+        finally:
+            os.close(fd)
     except OSError:
         return False
     return len(head) == 0 or head[8:16] == LOG_MAGIC

@@ -20,7 +20,7 @@ from ttrecord.errors import SessionError
 from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, Status, TensorRef
 from ttrecord.findings import Finding, Severity
 from ttrecord.store import liveness, schema
-from ttrecord.store.opening import abnormal_message, connect_read_only
+from ttrecord.store.opening import abnormal_message, connect_read_only, read_head
 from ttrecord.store.queries import AnalysisQueries, BufferLife, EagerCallGroup  # noqa: F401
 from ttrecord.store.buffer_rows import (  # noqa: F401  (re-exported)
     MAP_ROW_COLUMNS,
@@ -108,13 +108,8 @@ class Session(AnalysisQueries):
     def open(cls, path: str | os.PathLike[str]) -> Session:
         """Open a session for reading, or raise SessionError saying why it cannot be read."""
         p = Path(path)
-        if not p.exists():
-            raise SessionError(f"{p}: no such file")
-        if p.is_dir():
-            raise SessionError(f"{p}: is a folder, not a session file")
         try:
-            with p.open("rb") as fh:
-                magic = fh.read(len(_SQLITE_MAGIC))
+            magic = read_head(p, len(_SQLITE_MAGIC))
         except OSError as exc:
             raise SessionError(f"{p}: cannot be read ({exc.strerror})") from None
         if magic != _SQLITE_MAGIC:

@@ -33,3 +33,17 @@ def close_in_place(p: Path, note_for: Callable[[int], str]) -> tuple[int, str]:
     finally:
         conn.close()
     return count, note
+
+
+def missing_from(rebuilt: Path, session: Path) -> int:
+    """Events `session` holds that `rebuilt` does not (recovery replaces a session only with a
+    file holding all of them)."""
+    conn = sqlite3.connect(f"file:{rebuilt}?mode=ro", uri=True)
+    try:
+        conn.execute("ATTACH DATABASE ? AS old", (f"file:{session}?mode=ro",))
+        return int(conn.execute("SELECT count(*) FROM old.events WHERE seq NOT IN"
+                                " (SELECT seq FROM main.events)").fetchone()[0])  # fmt: skip
+    except sqlite3.DatabaseError:
+        return 1 << 62  # the session cannot be compared: keep it
+    finally:
+        conn.close()

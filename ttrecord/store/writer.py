@@ -26,6 +26,7 @@ from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, SessionStat
 from ttrecord.findings import Finding
 from ttrecord.store import prep, schema
 from ttrecord.store.lifetimes import BufferPairing
+from ttrecord.store.storable import storable_fields
 
 _EVENT_SQL = (
     "INSERT OR REPLACE INTO events (seq, parent, t_ns, dur_ns, thread, kind, name, phase, device,"
@@ -38,6 +39,7 @@ _TENSOR_SQL = (
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _MAX_SOURCE_BYTES = 1 << 20
+_LOCK_WAIT_SECONDS = 120.0
 
 
 # One encoder for every call: json.dumps with options builds a new encoder each time.
@@ -55,7 +57,10 @@ class SessionWriter:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        # Another process may hold the write lock for a while (a reader's transaction, a
+        # copy tool): wait for it rather than give up recording.
+        self._conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                     timeout=_LOCK_WAIT_SECONDS)  # fmt: skip
         self._conn.execute("PRAGMA journal_mode = WAL")
         self._conn.execute("PRAGMA synchronous = NORMAL")
         self.db = sqlite_utils.Database(self._conn)
@@ -91,7 +96,7 @@ class SessionWriter:
     ) -> None:
         """Write the session row with status `running`, so a reader can open the file at once."""
         self.db.table("session").insert(
-            {
+            storable_fields({
                 "format": schema.FORMAT,
                 "schema_version": schema.SCHEMA_VERSION,
                 "id": session_id or uuid.uuid4().hex,
@@ -107,13 +112,13 @@ class SessionWriter:
                 "started_at": started_at if started_at is not None else time.time(),
                 "status": str(SessionStatus.RUNNING),
                 "options": _json(options or {}),
-            },
+            }),
             replace=True,
         )
 
     def update_session(self, **fields: Any) -> None:
         """Set columns of the session row (backend chosen late, ttnn version, ...)."""
-        self.db.table("session").update(schema.FORMAT, fields)
+        self.db.table("session").update(schema.FORMAT, storable_fields(fields))
 
     def finish(
         self,
@@ -396,8 +401,13 @@ def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding],
     message is SQLite's reason)."""
     from ttrecord.errors import SessionError
 
+    from ttrecord.store.opening import require_regular_file
+
+    require_regular_file(Path(path))
     try:
         db = sqlite_utils.Database(os.fspath(path))
+        db.execute("PRAGMA trusted_schema = OFF")
+        db.execute("PRAGMA foreign_keys = OFF")
     except sqlite3.Error as exc:
         raise SessionError(str(exc)) from None
     try:
@@ -420,6 +430,7 @@ def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding],
             for f in findings
         ]
         with db.conn:
+            _verify_findings_schema(db)  # in the writing transaction: nothing changes it after
             db.execute("DELETE FROM findings")
             if rows:
                 db.table("findings").insert_all(rows)
@@ -440,3 +451,23 @@ def replace_findings(path: str | os.PathLike[str], findings: Iterable[Finding],
         raise SessionError(str(exc)) from None
     finally:
         db.close()
+
+
+def _verify_findings_schema(db: sqlite_utils.Database) -> None:
+    """Write findings only into tables ttrecord made: a file holding a trigger (which would
+    run on the write: delete events, rewrite the session) or a view in place of a table is
+    not written to. Raises SessionError."""
+    from ttrecord.errors import SessionError
+
+    db.execute("BEGIN IMMEDIATE")
+    triggers = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")]
+    if triggers:
+        raise SessionError(f"the file holds triggers ttrecord does not create ({', '.join(triggers[:3])})")
+    kinds = dict(db.execute("SELECT name, type FROM sqlite_master").fetchall())
+    for name in ("findings", "findings_stamp", "run_summary"):
+        if kinds.get(name, "table") != "table":
+            raise SessionError(f"{name} is a {kinds[name]}, not a table ttrecord made")
+    expected = set(schema.TABLES["findings"]["columns"])
+    have = {r[1] for r in db.execute("PRAGMA table_info(findings)")}
+    if have and not expected <= have:
+        raise SessionError("the findings table is not the one ttrecord made")

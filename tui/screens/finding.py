@@ -22,6 +22,7 @@ from ttrecord.tui.snapshots import FindingData, finding_data
 from ttrecord.tui.columns import MIDDLE, NEVER, Column
 from ttrecord.tui.widgets.tables import FitTable, fill_table
 from ttrecord.tui.widgets.footer import KeyFooter
+from ttrecord.textsafe import clean
 
 
 RELATED_COLUMNS = (
@@ -98,8 +99,8 @@ class FindingScreen(Screen):
         return Text("\n".join(f"{site(file, line)} in {func}" for file, line, func in self.finding.stack))
 
     def on_mount(self) -> None:
-        self.title = self.path.name
-        self.sub_title = f"{self.finding.rule} {self.finding.title}"
+        self.title = clean(self.path.name)  # a file name is data: no escape reaches the terminal
+        self.sub_title = clean(f"{self.finding.rule} {self.finding.title}")
         self.query_one("#related", DataTable).focus()
         self._load()
 

@@ -26,6 +26,7 @@ from ttrecord.tui.widgets.address_map import AddressMapView, CellChanged
 from ttrecord.tui.widgets.memory_map import LABEL, MemoryMapView
 from ttrecord.tui.widgets.tables import FitTable, fill_table
 from ttrecord.tui.widgets.footer import KeyFooter
+from ttrecord.textsafe import clean
 
 
 CELL_COLUMNS = (Column("range", 3, shorten=NEVER), Column("alloc", 2, shorten=NEVER),
@@ -141,7 +142,7 @@ class MemoryScreen(Screen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.title = self.path.name
+        self.title = clean(self.path.name)  # a file name is data: no escape reaches the terminal
         self.sub_title = "memory map"
         self._apply_mode()
         self._extents()

@@ -25,6 +25,7 @@ from ttrecord.tui.messages import Loaded
 from ttrecord.tui.columns import NEVER, Column
 from ttrecord.tui.widgets.tables import FitTable, fill_table
 from ttrecord.tui.widgets.footer import KeyFooter
+from ttrecord.textsafe import clean
 
 # Where the data lives (address, size, shape) outranks how it is described (dtype, layout,
 # memory config); ids and numbers are never cut, descriptions shrink or give way.
@@ -78,7 +79,7 @@ class OpDetailScreen(Screen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.title = self.path.name
+        self.title = clean(self.path.name)  # a file name is data: no escape reaches the terminal
         self.sub_title = f"event #{self.seq}"
         self._load()
 

@@ -92,7 +92,7 @@ class OverviewScreen(Screen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.title = self.path.name
+        self.title = clean(self.path.name)  # a file name is data: no escape reaches the terminal
         self.sub_title = "overview"
         self.handle = handle_of(self.app, self.path)
         self.query_one("#findings", DataTable).focus()

@@ -22,6 +22,7 @@ from ttrecord.tui.messages import EventChosen, Grown, RowCount
 from ttrecord.tui.queue_lanes import QueueLanes
 from ttrecord.tui.widgets.event_table import EventTable, header_text
 from ttrecord.tui.widgets.footer import KeyFooter
+from ttrecord.textsafe import clean
 
 
 class TimelineScreen(Screen):
@@ -65,7 +66,7 @@ class TimelineScreen(Screen):
         return self.is_mounted and self.query_one(EventTable).settled
 
     def on_mount(self) -> None:
-        self.title = self.path.name
+        self.title = clean(self.path.name)  # a file name is data: no escape reaches the terminal
         self.sub_title = "timeline"
         table = self.query_one(EventTable)
         table.focus()
