@@ -58,6 +58,9 @@ class NativeSupervisor(Supervisor):
         self.native = NativeDecoder(self.prefix, python_program=self.python_program, audit=audit,
                                     missing=self.built.missing, ttnn_version=_ttnn_version())  # fmt: skip
 
+    def _recorder_options(self) -> dict[str, Any]:
+        return {"native_missing": list(self.built.missing)}
+
     def _child_command(self, log_path: Path) -> list[str]:
         if self.python_program:
             return super()._child_command(log_path)

@@ -169,7 +169,8 @@ def _from_log(p: Path, log: Path, info: SessionInfo) -> Recovered:
             reader.close()
         from ttrecord.native.recover import native_records  # a --native run's own logs
 
-        native, native_logs = native_records(p, python_program=decoder.end.header is not None)
+        native, native_logs = native_records(p, python_program=decoder.end.header is not None,
+                                             missing=info.options.get("native_missing", ()))
         decoder.feed(native)
         unreadable = list(reader.unreadable)
         if not reader.broken:  # the committed end past the last record read: a cut file

@@ -105,6 +105,11 @@ class Supervisor:
         }
         return [sys.executable, "-m", "ttrecord.recorder.child", json.dumps(config), *o.argv]
 
+    def _recorder_options(self) -> dict[str, Any]:
+        """What another recorder in the program stores in the session's options (`recover`
+        rebuilds the session from the logs with them)."""
+        return {}
+
     def _child_env(self) -> dict[str, str] | None:
         """The child's environment (None: this process's; the native recorder adds to it)."""
         return None
@@ -131,7 +136,7 @@ class Supervisor:
             "stack_depth": o.stack_depth, "audit_regions": list(o.audit_regions),
             "timeout": o.timeout, "backend_requested": o.backend, "callsites": o.callsites,
             "graph_capture": o.graph_capture, "verify_replay": o.verify_replay,
-            "supervisor_pid": os.getpid(),
+            "supervisor_pid": os.getpid(), **self._recorder_options(),
         }  # fmt: skip
         # A storage fault before the program starts does not stop it: it runs unrecorded (or
         # with its log only) and keeps its exit code; `run` says no session was written.
