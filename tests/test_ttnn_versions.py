@@ -130,3 +130,69 @@ def test_describe_joins_release_and_build():
         "0.81.1 (cp312-cp312-manylinux_2_34_x86_64, sfpi 7.89.0)")
     assert tv.describe("0.81.1", None) == "0.81.1"
     assert tv.describe(None, "x") is None
+
+
+def test_report_json_splits_release_and_build():
+    from types import SimpleNamespace
+
+    from ttrecord.report.summary_json import _ttnn_release
+
+    real = SimpleNamespace(backend="ttnn", ttnn_version="0.66.0 (cp312-cp312-manylinux_2_34_x86_64)")
+    assert _ttnn_release(real) == {"ttnn_release": "0.66.0",
+                                   "ttnn_build": "cp312-cp312-manylinux_2_34_x86_64"}
+    emulator = SimpleNamespace(backend="emulator", ttnn_version="0.81.1 API (0+ttrecord.emulator)")
+    assert _ttnn_release(emulator) == {"ttnn_release": "0.81.1", "ttnn_build": None}
+    unknown = SimpleNamespace(backend="ttnn", ttnn_version=None)
+    assert _ttnn_release(unknown) == {"ttnn_release": None, "ttnn_build": None}
+
+
+def test_build_names_the_sfpi_release_the_wheel_ships(tmp_path):
+    from types import ModuleType
+
+    pkg = tmp_path / "ttnn"
+    (pkg / "tt_metal").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "tt_metal" / "sfpi-version").write_text("# sfpi release 7.89.0\nsfpi_version='7.89.0'\n")
+    module = ModuleType("ttnn")
+    module.__file__ = str(pkg / "__init__.py")
+    assert tv.build_of(module).endswith("sfpi 7.89.0")
+    (pkg / "tt_metal" / "sfpi-version").unlink()  # 0.66.0 ships none
+    assert "sfpi" not in (tv.build_of(module) or "")
+
+
+class _OldTensor:
+    """A 0.66.0 device tensor: no buffer page methods."""
+
+    def __init__(self, shape, layout, dtype):
+        self.padded_shape, self.layout, self.dtype = shape, layout, dtype
+
+
+class _NewTensor(_OldTensor):
+    def buffer_num_pages(self):
+        return 7
+
+    def buffer_aligned_page_size(self):
+        return 4096
+
+
+@pytest.mark.parametrize(("tensor", "want"), [
+    (_OldTensor([64, 96], "Layout.TILE", "DataType.BFLOAT16"), (6, 2048)),
+    (_OldTensor([1, 1, 32, 32], "Layout.TILE", "DataType.FLOAT32"), (1, 4096)),
+    (_OldTensor([32, 64], "Layout.ROW_MAJOR", "DataType.BFLOAT16"), (32, 128)),
+    (_OldTensor([4, 10], "Layout.ROW_MAJOR", "DataType.BFLOAT16"), (4, 32)),  # 20 B rows, aligned
+    (_NewTensor([64, 96], "Layout.TILE", "DataType.BFLOAT16"), (7, 4096)),  # asked, not computed
+])
+def test_tensor_pages_on_every_release(tensor, want):
+    assert tv.tensor_pages(tensor) == want
+
+
+def test_detect_reads_the_library_not_the_version():
+    from types import ModuleType, SimpleNamespace
+
+    fake = ModuleType("ttnn")
+    fake._ttnn = SimpleNamespace(reports=SimpleNamespace(get_buffers=len))
+    fake.MeshDevice = SimpleNamespace(num_program_cache_entries=len)
+    fake.Tensor = SimpleNamespace(deallocate=len)
+    found = tv.detect(fake)
+    assert found["get_buffers"] and found["num_program_cache_entries"] and found["tensor_deallocate"]
+    assert not found["mesh_event"] and not found["is_trace_capture_active"] and not found["tracker"]

@@ -194,3 +194,27 @@ def test_every_fact_covers_the_running_release(fact):
     table = getattr(tv, fact)
     assert tv.release(RELEASE) >= min(tv.release(k) for k in table), (
         f"ttnn {RELEASE} is older than every entry of {fact}: measure it and add a row")
+
+
+def test_computed_pages_match_the_library_where_it_tells(run_py):
+    """0.66.0 has no page methods, so ttrecord computes pages from shape, layout and dtype; on a
+    release that has them, the computation must give what the library says."""
+    p = _probe(run_py, """
+        from ttrecord import ttnn_versions as tv
+        dev = open_dev()
+        out = []
+        for shape, dtype, layout in [((64, 96), ttnn.bfloat16, ttnn.TILE_LAYOUT),
+                                     ((32, 32), ttnn.float32, ttnn.TILE_LAYOUT),
+                                     ((32, 64), ttnn.bfloat16, ttnn.ROW_MAJOR_LAYOUT)]:
+            t = mk(dev, shape, dtype=dtype, layout=layout)
+            class Old:  # the same tensor seen as 0.66.0 shows it
+                padded_shape, layout, dtype = t.padded_shape, t.layout, t.dtype
+            asked = tv.tensor_pages(t) if hasattr(t, "buffer_num_pages") else None
+            out.append([asked, tv.tensor_pages(Old())])
+        emit(out=out)
+        ttnn.close_device(dev)
+    """)
+    assert p.returncode == 0, p.describe()
+    for asked, computed in p.result["out"]:
+        if asked is not None:
+            assert computed == asked, p.result
