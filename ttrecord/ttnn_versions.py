@@ -268,9 +268,10 @@ def tensor_pages(t: Any) -> tuple[int, int]:
 # --- the build a session names ---------------------------------------------------------------
 
 
-def build_of(ttnn: ModuleType) -> str | None:
+def build_of(ttnn: ModuleType | None) -> str | None:
     """The wheel's build (platform tag and the sfpi compiler release it was built for): two
-    wheels of one release differ in these, and ttnn has no git hash of its own at run time."""
+    wheels of one release differ in these, and ttnn has no git hash of its own at run time.
+    `ttnn` None: the installed package, found without importing it."""
     parts: list[str] = []
     try:
         import importlib.metadata
@@ -281,7 +282,7 @@ def build_of(ttnn: ModuleType) -> str | None:
         parts.extend(tags[:1])
     except Exception:
         pass
-    base = getattr(ttnn, "__file__", None)
+    base = getattr(ttnn, "__file__", None) if ttnn is not None else _installed_init()
     if base:
         sfpi = Path(str(base)).parent / "tt_metal" / "sfpi-version"
         try:
@@ -291,6 +292,16 @@ def build_of(ttnn: ModuleType) -> str | None:
         except OSError:
             pass
     return ", ".join(parts) or None
+
+
+def _installed_init() -> str | None:
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("ttnn")
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None else None
 
 
 def describe(version: str | None, build: str | None) -> str | None:

@@ -147,6 +147,9 @@ def test_recorded_session_names_release_and_build(smoke):
     assert tv.release(recorded) == tv.release(RELEASE), recorded
     assert re.fullmatch(re.escape(RELEASE) + r" \(cp3\d+-cp3\d+-manylinux_\d+_\d+_x86_64(, sfpi [\d.]+)?\)",
                         recorded), recorded
+    from ttrecord.native.supervisor import _ttnn_version  # `ttrecord run --native` names the same
+
+    assert _ttnn_version() == recorded
     rep = subprocess.run([sys.executable, "-m", "ttrecord", "report", "--format", "json", str(db)],
                          capture_output=True, text=True, timeout=120)
     assert rep.returncode in (0, 1), rep.stderr
