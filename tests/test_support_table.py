@@ -108,3 +108,19 @@ def test_bad_input_is_one_line_and_nonzero(tmp_path):
         proc = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)
         assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+def test_full_lane_counts_survive_a_smoke_only_rerun(isolated):
+    st, tmp = isolated
+    whole = tmp / "whole.xml"
+    whole.write_text("<testsuites><testsuite>"
+                     "<testcase classname='tests.realttnn.test_version_facts' name='test_a'/>"
+                     "<testcase classname='tests.realttnn.test_real_ttnn' name='test_b'/>"
+                     "<testcase classname='tests.realttnn.test_real_ttnn' name='test_c'>"
+                     "<failure message='x'/></testcase></testsuite></testsuites>")
+    assert st.main(["record", "0.81.1", str(whole), "full"]) == 0
+    assert st.load()["lanes"]["0.81.1"]["full_run"] == {"failed": 1, "passed": 2}
+    assert st.main(["record", "0.81.1", str(_junit(tmp / "s.xml", {"test_a": "passed"}))]) == 0
+    lane = st.load()["lanes"]["0.81.1"]
+    assert lane["kind"] == "full" and lane["full_run"] == {"failed": 1, "passed": 2}
+    assert "whole lane **fail** (1 failed, 2 passed)" in st.render(st.load())

@@ -221,3 +221,14 @@ def test_computed_pages_match_the_library_where_it_tells(run_py):
     for asked, computed in p.result["out"]:
         if asked is not None:
             assert computed == asked, p.result
+
+
+def test_tr016_reads_the_release_s_trace_region_message(tmp_path):
+    """TR016 on the message the running release raises, recorded by `ttrecord run`."""
+    proc, db = ttrecord_run(sys.executable, "version_trace_region.py", tmp_path)
+    assert proc.returncode == 0 and "CAUGHT ['Creating trace buffers" in proc.stdout, describe(proc)
+    chk = subprocess.run([sys.executable, "-m", "ttrecord", "check", "--format", "json", str(db)],
+                         capture_output=True, text=True, timeout=120)
+    findings = [f for f in json.loads(chk.stdout)["findings"] if f["id"] == "TR016"]
+    assert [(f["severity"], f["line"]) for f in findings] == [
+        ("error", marks("version_trace_region.py")["open"])], chk.stdout
