@@ -31,7 +31,19 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-LANE = ROOT / ".realttnn"
+LANES = ROOT / ".realttnn"
+
+
+def _this_lane() -> Path:
+    """The lane whose python runs pytest: `.realttnn/X.Y.Z/` for an older ttnn release
+    (`setup --ttnn X.Y.Z`), else `.realttnn/` (ttnn 0.81.1, the full lane)."""
+    here = Path(sys.prefix).resolve().parent
+    if here.parent == LANES.resolve() and (here / "env").is_file():
+        return here
+    return LANES
+
+
+LANE = _this_lane()
 ENV_FILE = LANE / "env"
 
 

@@ -20,20 +20,16 @@ Both are pinned to the `open_device` call, where `trace_region_size` is set.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ttrecord import ttnn_versions
 from ttrecord.analysis.context import Context
 from ttrecord.analysis.rules import finding, where
 from ttrecord.events import BufferRef, Event, Kind, Status
 from ttrecord.findings import Finding, Severity
 
 WARN_FRACTION = 0.9
-_TOO_SMALL = re.compile(
-    r"Creating trace buffers of size (\d+)B on MeshDevice (\d+), but only (\d+)B is allocated for"
-    r" trace region"
-)
 
 
 @dataclass(frozen=True)
@@ -100,10 +96,10 @@ def scan(events: Sequence[Event]) -> dict[int | None, Region]:
             reg = _region(regions, ev.device)
             reg.used -= reg.live.pop(_key(ev.buffer), 0)
         elif kind is Kind.TRACE_END and ev.status is Status.RAISED and ev.error:
-            match = _TOO_SMALL.search(ev.error)
-            if match:
+            misfit = ttnn_versions.parse_trace_region_too_small(ev.error)  # any release's form
+            if misfit:
                 reg = _region(regions, ev.device)
-                needed, mesh, allocated = (int(g) for g in match.groups())
+                needed, mesh, allocated = misfit.needed, misfit.mesh, misfit.allocated
                 if reg.size is None:
                     reg.size = allocated
                 reg.misfits.append(Misfit(ev, needed, mesh, allocated, reg.used))

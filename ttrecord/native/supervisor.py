@@ -14,6 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ttrecord import ttnn_versions
 from ttrecord.errors import TtrecordError
 from ttrecord.native.build import Built, ensure_built
 from ttrecord.native.decode import NativeDecoder
@@ -34,8 +35,9 @@ def is_python_program(options: RunOptions) -> bool:
 
 
 def _ttnn_version() -> str | None:
+    """The installed ttnn's release and build (the program is not imported here)."""
     try:
-        return metadata.version("ttnn")
+        return ttnn_versions.describe(metadata.version("ttnn"), ttnn_versions.build_of(None))
     except metadata.PackageNotFoundError:
         return None
 

@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass
 from types import ModuleType
 
+from ttrecord import ttnn_versions
 from ttrecord.errors import TtrecordError
 
 BACKENDS = ("auto", "ttnn", "emulator")
@@ -27,7 +28,7 @@ class Backend:
     module: ModuleType
     name: str  # "ttnn" | "emulator"
     reason: str
-    version: str | None
+    version: str | None  # the release and its build: "0.81.1 (cp312-…_x86_64, sfpi 7.89.0)"
 
 
 def _emulator(reason: str) -> Backend:
@@ -56,7 +57,8 @@ def _version(module: ModuleType) -> str | None:
 
 def _real(reason: str) -> Backend:
     module = importlib.import_module("ttnn")
-    return Backend(module, "ttnn", reason, _version(module))
+    version = ttnn_versions.describe(_version(module), ttnn_versions.build_of(module))
+    return Backend(module, "ttnn", reason, version)
 
 
 def choose(requested: str) -> Backend:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ttrecord import ttnn_versions
 from ttrecord.recorder.records import TENSOR_BUFFER
 
 _names: dict[int, tuple[Any, str]] = {}
@@ -122,8 +123,7 @@ class TensorDescriber:
         size = self._buffer_size(device, btype, address)
         page_size = num_pages = None
         if size is None:
-            num_pages = t.buffer_num_pages()
-            page_size = t.buffer_aligned_page_size()
+            num_pages, page_size = ttnn_versions.tensor_pages(t)  # 0.66.0 has no page methods
             per_shard = _pages_per_shard(mc, layout) if mem_layout != "INTERLEAVED" else None
             if per_shard is not None:  # a sharded buffer reserves one shard per bank
                 size = per_shard * page_size

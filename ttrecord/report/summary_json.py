@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
+from ttrecord import ttnn_versions
 from ttrecord.analysis import STEPS
 from ttrecord.progress import Progress
 from ttrecord.analysis.run_summary import RegionSummary, TraceSummary
 from ttrecord.report.jsonfmt import finding_dict
 from ttrecord.report.summary import findings_and_summary
 from ttrecord.store.reader import Session
+from ttrecord.store.rows import SessionInfo
 
 VERSION = 1  # the contract version of this document
 
@@ -59,7 +61,7 @@ def document(path: str, quiet: bool = False) -> dict[str, Any]:
                 "function": site.function if site else None,
             },  # fmt: skip
             "backend": {"name": info.backend, "ttnn_version": info.ttnn_version,
-                        "reason": info.backend_reason},  # fmt: skip
+                        **_ttnn_release(info), "reason": info.backend_reason},  # fmt: skip
             "devices": [
                 {"id": d.id, "arch": d.arch, "dram_banks": d.num_dram_banks,
                  "l1_banks": d.num_l1_banks, "trace_region_size": d.trace_region_size,
@@ -102,3 +104,12 @@ def _region(r: RegionSummary) -> dict[str, Any]:
             "high_water": {"total": r.high_water, "per_bank": r.high_water_per_bank},
             "did_not_fit": None if r.needed is None else {
                 "trace": r.needed_by, "needed": r.needed, "needed_per_bank": r.needed_per_bank}}  # fmt: skip
+
+
+def _ttnn_release(info: SessionInfo) -> dict[str, Any]:
+    """The release number and the build apart ("0.81.1", "cp312-…, sfpi 7.89.0"); the emulator
+    names the release whose API it follows, and has no build."""
+    version = info.ttnn_version or ""
+    parsed = ttnn_versions.release(version)
+    build = version.partition("(")[2].rstrip(")") if info.backend == "ttnn" else ""
+    return {"ttnn_release": ".".join(map(str, parsed)) if parsed else None, "ttnn_build": build or None}
