@@ -57,8 +57,10 @@ _registry_lock = threading.Lock()
 _mesh_ids = itertools.count()
 
 
-class MeshDevice:
-    """A 1×N mesh of emulated chips with real allocation and memory semantics."""
+class MeshDevice(errors.NotEmulatedAttributes):
+    """A mesh of emulated chips with real allocation and memory semantics."""
+
+    _ttnn_name = "ttnn.MeshDevice"
 
     def __init__(
         self,
@@ -437,3 +439,10 @@ def event_synchronize(event: MeshEvent) -> None:
     device = event.device
     with device.lock:
         queues_of(device).host_wait(event._point)
+
+
+def ReadDeviceProfiler(device: MeshDevice) -> None:  # noqa: N802 - ttnn's name
+    """Read the device profiler's buffers. The emulator has no device profiler (as ttnn
+    built without one), so there is nothing to read; it still requires an open device."""
+    if not device.is_open:
+        raise RuntimeError("ttnn emulator: device is closed")

@@ -180,6 +180,27 @@ def combine_device_tensors(tensors: Sequence[Any]) -> Any:
     )
 
 
+@contextlib.contextmanager
+def distribute(default: Any) -> Iterator[None]:
+    """Make `ttnn.from_torch` use `default` as its mesh_mapper (a TensorToMesh) or
+    `ttnn.to_torch` use it as its mesh_composer (a MeshToTensor) inside the block, by
+    rebinding them on the ttnn module as ttnn 0.81.1's ttnn.distribute does."""
+    import functools
+    import sys
+
+    ttnn: Any = sys.modules[__name__.rsplit(".", 1)[0]]
+    original_from_torch, original_to_torch = ttnn.from_torch, ttnn.to_torch
+    try:
+        if isinstance(default, TensorToMesh):
+            ttnn.from_torch = functools.partial(original_from_torch, mesh_mapper=default)
+        elif isinstance(default, MeshToTensor):
+            ttnn.to_torch = functools.partial(original_to_torch, mesh_composer=default)
+        else:
+            raise ValueError("Argument must be an instance of either TensorToMesh or MeshToTensor.")
+        yield
+    finally:
+        ttnn.from_torch, ttnn.to_torch = original_from_torch, original_to_torch
+
 
 @contextlib.contextmanager
 def manage_device(device_id: int, **kwargs: Any) -> Iterator[Any]:

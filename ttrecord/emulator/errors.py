@@ -122,3 +122,27 @@ def _user_stacklevel() -> int:
 def warn_unsafe_allocation() -> None:
     """Issue the active-trace allocation warning at the user's allocating line."""
     warnings.warn(TRACE_ALLOCATION_UNSAFE, TraceAllocationWarning, stacklevel=_user_stacklevel())
+
+
+class NotEmulatedError(AttributeError):
+    """A ttnn name (or a form of a call) the emulator does not provide. An AttributeError (so
+    `hasattr` and `getattr(ttnn, name, default)` behave), with a message that says what is
+    missing."""
+
+
+def not_emulated(qualified: str) -> NotEmulatedError:
+    return NotEmulatedError(f"ttnn emulator: {qualified} is not emulated (see docs/emulator.md)")
+
+
+class NotEmulatedAttributes:
+    """Mixin for the emulated ttnn classes (Tensor, MeshDevice, config types): a public
+    attribute the class lacks raises NotEmulatedError naming `ttnn.<Class>.<name>` instead
+    of a bare AttributeError; private and dunder names keep the plain error."""
+
+    __slots__ = ()
+    _ttnn_name = ""
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise not_emulated(f"{self._ttnn_name or 'ttnn.' + type(self).__name__}.{name}")

@@ -50,8 +50,10 @@ def check_write(device: Any) -> None:
         raise errors.writes_in_capture(trace.trace_id)
 
 
-class Tensor:
+class Tensor(errors.NotEmulatedAttributes):
     """A ttnn tensor on the host or on an emulated device."""
+
+    _ttnn_name = "ttnn.Tensor"
 
     # _host: torch values, or one per chip (a multi-device host tensor); _chip: the one chip
     # of a mesh this tensor stands for (get_device_tensors), None for all of them.
@@ -340,6 +342,13 @@ class Tensor:
         return reshape(self, shape)
 
     # --- operators, as ttnn.Tensor forwards them to ttnn ops ---------------------------
+    def __getitem__(self, slices: Any) -> Tensor:
+        """PyTorch-style indexing, as ttnn.operations.core.__getitem__: ttnn.slice on a device
+        tensor (then ttnn.squeeze for every integer index); host tensors take unit steps only."""
+        from .ops.indexing import getitem
+
+        return getitem(self, slices)
+
     def __add__(self, other: Any) -> Tensor:
         from .ops.eltwise import add
 

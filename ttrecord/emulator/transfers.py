@@ -302,3 +302,28 @@ def is_tensor_storage_on_device(tensor: Tensor) -> bool:
 def get_memory_config(tensor: Tensor) -> Optional[MemoryConfig]:
     """The tensor's memory config if it is on a device, else None (as ttnn.get_memory_config)."""
     return tensor.memory_config() if tensor.device() is not None else None
+
+
+@operation("ttnn.arange")
+def arange(
+    start: int = 0,
+    end: Optional[int] = None,
+    step: int = 1,
+    *,
+    dtype: Any = DataType.BFLOAT16,
+    device: Any = None,
+    memory_config: Optional[MemoryConfig] = DRAM_MEMORY_CONFIG,
+    layout: Any = Layout.ROW_MAJOR,
+) -> Tensor:
+    """[start, end) by `step` as a rank-1 tensor (`arange(end)` counts from 0). Built on the
+    host and written, so with `device` it is a write (forbidden inside a capture)."""
+    if end is None:
+        start, end = 0, start
+    start, end, step = int(start), int(end), int(step)
+    if step == 0 or (end - start) * step < 0:
+        raise RuntimeError(
+            "TT_FATAL @ ttnn/cpp/ttnn/operations/creation.hpp:0: step != 0 && (end - start) / step >= 0\n"
+            f"info:\nThe step {step} must be non-zero and go from start {start} towards end {end}"
+        )
+    values = torch.arange(start, end, step, dtype=torch.float64)
+    return _filled("arange", (len(values),), values, dtype, layout, device, memory_config)
