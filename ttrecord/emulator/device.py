@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import os
 import threading
 
 import numpy as np
@@ -37,8 +38,32 @@ from .types import BufferType, MeshShape
 if TYPE_CHECKING:
     import torch
 
-# The emulated host has four p150 chips (a p150×4 workstation).
-EMULATED_NUM_DEVICES = 4
+# The emulated host: TTRECORD_EMULATOR_SYSTEM, read whenever a device is opened or the
+# devices are counted, names its system mesh. Default: 32 p150 chips as an 8×4 Galaxy, so
+# any mesh up to 8×4 (a 1×8 T3K line, a 2×4, …) opens; each chip's memory costs nothing until
+# a buffer on it is written.
+SYSTEM_ENV_VAR = "TTRECORD_EMULATOR_SYSTEM"
+SYSTEMS = {"galaxy": (8, 4), "t3k": (2, 4), "p150x4": (1, 4), "p150x2": (1, 2), "p150": (1, 1)}
+DEFAULT_SYSTEM = "galaxy"
+
+
+def system_mesh_shape() -> tuple[int, int]:
+    """(rows, columns) of the emulated host's chips: a SYSTEMS name or `RxC`."""
+    value = os.environ.get(SYSTEM_ENV_VAR, "").strip().lower() or DEFAULT_SYSTEM
+    if value in SYSTEMS:
+        return SYSTEMS[value]
+    rows, sep, cols = value.partition("x")
+    if sep and rows.isdigit() and cols.isdigit() and int(rows) * int(cols) > 0:
+        return int(rows), int(cols)
+    raise RuntimeError(
+        f"ttnn emulator: {SYSTEM_ENV_VAR}={value!r} is not a system; use one of "
+        f"{', '.join(SYSTEMS)} or ROWSxCOLS (e.g. 8x4)"
+    )
+
+
+def emulated_num_devices() -> int:
+    rows, cols = system_mesh_shape()
+    return rows * cols
 
 
 class Arch(enum.Enum):
@@ -290,11 +315,13 @@ class MeshDevice(errors.NotEmulatedAttributes):
 
 
 def _check_chip_free(chip_ids: Iterable[int]) -> None:
+    available = emulated_num_devices()
     for chip in chip_ids:
-        if not 0 <= chip < EMULATED_NUM_DEVICES:
+        if not 0 <= chip < available:
             raise RuntimeError(
                 f"TT_FATAL @ tt_metal/impl/device/device_manager.cpp:0: device_id < num_devices\ninfo:\n"
-                f"Device id {chip} is out of range: the emulator provides {EMULATED_NUM_DEVICES} devices"
+                f"Device id {chip} is out of range: the emulated system has {available} devices "
+                f"({SYSTEM_ENV_VAR} chooses it)"
             )
         if chip in _open_chips:
             raise RuntimeError(f"ttnn emulator: device {chip} is already open in this process")
@@ -311,10 +338,16 @@ def open_mesh_device(
     worker_l1_size: int = DEFAULT_WORKER_L1_SIZE,
     **_ignored: Any,
 ) -> MeshDevice:
-    """Open a mesh of emulated chips (default: every chip in a 1×N row)."""
+    """Open a mesh of emulated chips (default: the whole system mesh)."""
     if mesh_shape is None:
-        mesh_shape = MeshShape(1, EMULATED_NUM_DEVICES)
+        mesh_shape = MeshShape(*system_mesh_shape())
     n = mesh_shape.mesh_size()
+    if n > emulated_num_devices():
+        raise RuntimeError(
+            f"TT_FATAL @ tt_metal/distributed/system_mesh.cpp:0: requested_num_devices <= system_num_devices\n"
+            f"info:\nRequested mesh {list(mesh_shape)} needs {n} devices; the emulated system has "
+            f"{emulated_num_devices()} ({SYSTEM_ENV_VAR} chooses it)"
+        )
     chips = list(physical_device_ids) if physical_device_ids else list(range(n))
     with _registry_lock:
         _check_chip_free(chips)
@@ -379,11 +412,11 @@ def close_device(device: MeshDevice) -> None:
 
 
 def get_num_devices() -> int:
-    return EMULATED_NUM_DEVICES
+    return emulated_num_devices()
 
 
 def get_device_ids() -> list[int]:
-    return list(range(EMULATED_NUM_DEVICES))
+    return list(range(emulated_num_devices()))
 
 
 def _cq(cq_id: Optional[int]) -> int:
