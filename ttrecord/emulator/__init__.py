@@ -275,7 +275,10 @@ def _export_registered_ops() -> None:
     """Put every registered op under its fully qualified name (ttnn.x, ttnn.experimental.x,
     ttnn.transformer.x); a namespace that does not exist yet becomes a submodule."""
     from . import ops  # noqa: F401 - importing the package registers every op
+    from .call_forms import adapt_ops
     from .decorators import REGISTRY
+
+    adapt_ops(sys.modules[__name__])
 
     module = sys.modules[__name__]
     for qualified, op in REGISTRY.items():

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Iterable
 
 from . import errors
+from .errors import NotEmulatedEnumType
 from .allocator import BankAllocator, round_up, size_per_bank
 from .buffer import BufferDesc, DeviceBuffer
 from .config import (
@@ -66,7 +67,7 @@ def emulated_num_devices() -> int:
     return rows * cols
 
 
-class Arch(enum.Enum):
+class Arch(enum.Enum, metaclass=NotEmulatedEnumType):
     GRAYSKULL = 1
     WORMHOLE_B0 = 2
     BLACKHOLE = 3
@@ -432,7 +433,7 @@ def synchronize_device(device: MeshDevice, cq_id: Optional[int] = None, sub_devi
         queues_of(device).finish(None if cq_id is None else int(cq_id))
 
 
-class MeshEvent:
+class MeshEvent(errors.NotEmulatedAttributes):
     """What record_event returns, printed as ttnn 0.81.1 prints it (its id counts the events
     recorded on that queue; a mock device says 0 for every one)."""
 
@@ -449,7 +450,7 @@ class MeshEvent:
         return f"MeshEvent(id={self.event_id}, device_id={self.device.mesh_id}, mesh_cq_id={self.cq_id}, device_range={where})"
 
 
-def record_event(mesh_device: MeshDevice, cq_id: int, sub_device_ids: Any = (), device_range: Any = None) -> MeshEvent:
+def record_event(mesh_device: MeshDevice, cq_id: Optional[int] = None, sub_device_ids: Any = (), device_range: Any = None) -> MeshEvent:
     """Record an event on a command queue: it completes when everything enqueued on that
     queue before it has run (forbidden during capture, as on hardware)."""
     if mesh_device.capturing:
@@ -457,9 +458,12 @@ def record_event(mesh_device: MeshDevice, cq_id: int, sub_device_ids: Any = (), 
     return MeshEvent(mesh_device, _cq(cq_id))
 
 
-def wait_for_event(cq_id: int, event: MeshEvent) -> None:
+def wait_for_event(cq_id: int = 0, mesh_event: Optional[MeshEvent] = None) -> None:
     """Make a command queue wait for an event: nothing enqueued on `cq_id` after this runs
     before the event is done. The host does not wait (forbidden during capture)."""
+    if mesh_event is None:
+        raise TypeError("wait_for_event(): incompatible function arguments; takes (cq_id, mesh_event)")
+    event = mesh_event
     device = event.device
     if device.capturing:
         raise errors.events_in_capture()
@@ -467,8 +471,9 @@ def wait_for_event(cq_id: int, event: MeshEvent) -> None:
         queues_of(device).wait(_cq(cq_id), event._point)
 
 
-def event_synchronize(event: MeshEvent) -> None:
+def event_synchronize(mesh_event: MeshEvent) -> None:
     """The host waits until the event is done (everything before it on its queue has run)."""
+    event = mesh_event
     device = event.device
     with device.lock:
         queues_of(device).host_wait(event._point)

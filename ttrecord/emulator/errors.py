@@ -12,10 +12,12 @@ file ":0".
 
 from __future__ import annotations
 
+import enum
 import os
 import sys
 import warnings
 from types import FrameType
+from typing import Any
 
 _FD_CQ = "/project/tt_metal/distributed/fd_mesh_command_queue.cpp"
 _MESH_DEVICE = "/project/tt_metal/distributed/mesh_device.cpp"
@@ -146,3 +148,16 @@ class NotEmulatedAttributes:
         if name.startswith("_"):
             raise AttributeError(name)
         raise not_emulated(f"{self._ttnn_name or 'ttnn.' + type(self).__name__}.{name}")
+
+
+class NotEmulatedEnumType(enum.EnumMeta):
+    """Metaclass of the emulated ttnn enums: a member ttnn 0.81.1 has and the emulator lacks
+    (`ttnn.DataType.INT8`) raises NotEmulatedError naming `ttnn.<Enum>.<member>`."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        member = cls.__dict__.get("_member_map_", {}).get(name)
+        if member is not None:
+            return member
+        raise not_emulated(f"ttnn.{cls.__name__}.{name}")

@@ -5,11 +5,13 @@ multi-chip programs set it before opening a mesh."""
 
 from __future__ import annotations
 
+from .errors import NotEmulatedAttributes, NotEmulatedEnumType
+
 import enum
 from typing import Any, Optional
 
 
-class FabricConfig(enum.Enum):
+class FabricConfig(enum.Enum, metaclass=NotEmulatedEnumType):
     DISABLED = 0
     FABRIC_1D_NEIGHBOR_EXCHANGE = 1
     FABRIC_1D = 2
@@ -21,30 +23,30 @@ class FabricConfig(enum.Enum):
     CUSTOM = 8
 
 
-class FabricReliabilityMode(enum.Enum):
+class FabricReliabilityMode(enum.Enum, metaclass=NotEmulatedEnumType):
     STRICT_INIT = 0
     RELAXED_INIT = 1
     DYNAMIC_RECONFIG = 2
 
 
-class FabricTensixConfig(enum.Enum):
+class FabricTensixConfig(enum.Enum, metaclass=NotEmulatedEnumType):
     DISABLED = 0
     MUX = 1
 
 
-class FabricUDMMode(enum.Enum):
+class FabricUDMMode(enum.Enum, metaclass=NotEmulatedEnumType):
     DISABLED = 0
     ENABLED = 1
 
 
-class FabricManagerMode(enum.Enum):
+class FabricManagerMode(enum.Enum, metaclass=NotEmulatedEnumType):
     ENABLED = 0
     INIT_FABRIC = 1
     TERMINATE_FABRIC = 2
     DEFAULT = 3
 
 
-class FabricRouterConfig:
+class FabricRouterConfig(NotEmulatedAttributes):
     """Router tuning knobs; accepted and kept, they change nothing in the emulator."""
 
     def __init__(self, **settings: Any) -> None:

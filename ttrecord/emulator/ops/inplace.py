@@ -49,33 +49,47 @@ _IN_PLACE: dict[str, Callable[[torch.Tensor, Any], torch.Tensor]] = {
 }
 
 
+def _in_place_run(name: str, torch_fn: Callable[[torch.Tensor, Any], torch.Tensor], input_tensor_a: Tensor,
+                  input_tensor_b: Any, activations: Any, a_activations: Any, b_activations: Any) -> Tensor:
+    pre_a, pre_b, post = _chain(a_activations), _chain(b_activations), _chain(activations)
+    fn: Callable[..., torch.Tensor]
+    if isinstance(input_tensor_b, Tensor):
+        inputs = [input_tensor_a, input_tensor_b]
+
+        def fn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+            return post(torch_fn(pre_a(as_float(a)), pre_b(as_float(b))))
+    else:
+        inputs = [input_tensor_a]
+        scalar = float(input_tensor_b)  # baked into the op (and into a trace)
+
+        def fn(a: torch.Tensor) -> torch.Tensor:
+            return post(torch_fn(pre_a(as_float(a) if a.is_floating_point() else a.float()), scalar))
+
+    return run(f"ttnn.{name}", inputs, fn, output_tensor=input_tensor_a)
+
+
+# ttnn 0.81.1 names the operands input_tensor_a/input_tensor_b for these, input_a/input_b for the rest.
+_TENSOR_NAMED = ("add_", "sub_", "subtract_")
+
+
 def _in_place(name: str, torch_fn: Callable[[torch.Tensor, Any], torch.Tensor]) -> FastOperation:
-    def op(
-        input_tensor_a: Tensor,
-        input_tensor_b: Any,
-        *,
-        activations: Any = None,
-        input_tensor_a_activations: Any = None,
-        input_tensor_b_activations: Any = None,
-        fast_and_approximate_mode: Optional[bool] = None,
-        sub_core_grids: Any = None,
-        sub_device_id: Any = None,
-    ) -> Tensor:
-        pre_a, pre_b, post = _chain(input_tensor_a_activations), _chain(input_tensor_b_activations), _chain(activations)
-        fn: Callable[..., torch.Tensor]
-        if isinstance(input_tensor_b, Tensor):
-            inputs = [input_tensor_a, input_tensor_b]
+    op: Callable[..., Tensor]
+    if name in _TENSOR_NAMED:
 
-            def fn(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-                return post(torch_fn(pre_a(as_float(a)), pre_b(as_float(b))))
-        else:
-            inputs = [input_tensor_a]
-            scalar = float(input_tensor_b)  # baked into the op (and into a trace)
+        def op(input_tensor_a: Tensor, input_tensor_b: Any, *, activations: Any = None,
+               input_tensor_a_activations: Any = None, input_tensor_b_activations: Any = None,
+               fast_and_approximate_mode: Optional[bool] = None, sub_core_grids: Any = None,
+               sub_device_id: Any = None) -> Tensor:
+            return _in_place_run(name, torch_fn, input_tensor_a, input_tensor_b, activations,
+                                 input_tensor_a_activations, input_tensor_b_activations)
+    else:
 
-            def fn(a: torch.Tensor) -> torch.Tensor:
-                return post(torch_fn(pre_a(as_float(a) if a.is_floating_point() else a.float()), scalar))
-
-        return run(f"ttnn.{name}", inputs, fn, output_tensor=input_tensor_a)
+        def op(input_a: Tensor, input_b: Any, *, activations: Any = None,
+               input_tensor_a_activations: Any = None, input_tensor_b_activations: Any = None,
+               fast_and_approximate_mode: Optional[bool] = None, sub_core_grids: Any = None,
+               sub_device_id: Any = None) -> Tensor:
+            return _in_place_run(name, torch_fn, input_a, input_b, activations,
+                                 input_tensor_a_activations, input_tensor_b_activations)
 
     op.__name__ = name
     op.__doc__ = f"ttnn.{name}(a, b): element-wise into `a` (b a tensor that broadcasts to a, or a number)."
@@ -83,6 +97,16 @@ def _in_place(name: str, torch_fn: Callable[[torch.Tensor, Any], torch.Tensor]) 
 
 
 IN_PLACE = {name: _in_place(name, fn) for name, fn in _IN_PLACE.items()}
+
+
+@operation("ttnn.logical_not_")
+def logical_not_(input_tensor: Tensor, *, memory_config: Optional[MemoryConfig] = None) -> Tensor:
+    """1 where the input is 0, else 0, written over the input."""
+
+    def fn(a: torch.Tensor) -> torch.Tensor:
+        return (a == 0).to(a.dtype if a.is_floating_point() else torch.float32)
+
+    return run("ttnn.logical_not_", [input_tensor], fn, output_tensor=input_tensor)
 
 
 @operation("ttnn.div")

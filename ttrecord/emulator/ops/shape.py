@@ -66,7 +66,7 @@ def untilize_with_unpadding(
 
 
 def _pad_by_padding(
-    padding: Sequence[Sequence[int]], value: float, *, use_multicore: bool = True,
+    input_tensor: Tensor, padding: Sequence[Sequence[int]], value: float, *, use_multicore: bool = True,
     memory_config: Optional[MemoryConfig] = None, sub_core_grids: Any = None,
     output_tensor_shape: Optional[Sequence[int]] = None, input_tensor_start: Optional[Sequence[int]] = None,
 ) -> Any:
@@ -74,7 +74,7 @@ def _pad_by_padding(
 
 
 def _pad_to_shape(
-    output_padded_shape: Sequence[int], input_tensor_start: Sequence[int], value: float, *,
+    input_tensor: Tensor, output_padded_shape: Sequence[int], input_tensor_start: Sequence[int], value: float, *,
     use_multicore: bool = True, memory_config: Optional[MemoryConfig] = None, sub_core_grids: Any = None,
 ) -> Any:
     return locals()
@@ -95,7 +95,7 @@ def _pad_form(args: tuple, kwargs: dict) -> dict:
         bound = inspect.signature(_pad_to_shape).bind(*args, **kwargs)
     except TypeError:
         if "output_tensor_shape" in kwargs:  # the emulator's earlier keyword form
-            bound = inspect.signature(_pad_by_padding).bind(None, *args, **kwargs)
+            bound = inspect.signature(_pad_by_padding).bind(*args[:1], None, *args[1:], **kwargs)
             bound.apply_defaults()
             return dict(bound.arguments)
         raise TypeError(
@@ -110,11 +110,12 @@ def _pad_form(args: tuple, kwargs: dict) -> dict:
 
 
 @operation("ttnn.pad")
-def pad(input_tensor: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+def pad(*args: Any, **kwargs: Any) -> Tensor:
     """Pad with `value`, in ttnn 0.81.1's two forms: `pad(t, padding, value)` with padding
     [(before, after)] per dim (from the first), or `pad(t, output_padded_shape,
     input_tensor_start, value)`."""
     form = _pad_form(args, kwargs)
+    input_tensor = form["input_tensor"]
     padding, value, memory_config = form["padding"], form["value"], form["memory_config"]
     output_tensor_shape, input_tensor_start = form["output_tensor_shape"], form["input_tensor_start"]
     fill = float(value)
