@@ -116,3 +116,11 @@ def test_real_spellings_compute_the_same_values(device):
     host = ttnn.Tensor(data=[1.0, 2.0, 3.0, 4.0], shape=[2, 2], data_type=ttnn.float32, layout=ttnn.ROW_MAJOR_LAYOUT)
     assert torch.equal(ttnn.to_torch(host.to(device=device, mem_config=ttnn.L1_MEMORY_CONFIG)),
                        torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
+
+
+def test_a_real_form_the_emulator_lacks_is_a_one_line_not_emulated_error(device):
+    x = ttnn.from_torch(torch.zeros(4, 4), device=device)
+    bounds = ttnn.from_torch(torch.tensor([0, 0], dtype=torch.int32), device=device)
+    with pytest.raises(ttnn.NotEmulatedError) as excinfo:
+        ttnn.slice(x, bounds, bounds)
+    assert str(excinfo.value) == ONE_LINE.format("ttnn.slice(input_tensor, starts: ttnn.Tensor, ends: ttnn.Tensor)")

@@ -5,7 +5,8 @@ differently (`ttnn.where(predicate=…)`, `ttnn.slice(t, starts=…, ends=…)`,
 `adapt_ops()` (run when the package exports its ops) wraps each listed op once: positional
 arguments beyond what the emulated function takes are named by ttnn's positional order,
 ttnn's keyword names are renamed to the emulated ones (None: accepted and ignored, it does
-not change what the emulator computes), then the emulated function runs. The wrapper lists
+not change what the emulator computes), then the emulated function runs; a ttnn form the
+emulator does not have (`ttnn.slice` with tensor bounds) raises the one-line NotEmulatedError. The wrapper lists
 the signatures it accepts in `overloads`, which tests/emulator/test_signature_conformance.py
 checks against the real library's bindings.
 """
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, Optional
 
 from .decorators import REGISTRY
+from .errors import not_emulated
 
 _P = inspect.Parameter
 
@@ -24,6 +26,17 @@ _P = inspect.Parameter
 class Form(NamedTuple):
     positional: tuple[str, ...] = ()  # ttnn's positional parameter names, in order
     renames: dict[str, Optional[str]] = {}  # ttnn keyword -> the emulated one (None: ignored)
+    # (args, kwargs) -> the name of a ttnn form the emulator does not have, else None
+    unsupported: Optional[Callable[[tuple, dict], Optional[str]]] = None
+
+
+def _slice_by_tensors(args: tuple, kwargs: dict) -> Optional[str]:
+    from .tensor import Tensor
+
+    bounds = list(args[1:3]) + [kwargs.get(k) for k in ("starts", "ends", "slice_start", "slice_end")]
+    if any(isinstance(b, Tensor) for b in bounds):
+        return "ttnn.slice(input_tensor, starts: ttnn.Tensor, ends: ttnn.Tensor)"
+    return None
 
 
 FORMS: dict[str, Form] = {
@@ -34,7 +47,8 @@ FORMS: dict[str, Form] = {
     "ttnn.where": Form(renames={"predicate": "condition"}),
     "ttnn.clone": Form(renames={"input": "input_tensor"}),
     "ttnn.repeat": Form(renames={"repeat_dims": "repetition_vector"}),
-    "ttnn.slice": Form(renames={"starts": "slice_start", "ends": "slice_end", "steps": "slice_step"}),
+    "ttnn.slice": Form(renames={"starts": "slice_start", "ends": "slice_end", "steps": "slice_step"},
+                       unsupported=_slice_by_tensors),
     "ttnn.update_cache": Form(renames={"cache": "cache_tensor", "input": "input_tensor", "update_idx": "update_index"}),
     "ttnn.experimental.nlp_create_qkv_heads": Form(renames={"input": "input_tensor", "input_kv": "input_tensor_kv"}),
     "ttnn.permute": Form(("input_tensor", "dims", "pad_value")),
@@ -69,6 +83,9 @@ def wrap(function: Callable[..., Any], form: Form) -> Callable[..., Any]:
     capacity = _capacity(signature)
 
     def call(*args: Any, **kwargs: Any) -> Any:
+        missing = form.unsupported(args, kwargs) if form.unsupported is not None else None
+        if missing is not None:
+            raise not_emulated(missing)
         if capacity is not None and len(args) > capacity and form.positional:
             named = dict(zip(form.positional, args))
             args, kwargs = (), {**named, **kwargs}
