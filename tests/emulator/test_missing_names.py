@@ -166,13 +166,38 @@ def test_fabric_config_and_device_profiler(device):
 
 def test_missing_attributes_raise_the_one_line_error(device):
     t = _dev_tensor(device, torch.zeros(32, 32))
-    cases = [(lambda: t.unpad, "ttnn.Tensor.unpad"),
+    cases = [(lambda: t.extract_shard, "ttnn.Tensor.extract_shard"),
              (lambda: device.create_sub_device_manager, "ttnn.MeshDevice.create_sub_device_manager"),
              (lambda: ttnn.no_such_op, "ttnn.no_such_op")]
     for get, qualified in cases:
         with pytest.raises(ttnn.NotEmulatedError, match=NOT_EMULATED.format(qualified.replace(".", r"\."))):
             get()
-    assert not hasattr(t, "unpad") and getattr(device, "load_sub_device_manager", None) is None
+    assert not hasattr(t, "extract_shard") and getattr(device, "load_sub_device_manager", None) is None
     with pytest.raises(AttributeError) as excinfo:
         getattr(t, "_no_such_private")  # noqa: B009 - the attribute access is the test
     assert not isinstance(excinfo.value, ttnn.NotEmulatedError)
+
+
+def test_host_tensor_padding_methods_match_ttnn_0_81_1():
+    """Values measured on ttnn 0.81.1: pad keeps the logical shape (the padding goes to the
+    padded shape), unpad's end is exclusive."""
+    t = ttnn.Tensor([float(i) for i in range(12)], [1, 1, 3, 4], ttnn.float32, ttnn.ROW_MAJOR_LAYOUT)
+    assert t.unpad([0, 0, 1, 1], [1, 1, 3, 3]).to_list() == [[[[5.0, 6.0], [9.0, 10.0]]]]
+    padded = t.pad([1, 1, 4, 6], [0, 0, 1, 1], -1.0)
+    assert padded.shape == ttnn.Shape([1, 1, 3, 4])
+    assert padded.to_list() == [[[[-1.0, -1.0, -1.0, -1.0], [-1.0, 0.0, 1.0, 2.0], [-1.0, 4.0, 5.0, 6.0]]]]
+    assert t.pad_to_tile(7.0).unpad_from_tile([1, 1, 2, 2]).to_list() == [[[[0.0, 1.0], [4.0, 5.0]]]]
+
+
+def test_padding_methods_need_a_host_tensor_and_mesh_devices_have_a_core_grid(device):
+    on_device = ttnn.from_torch(torch.zeros(1, 1, 3, 4), device=device)
+    with pytest.raises(RuntimeError, match="tensor_ops.cpp:277: is_cpu_tensor.*\ninfo:\nTensor must be on host for unpadding"):
+        on_device.unpad([0, 0, 0, 0], [1, 1, 1, 1])
+    with pytest.raises(RuntimeError, match="Tensor must be on host for padding"):
+        on_device.pad([1, 1, 4, 4], [0, 0, 0, 0], 0.0)
+    grid = device.core_grid
+    assert (grid.x, grid.y) == (13, 10)  # the p150 compute grid, as ttnn 0.81.1 reports it
+    ttnn.relu(on_device)
+    assert device.num_program_cache_entries() > 0
+    device.clear_program_cache()
+    assert device.num_program_cache_entries() == 0

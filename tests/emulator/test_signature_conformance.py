@@ -77,7 +77,7 @@ def test_every_attribute_of_tensor_mesh_device_and_config_instances(reference, d
         assert names, qualified
         missing = _walk(instance, qualified, names)
         assert len(missing) < len(names), qualified  # the emulated classes have most of what models read
-    assert "buffer_address" in reference["ttnn.Tensor"]["attributes"] and "unpad" in _walk(t, "ttnn.Tensor", ["unpad"])
+    assert "buffer_address" in reference["ttnn.Tensor"]["attributes"] and "extract_shard" in _walk(t, "ttnn.Tensor", ["extract_shard"])
 
 
 def test_the_checker_finds_each_kind_of_departure():

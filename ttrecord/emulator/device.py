@@ -170,6 +170,20 @@ class MeshDevice(errors.NotEmulatedAttributes):
     def compute_with_storage_grid_size(self) -> CoreCoord:
         return CoreCoord(*self.config.compute_grid)
 
+    @property
+    def core_grid(self) -> Any:
+        """The compute grid as a ttnn.CoreGrid (13×10 on a p150)."""
+        from .types import CoreGrid
+
+        x, y = self.config.compute_grid
+        return CoreGrid(y=y, x=x)
+
+    def clear_program_cache(self) -> None:
+        """Empties the program cache (emulator/program_cache.py): every op compiles again."""
+        from .program_cache import clear
+
+        clear(self)
+
     def dram_grid_size(self) -> CoreCoord:
         return CoreCoord(self.config.num_dram_banks, 1)
 

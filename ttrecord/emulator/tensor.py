@@ -357,6 +357,38 @@ class Tensor(errors.NotEmulatedAttributes):
         else:
             self._host = None
 
+    # --- host-only padding (tensor_ops.cpp in ttnn 0.81.1) ------------------------------
+    def _host_only(self, line: int, what: str) -> torch.Tensor:
+        if self._buffer is not None:
+            raise errors.tt_fatal("/project/ttnn/core/tensor/tensor_ops.cpp", line, "is_cpu_tensor(input_tensor)",
+                                  f"Tensor must be on host for {what}")
+        return self._values()
+
+    def _host_like(self, values: torch.Tensor) -> Tensor:
+        return Tensor.on_host(self._spec._replace(shape=Shape(values.shape)), values.contiguous())
+
+    def pad(self, output_tensor_shape: Sequence[int], input_tensor_start: Sequence[int], pad_value: float, /) -> Tensor:
+        """The tensor placed at `input_tensor_start` of `output_tensor_shape`, `pad_value` elsewhere.
+        ttnn 0.81.1 keeps the logical shape (the padding goes to the padded shape), so the values
+        read back are that window's top-left corner in the input's shape."""
+        values = self._host_only(254, "padding")
+        padded = torch.full(tuple(output_tensor_shape), float(pad_value), dtype=values.dtype)
+        padded[tuple(slice(int(b), int(b) + n) for b, n in zip(input_tensor_start, values.shape))] = values
+        return self._host_like(padded[tuple(slice(0, n) for n in values.shape)])
+
+    def unpad(self, output_tensor_start: Sequence[int], output_tensor_end: Sequence[int], /) -> Tensor:
+        """The values from `output_tensor_start` to `output_tensor_end` (exclusive, as measured)."""
+        values = self._host_only(277, "unpadding")
+        return self._host_like(values[tuple(slice(int(b), int(e)) for b, e in zip(output_tensor_start, output_tensor_end))])
+
+    def pad_to_tile(self, pad_value: float, /) -> Tensor:
+        """Tile-padded storage; the logical shape and values stay those of the input."""
+        return self._host_like(self._host_only(295, "pad_to_tile conversion").clone())
+
+    def unpad_from_tile(self, output_tensor_shape: Sequence[int], /) -> Tensor:
+        values = self._host_only(304, "unpad_from_tile conversion")
+        return self._host_like(values[tuple(slice(0, int(n)) for n in output_tensor_shape)])
+
     def reshape(self, *shape: Any) -> Tensor:
         from .ops.data_movement import reshape
 
