@@ -322,11 +322,15 @@ class MeshDevice(errors.NotEmulatedAttributes):
         """The values a tensor of `spec` at `desc` holds on `chip` now."""
         return decode(self.read_pages(desc, chip), spec)
 
-    def write_values(self, desc: BufferDesc, spec: TensorSpec, values: torch.Tensor, chip: int = 0) -> None:
-        """Store `values` into the buffer at `desc` on `chip`."""
+    def encode_values(self, desc: BufferDesc, spec: TensorSpec, values: torch.Tensor) -> np.ndarray:
+        """The pages `values` take in the buffer at `desc` (what write_pages stores)."""
         place = desc.placement
         page = desc.aligned_page_size if place is None or place.row_split == 1 else spec.page_size()
-        self.write_pages(desc, encode(values, spec, page), chip)
+        return encode(values, spec, page)
+
+    def write_values(self, desc: BufferDesc, spec: TensorSpec, values: torch.Tensor, chip: int = 0) -> None:
+        """Store `values` into the buffer at `desc` on `chip`."""
+        self.write_pages(desc, self.encode_values(desc, spec, values), chip)
 
 
 def _check_chip_free(chip_ids: Iterable[int]) -> None:

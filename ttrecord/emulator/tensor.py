@@ -118,9 +118,12 @@ class Tensor(errors.NotEmulatedAttributes):
         check_write(device)
         spec = resolve_memory_config(device, spec._replace(memory_config=memory_config))
         buffer = allocate_for(device, spec)
-        for chip in range(device.num_chips):
-            device.write_values(buffer.desc, spec, host[chip] if isinstance(host, list) else host, chip)
         self._init_device(spec, buffer)
+        if isinstance(host, list):
+            for chip, values in enumerate(host):
+                device.write_values(buffer.desc, spec, values, chip)
+        else:
+            write_values(self, host)
 
     # --- construction without __init__ (used by ops and transfers) -----------------
     def _init_host(self, spec: TensorSpec, values: torch.Tensor | list[torch.Tensor]) -> None:
@@ -548,8 +551,12 @@ def write_values(tensor: Tensor, values: torch.Tensor, chip: Optional[int] = Non
         chips = (chip,)
     else:
         chips = range(device.num_chips)
+    if len(chips) == 1:
+        device.write_values(buffer.desc, tensor._spec, values, chips[0])
+        return
+    pages = device.encode_values(desc, tensor._spec, values)  # the same values on every chip: encoded once
     for c in chips:
-        device.write_values(buffer.desc, tensor._spec, values, c)
+        device.write_pages(desc, pages, c)
 
 
 def shapes_of(tensors: Sequence[Tensor]) -> list[Shape]:

@@ -42,6 +42,10 @@ def _write_host(device_tensor: Tensor, host_tensor: Tensor) -> None:
                 f"TT_FATAL @ ttnn/core/tensor/tensor.cpp:0: num_shards == num_devices\ninfo:\n"
                 f"host tensor has {len(host_tensor._host)} shards, the mesh has {chips} devices"
             )
+        first = host_tensor._host[0]
+        if all(values is first for values in host_tensor._host):  # replicated: encoded once
+            write_values(device_tensor, first)
+            return
         for chip, values in enumerate(host_tensor._host):
             write_values(device_tensor, values, chip)
         return
