@@ -201,3 +201,13 @@ def test_padding_methods_need_a_host_tensor_and_mesh_devices_have_a_core_grid(de
     assert device.num_program_cache_entries() > 0
     device.clear_program_cache()
     assert device.num_program_cache_entries() == 0
+
+
+def test_sub_device_ids_are_values_and_sub_device_managers_are_not_emulated(device):
+    assert ttnn.SubDeviceId(0) == ttnn.SubDeviceId(0) != ttnn.SubDeviceId(1)
+    assert repr(ttnn.SubDeviceId(1)) == "SubDeviceId(1)"  # as ttnn 0.81.1 prints it
+    cores = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(3, 3))})
+    assert ttnn.SubDevice([cores]).cores == [cores]
+    with pytest.raises(ttnn.NotEmulatedError, match="ttnn.MeshDevice.create_sub_device_manager is not emulated"):
+        device.create_sub_device_manager([ttnn.SubDevice([cores])], 0)
+    ttnn.synchronize_device(device, sub_device_ids=[ttnn.SubDeviceId(0)])

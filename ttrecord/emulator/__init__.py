@@ -53,6 +53,8 @@ from .device import (
     Arch,
     MeshDevice,
     ReadDeviceProfiler,
+    SubDevice,
+    SubDeviceId,
     MeshEvent,
     close_device,
     close_mesh_device,

@@ -497,6 +497,32 @@ def event_synchronize(mesh_event: MeshEvent) -> None:
         queues_of(device).host_wait(event._point)
 
 
+class SubDeviceId(errors.NotEmulatedAttributes):
+    """The index of a sub-device within a sub-device manager (CCL ops take one as
+    `subdevice_id`; the emulator runs every op on the whole device, so it is carried as given).
+    Sub-device managers themselves (`MeshDevice.create_sub_device_manager`, …) are not
+    emulated: ttnn 0.81.1's mock device cannot load one, so their behaviour is unmeasured."""
+
+    def __init__(self, id: int) -> None:  # noqa: A002 - ttnn's parameter name
+        self.id = int(id)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SubDeviceId) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(("SubDeviceId", self.id))
+
+    def __repr__(self) -> str:
+        return f"SubDeviceId({self.id})"
+
+
+class SubDevice(errors.NotEmulatedAttributes):
+    """The cores of one sub-device (a list of CoreRangeSets, one per core type)."""
+
+    def __init__(self, cores: Any) -> None:
+        self.cores = list(cores)
+
+
 def ReadDeviceProfiler(device: MeshDevice) -> None:  # noqa: N802 - ttnn's name
     """Read the device profiler's buffers. The emulator has no device profiler (as ttnn
     built without one), so there is nothing to read; it still requires an open device."""
