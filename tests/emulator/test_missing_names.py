@@ -62,6 +62,11 @@ def test_getitem_slices_a_device_tensor_with_slice_and_squeeze(device):
         out = t[index]
         assert out.storage_type() == ttnn.StorageType.DEVICE
         assert torch.equal(ttnn.to_torch(out), values[index]), index
+    t[0]  # the slice program's first call loads its binary
+    live = set(device.live_buffers)
+    row = t[0]
+    assert len(set(device.live_buffers) - live) == 1  # the slice's output; the squeeze is a view of it
+    assert torch.equal(ttnn.to_torch(row), values[0])
     host = ttnn.from_torch(values)
     assert torch.equal(ttnn.to_torch(host[1, 1:]), values[1, 1:])
     with pytest.raises(IndexError, match="out of bounds"):
@@ -111,6 +116,13 @@ def test_div_with_rounding_modes_and_scalar_operands(device):
     assert ttnn.div(ints, 2).dtype == ttnn.float32
     with pytest.raises(RuntimeError, match="Incorrect rounding mode"):
         ttnn.div(a, b, rounding_mode="round")
+    ttnn.graph.begin_graph_capture(ttnn.graph.RunMode.NORMAL)
+    floor = ttnn.div(a, b, rounding_mode="floor")
+    nodes = [(n["node_type"], n["params"]["address"]) for n in ttnn.graph.end_graph_capture()
+             if n["node_type"] in ("buffer_allocate", "buffer_deallocate")]
+    # as measured on ttnn 0.81.1: the quotient first, then the output, then the quotient freed
+    assert [kind for kind, _ in nodes] == ["buffer_allocate", "buffer_allocate", "buffer_deallocate"]
+    assert nodes[1][1] == floor.buffer_address() and nodes[0][1] == nodes[2][1] != floor.buffer_address()
 
 
 def test_softmax_in_place_overwrites_its_input(device):

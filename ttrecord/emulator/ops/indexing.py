@@ -1,6 +1,7 @@
 """`Tensor.__getitem__`, as ttnn.operations.core.__getitem__ in ttnn 0.81.1: integers,
-slices and one Ellipsis per dimension become one `ttnn.slice` of a device tensor, then one
-`ttnn.squeeze` per integer index. Host tensors are sliced on the host (unit steps only)."""
+slices and one Ellipsis per dimension become one `ttnn.slice` of a device tensor, whose
+integer-indexed dims are then squeezed away (a view of the slice's buffer, as measured).
+Host tensors are sliced on the host (unit steps only)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ def _normalize(slices: Any, shape: tuple[int, ...]) -> tuple[list[builtins.slice
 def getitem(tensor: Tensor, slices: Any) -> Tensor:
     from .data_movement import slice as ttnn_slice
     from .shape import squeeze
+    from .views import _view
 
     final, singled = _normalize(slices, tuple(tensor.shape))
     if tensor.device() is not None:
@@ -56,6 +58,14 @@ def getitem(tensor: Tensor, slices: Any) -> Tensor:
             raise RuntimeError("Host tensors cannot be accessed with non-unit stride")
         values = tensor._values()[tuple(final)].contiguous()
         out = Tensor.on_host(tensor.spec._replace(shape=type(tensor.shape)(values.shape)), values)
-    for shift, dim in enumerate(sorted(singled)):
-        out = squeeze(out, dim - shift)
-    return out
+    if not singled:
+        return out
+    # ttnn.squeeze of the slice's output is a view in ttnn 0.81.1 (measured: one buffer, the
+    # slice's); where a view cannot keep the pages, the emulator's squeeze copies.
+    kept = [d for i, d in enumerate(out.shape) if i not in singled]
+    try:
+        return _view("ttnn.squeeze", out, kept)
+    except RuntimeError:
+        for shift, dim in enumerate(sorted(singled)):
+            out = squeeze(out, dim - shift)
+        return out

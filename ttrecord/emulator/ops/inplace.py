@@ -162,7 +162,10 @@ def div(
     integer = tensor.dtype in (DataType.INT32, DataType.UINT32, DataType.UINT16, DataType.UINT8)
     if dtype is None and integer and mode is None:
         dtype = DataType.FLOAT32
-    return run("ttnn.div", inputs, fn, dtype=dtype, memory_config=memory_config, output_tensor=output_tensor)
+    # Measured on ttnn 0.81.1: with a rounding mode the quotient is an intermediate buffer
+    # (allocated before the output, freed before returning).
+    return run("ttnn.div", inputs, fn, dtype=dtype, memory_config=memory_config, output_tensor=output_tensor,
+               temporary=mode is not None)
 
 
 @operation("ttnn.softmax_in_place")
