@@ -115,3 +115,32 @@ def test_replays_recompute_the_new_ops_from_current_inputs(device):
     assert torch.allclose(ttnn.to_torch(top), torch.topk(F.leaky_relu(new, 0.2), 2).values, atol=1e-6)
     assert torch.equal(ttnn.to_torch(right), new[..., 32:])
     ttnn.release_trace(device, tid)
+
+
+def test_statistics_and_pooling_values(device):
+    values = torch.randn(1, 1, 32, 64)
+    t = _dev(device, values)
+    assert torch.allclose(ttnn.to_torch(ttnn.min(t, dim=-1, keepdim=True)), values.amin(-1, keepdim=True))
+    assert torch.allclose(ttnn.to_torch(ttnn.std(t, dim=3)), values.std(3), atol=1e-5)
+    assert torch.allclose(ttnn.to_torch(ttnn.var(t, dim=[2, 3], correction=False)), values.var((2, 3), correction=0),
+                          atol=1e-5)
+    assert ttnn.var(t, dim=3).shape == ttnn.Shape([1, 1, 32])
+    with pytest.raises(ttnn.NotEmulatedError, match=r"ttnn\.min\(input_tensor\) over every dimension"):
+        ttnn.min(t)
+    nhwc = torch.randn(1, 4, 4, 32)
+    pooled = ttnn.global_avg_pool2d(_dev(device, nhwc, layout=ttnn.ROW_MAJOR_LAYOUT))
+    assert pooled.layout == ttnn.TILE_LAYOUT and pooled.shape == ttnn.Shape([1, 1, 1, 32])
+    assert torch.allclose(ttnn.to_torch(pooled), nhwc.mean((1, 2), keepdim=True), atol=1e-5)
+    rm = _dev(device, torch.randn(1, 1, 20, 40), layout=ttnn.ROW_MAJOR_LAYOUT)
+    tiled = ttnn.tilize_with_zero_padding(rm)
+    assert tiled.layout == ttnn.TILE_LAYOUT and tiled.padded_shape == ttnn.Shape([1, 1, 32, 64])
+    assert torch.equal(ttnn.to_torch(tiled), ttnn.to_torch(rm))
+
+
+def test_move_frees_its_input_first(device):
+    low, t = _dev(device, torch.zeros(32, 32)), _dev(device, X[0, 0])
+    low_address = low.buffer_address()
+    ttnn.deallocate(low)
+    moved = ttnn.move(t)
+    assert moved.buffer_address() == low_address and not t.is_allocated()
+    assert torch.equal(ttnn.to_torch(moved), X[0, 0])

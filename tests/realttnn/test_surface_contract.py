@@ -36,7 +36,8 @@ CALLS = ["arange_dram_tile", "arange_l1_row_major", "add_", "mul_scalar", "sub_"
          "div_", "triu", "hardswish", "hardsigmoid", "mish", "swish", "softsign", "erf", "erfinv", "expm1", "log1p",
          "sinh", "cosh", "tan", "atan", "ceil", "sign", "round", "identity", "isfinite", "logical_not", "logical_or",
          "logical_xor", "softplus", "elu", "celu", "selu", "hardtanh", "logit", "lerp_tensor_weight",
-         "split_row_major", "rsub_", "eq_", "reallocate", "host_methods"]
+         "split_row_major", "rsub_", "eq_", "min_dim", "std", "var", "move", "global_avg_pool2d",
+         "tilize_with_zero_padding", "reallocate", "host_methods"]
 
 
 @pytest.mark.parametrize("call", [pytest.param(c, marks=pytest.mark.xfail(reason=KNOWN[c], strict=True)) if c in KNOWN

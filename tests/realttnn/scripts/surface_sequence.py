@@ -27,6 +27,8 @@ b = mk((1, 1, 64, 64))
 f32 = mk((1, 1, 32, 64), dtype=ttnn.float32)
 rm = mk((1, 1, 64, 64), ttnn.ROW_MAJOR_LAYOUT)
 batch = mk((2, 1, 64, 64))
+nhwc = mk((1, 8, 8, 64), ttnn.ROW_MAJOR_LAYOUT)
+rm_odd = mk((1, 1, 20, 40), ttnn.ROW_MAJOR_LAYOUT)
 CALLS = [
     ("arange_dram_tile", lambda: ttnn.arange(0, 64, 1, device=dev, layout=ttnn.TILE_LAYOUT)),
     ("arange_l1_row_major", lambda: ttnn.arange(0, 1024, 1, dtype=ttnn.int32, device=dev, memory_config=L1)),
@@ -89,6 +91,12 @@ CALLS = [
     ("split_row_major", lambda: ttnn.split(rm, [16, 48], 3)),
     ("rsub_", lambda: ttnn.rsub_(a, 1.0)),
     ("eq_", lambda: ttnn.eq_(a, b)),
+    ("min_dim", lambda: ttnn.min(a, dim=-1, keepdim=True)),
+    ("std", lambda: ttnn.std(a, dim=-1, keepdim=True)),
+    ("var", lambda: ttnn.var(a, dim=3)),
+    ("move", lambda: ttnn.move(mk((1, 1, 64, 64)))),  # the input is created in the call: move frees it
+    ("global_avg_pool2d", lambda: ttnn.global_avg_pool2d(nhwc)),
+    ("tilize_with_zero_padding", lambda: ttnn.tilize_with_zero_padding(rm_odd)),
 ]
 
 

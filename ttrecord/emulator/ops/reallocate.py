@@ -1,4 +1,4 @@
-"""`ttnn.reallocate` (ttnn::move): the input's buffer is freed first, then the output is
+"""`ttnn.reallocate` and `ttnn.move` (ttnn::move): the input's buffer is freed first, then the output is
 allocated (the lowest fitting address, so a tensor moves down over freed space and lands
 back on its own address when nothing below is free, as measured on ttnn 0.81.1) and the
 values are copied. The input tensor is deallocated afterwards."""
@@ -21,6 +21,16 @@ def _same(a: torch.Tensor) -> torch.Tensor:
 
 @operation("ttnn.reallocate")
 def reallocate(tensor: Tensor, memory_config: Optional[MemoryConfig] = None) -> Tensor:
+    return _move("ttnn.reallocate", tensor, memory_config)
+
+
+@operation("ttnn.move")
+def move(input_tensor: Tensor, *, memory_config: Optional[MemoryConfig] = None) -> Tensor:
+    """ttnn.move, which ttnn.reallocate runs: the same free-then-allocate (measured)."""
+    return _move("ttnn.move", input_tensor, memory_config)
+
+
+def _move(name: str, tensor: Tensor, memory_config: Optional[MemoryConfig]) -> Tensor:
     device = tensor.device()
     if device is None:
         raise RuntimeError(
@@ -40,5 +50,5 @@ def reallocate(tensor: Tensor, memory_config: Optional[MemoryConfig] = None) -> 
             write_values(out, v, chip)
         if device.capturing:
             chips = (tensor._chip,) if tensor._chip is not None else None
-            _trace.record_op(device, "ttnn.reallocate", _same, [source], [out], chips)
+            _trace.record_op(device, name, _same, [source], [out], chips)
     return out
