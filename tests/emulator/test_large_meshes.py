@@ -129,3 +129,31 @@ def test_trace_capture_and_replay_on_big_meshes(big_mesh):
         expected = torch.cat(parts[row * cols:(row + 1) * cols], dim=3)
         assert torch.equal(ttnn.to_torch(chips[row * cols + cols - 1]), expected), row
     ttnn.release_trace(big_mesh, tid)
+
+
+def test_submeshes_share_the_chips_memory_but_not_the_allocator():
+    mesh = ttnn.open_mesh_device(ttnn.MeshShape(8, 4), trace_region_size=1_000_000)
+    try:
+        parent = ttnn.from_torch(torch.zeros(32, 32), dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=mesh)
+        subs = mesh.create_submeshes(ttnn.MeshShape(2, 4))
+        assert len(subs) == 4 and mesh.get_submeshes() == subs
+        assert subs[1].get_device_ids() == list(range(8, 16)) and tuple(subs[1].shape) == (2, 4)
+        values = torch.randn(32, 32)
+        on_sub = ttnn.from_torch(values, dtype=ttnn.float32, layout=ttnn.TILE_LAYOUT, device=subs[1])
+        assert on_sub.buffer_address() == parent.buffer_address()  # its own allocator, as measured
+        chips = ttnn.get_device_tensors(parent)
+        assert torch.equal(ttnn.to_torch(chips[8]), values)  # the same bytes on chip 8
+        assert torch.equal(ttnn.to_torch(chips[0]), torch.zeros(32, 32))  # chip 0 is not in submesh 1
+        doubled = ttnn.multiply(on_sub, 2.0)
+        tid = ttnn.begin_trace_capture(subs[1], cq_id=0)
+        out = ttnn.multiply(on_sub, 2.0)
+        ttnn.end_trace_capture(subs[1], tid, cq_id=0)
+        ttnn.execute_trace(subs[1], tid, cq_id=0)
+        assert torch.equal(ttnn.to_torch(out), ttnn.to_torch(doubled))
+        single = mesh.create_submesh(ttnn.MeshShape(1, 1), (7, 3))
+        assert single.get_device_ids() == [31]
+        with pytest.raises(RuntimeError, match="cannot be split into 3x4"):
+            mesh.create_submeshes(ttnn.MeshShape(3, 4))
+    finally:
+        ttnn.close_mesh_device(mesh)
+    assert not subs[0].is_open  # closing the parent closes its submeshes

@@ -53,3 +53,18 @@ def test_every_measured_call_is_checked(both):
     assert sorted(real) == sorted(CALLS)
     assert real["add_"]["new_buffers"] == [] and real["view"]["graph"] == []  # in place, and a view, for real
     assert real["reallocate"]["now"] == real["reallocate"]["freed_below"] < real["reallocate"]["was"]
+
+
+def test_submeshes_allocate_on_their_own_as_on_two_mocked_p150s(tmp_path):
+    """create_submeshes: ids after the parent's, one chip each, and allocators of their own
+    (a submesh's first buffer takes the address a live parent buffer holds)."""
+    from realttnn_helpers import HERE
+
+    env = {"TT_METAL_MOCK_CLUSTER_DESC_PATH": str(HERE / "p150x2_cluster_desc.yaml")}
+    real = run_script(sys.executable, "submesh_sequence.py", tmp_path, env=env)
+    assert real.returncode == 0, describe(real)
+    emu = run_script(emulator_python(), "submesh_sequence.py", tmp_path, env={**env, "RTTNN_DIRECT_EMULATOR": "1"})
+    assert emu.returncode == 0, describe(emu)
+    r, e = seq_output(real), seq_output(emu)
+    assert r["sub_dram"][0] == r["parent_first"]  # the measured fact the emulator follows
+    assert e == r
