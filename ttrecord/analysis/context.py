@@ -20,6 +20,7 @@ from ttrecord.events import CALL_KINDS, BufferRef, CallSite, Event, Kind, Phase,
 
 if TYPE_CHECKING:
     from ttrecord.analysis.trace_region import Region as TraceRegion
+    from ttrecord.analysis.value_flow import ValueFlow
 
 RangeKey = tuple[int, str]  # (device, buffer type)
 
@@ -237,6 +238,14 @@ class Context:
         from ttrecord.analysis.trace_region import scan  # it builds on this module
 
         return scan(self.events)
+
+    @cached_property
+    def flow(self) -> ValueFlow:
+        """The value-flow model of device memory every rule that judges memory asks whether a
+        value the program uses changed (`value_flow`), one per analysis."""
+        from ttrecord.analysis.value_flow import ValueFlow  # it builds on this module
+
+        return ValueFlow(self)
 
 
 def _derive_traces(
