@@ -103,6 +103,11 @@ class TraceInfo:
         return out
 
     @cached_property
+    def read_inputs(self) -> RangeIndex:
+        """The ranges of its inputs, for an overlap test (`inputs()` once, at first use)."""
+        return RangeIndex(self.inputs())
+
+    @cached_property
     def footprint(self) -> RangeIndex:
         return RangeIndex(self.accesses)
 

@@ -127,8 +127,10 @@ def _consequence(ctx: Context, trace: TraceInfo, alloc: Event, free: int | None,
 
     buf = alloc.allocation
     flow = ctx.flow
-    line = [(s, k) for s, k in flow.accesses(buf) if alloc.seq < s and (free is None or s < free)]
-    replays = [e.seq for e in trace.executes if alloc.seq < e.seq and (free is None or e.seq < free)]
+    line = flow.window(buf, alloc.seq, free)
+    seqs = trace.window.executes
+    lo = bisect.bisect_right(seqs, alloc.seq)
+    replays = seqs[lo:len(seqs) if free is None else bisect.bisect_left(seqs, free)]
     if any(a.role != "read" for a in accesses):
         writes = [s for s, k in line if k == WRITE]
         previous = None
@@ -144,9 +146,7 @@ def _consequence(ctx: Context, trace: TraceInfo, alloc: Event, free: int | None,
                 return {"replay": r, "used": use.seq, "how": use.how,
                         "what": (f"The replay at {where(ctx, at) if at else r} overwrote it and"
                                  f" the program then used the overwritten value: {use.describe(ctx)}.")}  # fmt: skip
-    if any(a.role == "read" for a in accesses) and any(
-        a.role == "read" and a in trace.inputs() for a in accesses
-    ):
+    if any(a.role == "read" for a in accesses) and trace.read_inputs.hits(buf):
         for s, k in line:
             if k == WRITE and any(s < r for r in replays):
                 r = next(r for r in replays if r > s)

@@ -24,6 +24,7 @@ then keeps its error).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -88,7 +89,18 @@ class ValueFlow:
         self._lines: dict[Key, list[tuple[int, int]]] = {}
         self._events: dict[int, Event | None] = {}
         self._op_used: dict[int, Use | None] = {}
-        self._traces = [t for t in ctx.traces if t.end is not None and t.executes]
+        # Replayed traces by the end of their capture, for the window a question asks about.
+        self._traces = sorted((t for t in ctx.traces if t.end is not None and t.executes),
+                              key=lambda t: t.ended.seq)  # fmt: skip
+        self._ends = [t.ended.seq for t in self._traces]
+        self._execs = {id(t): [e.seq for e in t.executes] for t in self._traces}
+        # The latest release among the traces up to each one (end order): a backward scan for
+        # the traces live in a window stops where none captured earlier is still live.
+        self._live_to: list[float] = []
+        latest = 0.0
+        for t in self._traces:
+            latest = max(latest, float("inf") if t.release is None else t.release.seq)
+            self._live_to.append(latest)
 
     # -- the model ------------------------------------------------------------------------
     def prefetch(self, keys: Iterable[Key]) -> None:
@@ -137,20 +149,33 @@ class ValueFlow:
         `buf`'s range: a replay reads what its capture read of memory older than the capture
         (its inputs) and writes what it wrote or created."""
         out: list[tuple[int, int, TraceInfo | None, Event | None]] = []
-        for t in self._traces:
-            if t.device != buf.device:
+        stop = len(self._ends) if until is None else bisect.bisect_left(self._ends, until)
+        for i in range(stop - 1, -1, -1):  # captured before the window ends, newest first
+            if self._live_to[i] <= after:
+                break  # this one and every earlier one was released before the window
+            t = self._traces[i]
+            if t.device != buf.device or (t.release is not None and t.release.seq <= after):
                 continue
-            reads = any(a.buffer.overlaps(buf) for a in t.inputs())
+            seqs = self._execs[id(t)]
+            lo = bisect.bisect_right(seqs, after)
+            hi = len(seqs) if until is None else bisect.bisect_left(seqs, until)
+            if lo >= hi:
+                continue
+            reads = t.read_inputs.hits(buf)
             writes = t.written.hits(buf)
-            if not reads and not writes:
-                continue
-            for ex in t.executes:
-                if ex.seq > after and (until is None or ex.seq < until):
-                    if reads:
-                        out.append((ex.seq, READ, t, ex))
-                    if writes:
-                        out.append((ex.seq, WRITE, t, ex))
+            for ex in t.executes[lo:hi] if reads or writes else ():
+                if reads:
+                    out.append((ex.seq, READ, t, ex))
+                if writes:
+                    out.append((ex.seq, WRITE, t, ex))
         return out
+
+    def window(self, buf: BufferRef, after: int, until: int | None) -> list[tuple[int, int]]:
+        """The program's accesses at `buf`'s address strictly between `after` and `until`."""
+        line = self._line(key_of(buf))
+        lo = bisect.bisect_right(line, (after, END + 1))
+        hi = len(line) if until is None else bisect.bisect_left(line, (until, READ))
+        return line[lo:hi]
 
     # -- the questions ----------------------------------------------------------------------
     def first_use(self, buf: BufferRef, after: int, until: int | None = None, *,
@@ -165,9 +190,8 @@ class ValueFlow:
     def _first_use(self, buf: BufferRef, after: int, until: int | None, ignore: TraceInfo | None,
                    budget: _Budget, through: tuple[int, ...]) -> Use | None:  # fmt: skip
         steps: list[tuple[int, int, TraceInfo | None, Event | None]] = [
-            (s, k, None, None) for s, k in self._line(key_of(buf))
-            if s > after and (until is None or s < until)
-        ]  # fmt: skip
+            (s, k, None, None) for s, k in self.window(buf, after, until)
+        ]
         steps += [r for r in self._replays(buf, after, until) if not (r[1] == WRITE and r[2] is ignore)]
         steps.sort(key=lambda s: (s[0], s[1]))
         for seq, kind, trace, ex in steps:
