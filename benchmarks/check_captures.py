@@ -3,7 +3,7 @@
 Two sessions of the same length built by `check_speed.build` (eager decode steps, a prep run and
 capture, replays with the input copied in and the output read, one allocation over trace memory
 per cycle): `few` with 20 capture cycles, `many` with 1,000. The analysis
-(`ttrecord.analysis.analyze`) runs on each in a fresh process, for the code checked out here
+(`ttrecord.analysis.analyze`) runs on each in a fresh process, for the code committed at HEAD
 ("after") and for another commit's code ("before", `--before REF`, default the merge base of
 HEAD and `main`, exported with `git archive`), alternating, best of `--rounds`; CPU seconds of the analysis in that process
 (`time.process_time` around `analyze`), so the figure does not follow the shared machine's load.
@@ -78,7 +78,8 @@ def measure(n_events: int, before: str, rounds: int) -> list[dict]:
     rows: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        codes = {"before": export(before, folder / "before"), "after": ROOT}
+        # Both from commits, so edits in the work tree during a run change neither.
+        codes = {"before": export(before, folder / "before"), "after": export("HEAD", folder / "after")}
         sessions = {}
         for shape, cycles in SHAPES.items():
             sessions[shape] = folder / f"{shape}.db"
@@ -111,9 +112,7 @@ def measure(n_events: int, before: str, rounds: int) -> list[dict]:
 
 def _head() -> str:
     out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "ttrecord"], cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()  # fmt: skip
-    return out.stdout.strip() + ("+changes" if dirty else "")
+    return out.stdout.strip()
 
 
 def main(argv: list[str] | None = None) -> list[dict]:
