@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ttrecord.analysis.context import Context
+from ttrecord.analysis.facts import _path
 from ttrecord.analysis.rules import finding
 from ttrecord.events import Event, Kind, Phase
 from ttrecord.findings import Finding, Severity
@@ -58,12 +59,23 @@ def _captured(events: Sequence[Event], ctx: Context) -> list[Finding]:
         if cap.kind is not Kind.OP or cap.phase is not Phase.CAPTURE or cap.parent is not None:
             continue
         key = _site_key(cap)
-        if key is None or not cap.args or (key, cap.device, cap.trace) in seen:
-            continue  # one comparison per call site and trace (a loop inside the capture)
+        if key is None or not cap.args:
+            continue
+        # A call is its call path (the line and its callers): a model routing every layer
+        # through one wrapper line calls it once per layer from different callers. When the
+        # eager (or prep) run made calls along the captured call's own path, only those are
+        # compared; a capture reached another way (its own block of lines) is compared with
+        # every call at its line.
+        path = (*key, _path(cap.callsite.stack)) if cap.callsite is not None else key
+        if path not in eager_index:
+            calls = ctx.facts.eager_calls(path)
+            eager_index[path] = _index(calls) if calls else eager_index.get(key) or _index(
+                ctx.facts.eager_calls(key))  # fmt: skip
+        key = path
+        if (key, cap.device, cap.trace) in seen:
+            continue  # one comparison per call path and trace (a loop inside the capture)
         seen.add((key, cap.device, cap.trace))
-        index = eager_index.get(key)
-        if index is None:
-            index = eager_index[key] = _index(ctx.facts.eager_calls(key))
+        index = eager_index[key]
         varying = {n: v for n, v in cap.args.items() if _differs(index.get(n), v)}
         if varying:
             groups.setdefault((key, tuple(varying)), []).append((cap, varying))

@@ -84,8 +84,10 @@ def _freed_and_stale(
                     continue
                 state = loose.get(id(t), {}).get(key)
                 if state is not None:
-                    if state[2] is not None:  # the tensor standing in for the input went:
-                        state[0] = ev  # that free is the one a replay finds the range left by
+                    if state[2] is not None and state[2] == t.refilled.get(key):
+                        # The capture's own holder of the input went (a rebinding dropped it):
+                        # that free, not the one inside the capture, is the mistake.
+                        state[0] = ev
                     state[2] = None
                     continue
                 if key in gone.get(id(t), ()) or acc.seq >= ev.seq:

@@ -62,6 +62,7 @@ class EagerCallGroup(NamedTuple):
     args: str  # JSON text as stored
     first_seq: int
     calls: int  # how many calls
+    stack: str | None = None  # the call site's callers (JSON), so a call path can be told apart
 
 
 def _ids(values: Iterable[Any]) -> str:
@@ -236,7 +237,7 @@ class AnalysisQueries:
         """The user's eager and prep op calls with arguments, grouped by call site, op name
         and argument text."""
         return [EagerCallGroup(*r) for r in self._query(
-            "SELECT c.file, c.line, c.function, e.name, e.args, min(e.seq), count(*)"
+            "SELECT c.file, c.line, c.function, e.name, e.args, min(e.seq), count(*), c.stack"
             " FROM events e JOIN callsites c ON c.id = e.callsite"
             " WHERE e.kind = 'op' AND e.parent IS NULL AND e.phase IN ('eager', 'prep')"
             " AND e.args IS NOT NULL GROUP BY e.callsite, e.name, e.args"

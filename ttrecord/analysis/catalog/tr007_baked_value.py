@@ -14,8 +14,11 @@ RULE = Rule(
     summary="Python value baked into the trace (values recorded at that line differ)",
     reported_when=(
         "a scalar or shape argument of a captured op took more than one value across the eager "
-        "(and prep) calls at the same call site and the captured call (one finding per call site, "
-        "counting the traces that captured it; warning in audit mode, where nothing was captured)"
+        "(and prep) calls at the same call path and the captured call: the eager calls along the "
+        "captured call's own path (its line and callers: one wrapper line called per layer is one"
+        " path per layer) when there are any, else every eager call at its line (one finding per"
+        " call path, counting the traces that captured it; warning in audit mode, where nothing"
+        " was captured)"
     ),
     at="the captured op",
     why=(
