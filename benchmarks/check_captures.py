@@ -79,7 +79,8 @@ def measure(n_events: int, before: str, rounds: int) -> list[dict]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         # Both from commits, so edits in the work tree during a run change neither.
-        codes = {"before": export(before, folder / "before"), "after": export("HEAD", folder / "after")}
+        head = _head()
+        codes = {"before": export(before, folder / "before"), "after": export(head, folder / "after")}
         sessions = {}
         for shape, cycles in SHAPES.items():
             sessions[shape] = folder / f"{shape}.db"
@@ -99,7 +100,7 @@ def measure(n_events: int, before: str, rounds: int) -> list[dict]:
             ratio = many["cpu_s"] / few["cpu_s"] if few["cpu_s"] else float("inf")
             rows.append({
                 "benchmark": "check_captures", "code": label,
-                "ref": before if label == "before" else _head(), "events": n_events,
+                "ref": before if label == "before" else head, "events": n_events,
                 "few_cpu_s": round(few["cpu_s"], 2), "many_cpu_s": round(many["cpu_s"], 2),
                 "few_wall_s": round(few["wall_s"], 2), "many_wall_s": round(many["wall_s"], 2),
                 "many_over_few": round(ratio, 2),
