@@ -107,3 +107,38 @@ def test_a_value_that_differs_along_one_call_path_is_reported(analyze_both):
     # THEN one TR007 at the wrapper line, for that path only
     assert [(f.line, f.evidence["captured"]) for f in findings] == [(109, {"in_channels": 48})]
     assert findings[0].evidence["values"]["in_channels"] == [32, 48]
+
+
+def _layers_in_a_loop(captured: list[int], forwards: int = 2) -> SessionBuilder:
+    """The wrapper line called for three layers from one line of the model's loop (line 150):
+    one call path, told apart by position (the j-th call at that path in a forward pass)."""
+    from ttrecord.events import CallSite
+
+    b = SessionBuilder()
+    b.open_device()
+    x = b.alloc(X)
+
+    def forward(channels: list[int]) -> None:
+        for ch in channels:
+            out = b.alloc(H)
+            ev = b.op("ttnn.conv2d", [x], [out], line=90, args={"in_channels": ch})
+            ev.callsite = CallSite("model.py", 90, "Conv.__call__", (("model.py", 150, "Model.__call__"),))
+            b.free(out)
+
+    for _ in range(forwards):
+        forward([16, 32, 64])
+    tid = b.begin_trace(line=40)
+    forward(captured)
+    b.end_trace(tid, line=41)
+    b.execute(tid, line=42)
+    b.release(tid, line=43)
+    return b
+
+
+def test_layers_called_in_a_loop_through_one_path_are_told_apart_by_position(analyze_both):
+    assert [f for f in analyze_both(_layers_in_a_loop([16, 32, 64])) if f.rule == "TR007"] == []
+
+
+def test_a_layer_whose_value_differs_at_its_position_is_reported(analyze_both):
+    findings = [f for f in analyze_both(_layers_in_a_loop([16, 48, 64])) if f.rule == "TR007"]
+    assert [(f.line, f.evidence["captured"]) for f in findings] == [(90, {"in_channels": 48})]

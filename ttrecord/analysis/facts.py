@@ -106,6 +106,18 @@ class EventFacts:
             self._eager = {k: [tuple(v) for v in d.values()] for k, d in eager.items()}
         return self._eager.get(site, [])
 
+    def eager_sequence(self, path: tuple) -> list[dict[str, Any]]:
+        """The arguments of the eager/prep calls along one call path, in order
+        (`path` = (file, line, function, op, `_path(stack)`))."""
+        out = []
+        for ev in self._events:
+            s = ev.callsite
+            if (ev.kind is Kind.OP and ev.parent is None and ev.args and s is not None
+                    and ev.phase in (Phase.EAGER, Phase.PREP)
+                    and (s.file, s.line, s.function, ev.name, _path(s.stack)) == path):  # fmt: skip
+                out.append(ev.args)
+        return out
+
     def last_call_at(self, site: SiteKey, before: int) -> Event | None:
         """The last eager/prep call of op `site[3]` at a call site before `before` (a warm-up)."""
         found = None
@@ -228,6 +240,16 @@ class SessionFacts:
             self._eager = {k: sorted((tuple(v) for v in d.values()), key=lambda v: v[1])
                            for k, d in eager.items()}  # fmt: skip
         return self._eager.get(site, [])
+
+    def eager_sequence(self, path: tuple) -> list[dict[str, Any]]:
+        file, line, function, name, stack = path
+        out = []
+        for _seq, args, text in self._session.eager_calls_at(file, line, function, name):
+            if (_path(tuple(tuple(f) for f in json.loads(text))) if text else ()) == stack:
+                parsed = json.loads(args)
+                if parsed:
+                    out.append(parsed)
+        return out
 
     def last_call_at(self, site: SiteKey, before: int) -> Event | None:
         seq = self._session.last_eager_call(*site, before)

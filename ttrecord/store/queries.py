@@ -243,6 +243,17 @@ class AnalysisQueries:
             " AND e.args IS NOT NULL GROUP BY e.callsite, e.name, e.args"
         )]  # fmt: skip
 
+    def eager_calls_at(self, file: str, line: int, function: str, name: str) -> list[tuple[int, str, str]]:
+        """(seq, args JSON, the call site's callers JSON) of the user's eager and prep calls of
+        op `name` at a line, in order: the sequence a call path's positions are counted in."""
+        return self._query(
+            "SELECT e.seq, e.args, c.stack FROM events e JOIN callsites c ON c.id = e.callsite"
+            " WHERE c.file = ? AND c.line = ? AND c.function = ? AND e.name = ? AND e.kind = 'op'"
+            " AND e.parent IS NULL AND e.phase IN ('eager', 'prep') AND e.args IS NOT NULL"
+            " ORDER BY e.seq",
+            (file, line, function, name),
+        )
+
     def last_eager_call(self, file: str, line: int, function: str, name: str,
                         before: int) -> int | None:  # fmt: skip
         """Seq of the last eager or prep call of op `name` at a call site before `before`."""
