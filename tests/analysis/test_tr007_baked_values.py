@@ -142,3 +142,31 @@ def test_layers_called_in_a_loop_through_one_path_are_told_apart_by_position(ana
 def test_a_layer_whose_value_differs_at_its_position_is_reported(analyze_both):
     findings = [f for f in analyze_both(_layers_in_a_loop([16, 48, 64])) if f.rule == "TR007"]
     assert [(f.line, f.evidence["captured"]) for f in findings] == [(90, {"in_channels": 48})]
+
+
+def test_the_longest_path_shared_with_the_eager_run_is_compared(analyze_both):
+    # GIVEN the layers' loop reached from the eager executor (line 60) and from the capture
+    # (line 199): the call paths share only their nearest caller (the model's loop, line 150)
+    from ttrecord.events import CallSite
+
+    b = SessionBuilder()
+    b.open_device()
+    x = b.alloc(X)
+
+    def forward(channels: list[int], outer: int) -> None:
+        for ch in channels:
+            out = b.alloc(H)
+            ev = b.op("ttnn.conv2d", [x], [out], line=90, args={"in_channels": ch})
+            ev.callsite = CallSite("model.py", 90, "Conv.__call__",
+                                   (("model.py", 150, "Model.__call__"), ("model.py", outer, "run")))
+            b.free(out)
+
+    for _ in range(4):
+        forward([16, 32, 64], outer=60)
+    tid = b.begin_trace(line=40)
+    forward([16, 32, 64], outer=199)
+    b.end_trace(tid, line=41)
+    b.execute(tid, line=42)
+    b.release(tid, line=43)
+    # THEN no TR007: along the shared path each position passed one value
+    assert [f for f in analyze_both(b) if f.rule == "TR007"] == []

@@ -68,12 +68,15 @@ def _captured(events: Sequence[Event], ctx: Context) -> list[Finding]:
         key = _site_key(cap)
         if key is None or not cap.args:
             continue
-        path = (*key, _path(cap.callsite.stack)) if cap.callsite is not None else key
+        stack = _path(cap.callsite.stack) if cap.callsite is not None else ()
+        path = key
+        for d in range(len(stack), 0, -1):  # the longest path the eager run shared with it
+            if (*key, stack[:d]) in eager_index or ctx.facts.eager_calls((*key, stack[:d])):
+                path = (*key, stack[:d])
+                break
         if path not in eager_index:
-            calls = ctx.facts.eager_calls(path)
-            on_path[path] = bool(calls) and path != key
-            eager_index[path] = _index(calls) if calls else eager_index.get(key) or _index(
-                ctx.facts.eager_calls(key))  # fmt: skip
+            eager_index[path] = _index(ctx.facts.eager_calls(path))
+            on_path[path] = path != key
         captured.setdefault((path, cap.device, cap.trace), []).append(cap)
     groups: dict[tuple, list[tuple[Event, dict[str, Any]]]] = {}  # (path, arg names) -> captures
     positions: dict[tuple, list[dict[str, dict[Any, list]]]] = {}

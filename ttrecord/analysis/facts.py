@@ -96,8 +96,7 @@ class EventFacts:
                         and ev.phase in (Phase.EAGER, Phase.PREP) and ev.callsite):  # fmt: skip
                     s = ev.callsite
                     canon = json.dumps(ev.args, sort_keys=True, default=repr)
-                    for key in ((s.file, s.line, s.function, ev.name),
-                                (s.file, s.line, s.function, ev.name, _path(s.stack))):  # fmt: skip
+                    for key in _path_keys((s.file, s.line, s.function, ev.name), _path(s.stack)):
                         by_args = eager.setdefault(key, {})
                         if canon in by_args:
                             by_args[canon][2] += 1
@@ -114,7 +113,8 @@ class EventFacts:
             s = ev.callsite
             if (ev.kind is Kind.OP and ev.parent is None and ev.args and s is not None
                     and ev.phase in (Phase.EAGER, Phase.PREP)
-                    and (s.file, s.line, s.function, ev.name, _path(s.stack)) == path):  # fmt: skip
+                    and (s.file, s.line, s.function, ev.name) == path[:4]
+                    and _path(s.stack)[:len(path[4])] == path[4]):  # fmt: skip
                 out.append(ev.args)
         return out
 
@@ -129,6 +129,13 @@ class EventFacts:
                     (Phase.EAGER, Phase.PREP) and (s.file, s.line, s.function, ev.name) == site):  # fmt: skip
                 found = ev
         return found
+
+
+def _path_keys(site: tuple, stack: tuple) -> list[tuple]:
+    """The keys a call is indexed under: its line, and its line with each prefix of its callers
+    (the nearest caller, the two nearest, ...), so a capture can be compared along the longest
+    path the eager run shared with it."""
+    return [site] + [(*site, stack[:d]) for d in range(1, len(stack) + 1)]
 
 
 def _path(stack: Sequence) -> tuple:
@@ -229,8 +236,7 @@ class SessionFacts:
                     continue
                 canon = json.dumps(parsed, sort_keys=True, default=repr)
                 stack = _path(tuple(tuple(f) for f in json.loads(g.stack))) if g.stack else ()
-                for key in ((g.file, g.line, g.function, g.name),
-                            (g.file, g.line, g.function, g.name, stack)):  # fmt: skip
+                for key in _path_keys((g.file, g.line, g.function, g.name), stack):
                     by_args = eager.setdefault(key, {})
                     if canon in by_args:
                         entry = by_args[canon]
@@ -245,7 +251,7 @@ class SessionFacts:
         file, line, function, name, stack = path
         out = []
         for _seq, args, text in self._session.eager_calls_at(file, line, function, name):
-            if (_path(tuple(tuple(f) for f in json.loads(text))) if text else ()) == stack:
+            if (_path(tuple(tuple(f) for f in json.loads(text))) if text else ())[:len(stack)] == stack:
                 parsed = json.loads(args)
                 if parsed:
                     out.append(parsed)

@@ -15,7 +15,8 @@ RULE = Rule(
     reported_when=(
         "a scalar or shape argument of a captured op took more than one value across the eager "
         "(and prep) calls at the same call path and the captured call: the eager calls along the "
-        "captured call's own path (its line and callers: one wrapper line called per layer is one"
+        "longest call path the captured call shares with them (its line and its nearest callers:"
+        " one wrapper line called per layer is one"
         " path per layer; the j-th of k calls along one path in a capture is compared with the eager"
         " calls at position j modulo k) when there are any, else every eager call at its line (one finding per"
         " call path, counting the traces that captured it; warning in audit mode, where nothing"
