@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -60,8 +62,10 @@ class Finding:
         return value if isinstance(value, list) else []
 
 
+@functools.lru_cache(maxsize=4096)
 def _library(file: str) -> bool:
-    """Installed or standard-library code (site-packages, the interpreter's lib folder)."""
+    """Installed or standard-library code (site-packages, the interpreter's lib folder). Cached:
+    every finding asks, and `sysconfig.get_paths` costs most of a millisecond."""
     import sys
     import sysconfig
 

@@ -16,12 +16,15 @@ def rules_at(findings: list[Finding]) -> list[tuple[str, int | None]]:
     return sorted((f.rule, f.line) for f in findings)
 
 
-def captured_step(b: SessionBuilder, release: bool = True):
+def captured_step(b: SessionBuilder, release: bool = True, x_made_at: int | None = None):
     """x, w before capture; prep run; capture of h = matmul(x, w) (freed) and y = relu(h).
 
-    Lines: 10 matmul, 11 relu, 20 begin, 21 end. Returns (trace id, x, w, y)."""
+    Lines: 10 matmul, 11 relu, 20 begin, 21 end; `x_made_at`: the line of a `from_torch` that
+    fills x before the capture. Returns (trace id, x, w, y)."""
     b.open_device()
     x, w = b.alloc(X), b.alloc(W)
+    if x_made_at is not None:
+        b.h2d(x, line=x_made_at, name="from_torch")
     h = b.alloc(H)
     b.op("ttnn.matmul", [x, w], [h], line=10)
     y = b.alloc(Y)

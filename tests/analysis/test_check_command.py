@@ -13,8 +13,10 @@ def _session(tmp_path, hazard: str | None) -> str:
     b = SessionBuilder()
     tid, x, w, y = captured_step(b)
     if hazard == "error":  # allocation over the freed intermediate, live across a replay
-        b.alloc(H, parent=b.h2d(None, line=30, name="from_torch").seq)
+        kept = b.alloc(H, parent=b.h2d(None, line=30, name="from_torch").seq)
     b.execute(tid, line=31)
+    if hazard == "error":
+        b.d2h(kept, line=35)  # reads what the replay overwrote
     if hazard == "warning":  # reads after the output was overwritten by later replays
         b.execute(tid, line=31)
         b.d2h(y, line=32)
@@ -95,8 +97,9 @@ def test_a_run_that_did_not_finish_is_said_first_and_exits_3(tmp_path, capsys):
     # AND an error finding still exits 1 (the worse verdict wins)
     b2 = SessionBuilder()
     tid, x, w, y = captured_step(b2)
-    b2.alloc(H, parent=b2.h2d(None, line=30, name="from_torch").seq)
+    kept = b2.alloc(H, parent=b2.h2d(None, line=30, name="from_torch").seq)
     b2.execute(tid, line=31)
+    b2.d2h(kept, line=35)  # the program reads what the replay overwrote
     assert main(["check", b2.write(tmp_path / "e.db", status=SessionStatus.ERROR)]) == 1
 
 

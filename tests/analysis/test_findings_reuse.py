@@ -23,10 +23,12 @@ def _session(tmp_path, hazard: bool = True) -> str:
     b = SessionBuilder(file=str(src))
     tid, x, w, y = captured_step(b)
     if hazard:  # an allocation over trace memory, live across the replay: TR004
-        b.alloc(H, parent=b.h2d(None, line=30, name="from_torch").seq)
+        kept = b.alloc(H, parent=b.h2d(None, line=30, name="from_torch").seq)
     for _ in range(3):
         b.execute(tid, line=31)
         b.d2h(y, line=32)
+        if hazard:
+            b.d2h(kept, line=33)  # reads what the replay overwrote
     b.release(tid, line=34)
     return b.write(tmp_path / "s.db")
 

@@ -16,8 +16,9 @@ from analysis_helpers import H, captured_step
 def test_json_document_has_the_documented_keys(tmp_path):
     b = SessionBuilder()
     tid, x, w, y = captured_step(b)
-    b.alloc(H, parent=b.h2d(None, line=30, name="from_torch").seq)
+    kept = b.alloc(H, parent=b.h2d(None, line=30, name="from_torch").seq)
     b.execute(tid, line=31)
+    b.d2h(kept, line=35)  # the program reads what the replay overwrote
     b.release(tid, line=32)
     out = io.StringIO()
     jsonfmt.render(check_session(b.write(tmp_path / "s.db")), out)
@@ -40,8 +41,9 @@ SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "check-json.
 def test_the_schema_accepts_the_document_and_rejects_a_changed_contract(tmp_path):
     b = SessionBuilder()
     tid, x, w, y = captured_step(b)
-    b.alloc(H, parent=b.h2d(None, line=30, name="from_torch").seq)
+    kept = b.alloc(H, parent=b.h2d(None, line=30, name="from_torch").seq)
     b.execute(tid, line=31)
+    b.d2h(kept, line=35)  # the program reads what the replay overwrote
     b.release(tid, line=32)
     out = io.StringIO()
     jsonfmt.render(check_session(b.write(tmp_path / "s.db")), out)

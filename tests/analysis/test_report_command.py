@@ -43,8 +43,9 @@ def test_crashed_run_names_the_call_that_died_and_its_line(tmp_path, capsys):
 def test_findings_are_grouped_by_severity_with_source_lines(tmp_path, capsys):
     b = SessionBuilder(file=_source(tmp_path))
     tid, x, w, y = captured_step(b)
-    b.alloc(H, parent=b.h2d(None, line=30, name="from_torch").seq)
+    kept = b.alloc(H, parent=b.h2d(None, line=30, name="from_torch").seq)
     b.execute(tid, line=31)
+    b.d2h(kept, line=35)  # the program reads what the replay overwrote
     b.d2h(y, line=32)
     b.d2h(y, line=32)
     b.execute(tid, line=31)

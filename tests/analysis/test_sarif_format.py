@@ -21,8 +21,9 @@ def _document(tmp_path) -> dict:
     src.write_text("import ttnn\n" * 40)
     b = SessionBuilder(file=str(src))
     tid, x, w, y = captured_step(b)
-    b.alloc(H, parent=b.h2d(None, line=30, name="from_torch").seq)
+    kept = b.alloc(H, parent=b.h2d(None, line=30, name="from_torch").seq)
     b.execute(tid, line=31)
+    b.d2h(kept, line=35)  # the program reads what the replay overwrote
     b.release(tid, line=32)
     result = check_session(b.write(tmp_path / "s.db"))
     result.cwd = str(tmp_path)  # the session's working folder

@@ -13,8 +13,9 @@ def test_text_shows_location_source_line_and_fix(tmp_path):
     src.write_text("\n".join(f"line_{i} = {i}" for i in range(1, 41)) + "\n")
     b = SessionBuilder(file=str(src))
     tid, x, w, y = captured_step(b)
-    b.alloc(H, parent=b.h2d(None, line=30, name="from_torch").seq)
+    kept = b.alloc(H, parent=b.h2d(None, line=30, name="from_torch").seq)
     b.execute(tid, line=31)
+    b.d2h(kept, line=35)  # the program reads what the replay overwrote
     b.release(tid, line=32)
     out = io.StringIO()
     text.render(check_session(b.write(tmp_path / "s.db")), out)

@@ -3,16 +3,20 @@
 The trace below reads x (0x100000) and w (0x100800), creates h (0x101000, freed at the end of
 the capture) and y (0x101800, kept). Only an allocation that overlaps one of those ranges on the
 same device and buffer type, made while the trace is live and still allocated when
-execute_trace runs, is a hazard.
+execute_trace runs, is a hazard. Severity follows consequence: an error when the program then
+uses a value the replay changed (here: reads the new tensor after the replay), latent info when
+nothing read it after the replay (consumed before it, or never).
 """
 
+from ttrecord.findings import Severity
 from ttrecord.testing import SessionBuilder
 
 from analysis_helpers import H, Z, captured_step, rules_at
 
 
 def _after_capture(alloc_address: int, buffer_type: str = "DRAM", free_before_execute: bool = False,
-                   release_first: bool = False, size: int = 2048) -> SessionBuilder:  # fmt: skip
+                   release_first: bool = False, size: int = 2048,
+                   read_after: bool = True) -> SessionBuilder:  # fmt: skip
     b = SessionBuilder()
     tid, x, w, y = captured_step(b)
     if release_first:
@@ -23,6 +27,8 @@ def _after_capture(alloc_address: int, buffer_type: str = "DRAM", free_before_ex
         b.free(new, parent=b.op("ttnn.deallocate", [new], [], line=31).seq)
     if not release_first:
         b.execute(tid, line=32)
+        if read_after and not free_before_execute:
+            b.d2h(new, line=34)  # the program reads the tensor the replay wrote over
         b.release(tid, line=33)
     return b
 
@@ -32,7 +38,9 @@ def test_allocation_over_a_freed_intermediate_is_reported_with_both_ranges(analy
     findings = analyze_both(_after_capture(H))
     # THEN TR004 at the allocating call's line, showing the new range and the trace's range
     assert rules_at(findings) == [("TR004", 30)]
+    assert findings[0].severity is Severity.ERROR
     ev = findings[0].evidence
+    assert ev["corrupted"]["how"] == "host read" and ev["corrupted"]["replay"] < ev["corrupted"]["used"]
     assert ev["allocated"]["range"] == "[0x101000, 0x101800)"
     assert ev["allocated"]["address"] == "0x101000 (1052672)"
     (trace_range,) = ev["trace_ranges"]
@@ -61,3 +69,82 @@ def test_allocation_freed_before_the_replay_is_not_reported(analyze_both):
 
 def test_allocation_after_release_trace_is_not_reported(analyze_both):
     assert analyze_both(_after_capture(H, release_first=True)) == []
+
+
+def test_allocation_never_read_after_the_replay_is_latent_info(analyze_both):
+    # GIVEN the same overlap, but nothing reads the new tensor after the replay
+    findings = analyze_both(_after_capture(H, read_after=False))
+    # THEN TR004 is info, saying why this run was safe and what would corrupt it
+    (f,) = findings
+    assert (f.rule, f.line, f.severity) == ("TR004", 30, Severity.INFO)
+    assert "Latent in this run" in f.message and "after a replay" in f.evidence["latent"]["would_corrupt"]
+    assert "corrupted" not in f.evidence
+
+
+def test_scratch_consumed_before_the_replay_and_dropped_later_is_info(analyze_both):
+    # GIVEN a buffer allocated after capture over the trace's intermediate, copied into the
+    # captured input and read by the host before the replay, still allocated at the replay
+    # (a Python name rebound only after the next call returns), never read after it
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    maker = b.h2d(None, line=30, name="from_torch")
+    staging = b.alloc(H, size=2048, parent=maker.seq)
+    b.op("ttnn.to_memory_config", [staging], [x], line=31)  # copied into the input (output_tensor=)
+    b.d2h(staging, line=32)
+    b.execute(tid, line=33)
+    b.d2h(y, line=34)
+    b.free(staging)
+    b.release(tid, line=35)
+    (f,) = analyze_both(b)
+    assert (f.rule, f.line, f.severity) == ("TR004", 30, Severity.INFO)
+
+
+def test_program_write_between_replays_then_read_is_an_error(analyze_both):
+    # GIVEN the tensor written again after the first replay, then a second replay, then a read
+    b = SessionBuilder()
+    tid, *_ = captured_step(b)
+    maker = b.h2d(None, line=30, name="from_torch")
+    new = b.alloc(H, size=2048, parent=maker.seq)
+    b.execute(tid, line=32)
+    b.h2d(new, line=36)  # the program refills it: the first replay's damage is gone
+    b.execute(tid, line=32)
+    read = b.d2h(new, line=37)  # but the second replay wrote over it again before this read
+    b.release(tid, line=40)
+    (f,) = [f for f in analyze_both(b) if f.rule == "TR004"]
+    assert f.severity is Severity.ERROR
+    assert f.evidence["corrupted"]["used"] == read.seq
+
+
+def test_value_used_only_through_an_op_whose_result_is_read_is_an_error(analyze_both):
+    # GIVEN the overwritten tensor feeds an op after the replay, and that op's result is read
+    from analysis_helpers import Z
+
+    b = SessionBuilder()
+    tid, *_ = captured_step(b)
+    maker = b.h2d(None, line=30, name="from_torch")
+    new = b.alloc(H, size=2048, parent=maker.seq)
+    b.execute(tid, line=32)
+    out = b.alloc(Z)
+    b.op("ttnn.relu", [new], [out], line=38)
+    b.d2h(out, line=39)
+    b.release(tid, line=40)
+    (f,) = analyze_both(b)
+    assert (f.rule, f.severity) == ("TR004", Severity.ERROR)
+    assert f.evidence["corrupted"]["how"] == "host read"
+    assert "through 1 op" in f.message
+
+
+def test_value_fed_to_an_op_whose_result_nobody_reads_is_latent(analyze_both):
+    from analysis_helpers import Z
+
+    b = SessionBuilder()
+    tid, *_ = captured_step(b)
+    maker = b.h2d(None, line=30, name="from_torch")
+    new = b.alloc(H, size=2048, parent=maker.seq)
+    b.execute(tid, line=32)
+    out = b.alloc(Z)
+    b.op("ttnn.relu", [new], [out], line=38)
+    b.free(out)
+    b.release(tid, line=40)
+    (f,) = analyze_both(b)
+    assert (f.rule, f.severity) == ("TR004", Severity.INFO)

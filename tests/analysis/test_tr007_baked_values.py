@@ -66,3 +66,107 @@ def test_one_finding_per_call_site_however_many_captures(analyze_both):
     assert occ["count"] == 3
     assert (occ["first"]["trace"], occ["last"]["trace"]) == (0, 2)
     assert "captured into 3 traces" in findings[0].message
+
+
+def _wrapper_model(captured_channels: dict[int, int]) -> SessionBuilder:
+    """A CNN whose layers all call `ttnn.conv2d` from one wrapper line (Conv.__call__, line
+    109), each layer from its own line of the model (151, 152, 153) with its own constant;
+    an eager run, then the capture of the same forward pass."""
+    from ttrecord.events import CallSite
+
+    b = SessionBuilder()
+    b.open_device()
+    x = b.alloc(X)
+
+    def forward(channels: dict[int, int]) -> None:
+        for caller, ch in channels.items():
+            out = b.alloc(H)
+            ev = b.op("ttnn.conv2d", [x], [out], line=109, args={"in_channels": ch})
+            ev.callsite = CallSite("model.py", 109, "Conv.__call__", (("model.py", caller, "Model.__call__"),))
+            b.free(out)
+
+    layers = {151: 16, 152: 32, 153: 64}
+    forward(layers)  # compile run
+    tid = b.begin_trace(line=40)
+    forward(captured_channels)
+    b.end_trace(tid, line=41)
+    b.execute(tid, line=42)
+    b.release(tid, line=43)
+    return b
+
+
+def test_one_wrapper_line_for_every_layer_is_not_a_baked_value(analyze_both):
+    # GIVEN each layer passing its own constant through the wrapper line, eager and captured
+    # THEN nothing: a call is its call path, and every path passed one value
+    assert [f for f in analyze_both(_wrapper_model({151: 16, 152: 32, 153: 64})) if f.rule == "TR007"] == []
+
+
+def test_a_value_that_differs_along_one_call_path_is_reported(analyze_both):
+    # GIVEN the layer at line 152 captured with another value than its eager call
+    findings = [f for f in analyze_both(_wrapper_model({151: 16, 152: 48, 153: 64})) if f.rule == "TR007"]
+    # THEN one TR007 at the wrapper line, for that path only
+    assert [(f.line, f.evidence["captured"]) for f in findings] == [(109, {"in_channels": 48})]
+    assert findings[0].evidence["values"]["in_channels"] == [32, 48]
+
+
+def _layers_in_a_loop(captured: list[int], forwards: int = 2) -> SessionBuilder:
+    """The wrapper line called for three layers from one line of the model's loop (line 150):
+    one call path, told apart by position (the j-th call at that path in a forward pass)."""
+    from ttrecord.events import CallSite
+
+    b = SessionBuilder()
+    b.open_device()
+    x = b.alloc(X)
+
+    def forward(channels: list[int]) -> None:
+        for ch in channels:
+            out = b.alloc(H)
+            ev = b.op("ttnn.conv2d", [x], [out], line=90, args={"in_channels": ch})
+            ev.callsite = CallSite("model.py", 90, "Conv.__call__", (("model.py", 150, "Model.__call__"),))
+            b.free(out)
+
+    for _ in range(forwards):
+        forward([16, 32, 64])
+    tid = b.begin_trace(line=40)
+    forward(captured)
+    b.end_trace(tid, line=41)
+    b.execute(tid, line=42)
+    b.release(tid, line=43)
+    return b
+
+
+def test_layers_called_in_a_loop_through_one_path_are_told_apart_by_position(analyze_both):
+    assert [f for f in analyze_both(_layers_in_a_loop([16, 32, 64])) if f.rule == "TR007"] == []
+
+
+def test_a_layer_whose_value_differs_at_its_position_is_reported(analyze_both):
+    findings = [f for f in analyze_both(_layers_in_a_loop([16, 48, 64])) if f.rule == "TR007"]
+    assert [(f.line, f.evidence["captured"]) for f in findings] == [(90, {"in_channels": 48})]
+
+
+def test_the_longest_path_shared_with_the_eager_run_is_compared(analyze_both):
+    # GIVEN the layers' loop reached from the eager executor (line 60) and from the capture
+    # (line 199): the call paths share only their nearest caller (the model's loop, line 150)
+    from ttrecord.events import CallSite
+
+    b = SessionBuilder()
+    b.open_device()
+    x = b.alloc(X)
+
+    def forward(channels: list[int], outer: int) -> None:
+        for ch in channels:
+            out = b.alloc(H)
+            ev = b.op("ttnn.conv2d", [x], [out], line=90, args={"in_channels": ch})
+            ev.callsite = CallSite("model.py", 90, "Conv.__call__",
+                                   (("model.py", 150, "Model.__call__"), ("model.py", outer, "run")))
+            b.free(out)
+
+    for _ in range(4):
+        forward([16, 32, 64], outer=60)
+    tid = b.begin_trace(line=40)
+    forward([16, 32, 64], outer=199)
+    b.end_trace(tid, line=41)
+    b.execute(tid, line=42)
+    b.release(tid, line=43)
+    # THEN no TR007: along the shared path each position passed one value
+    assert [f for f in analyze_both(b) if f.rule == "TR007"] == []

@@ -77,3 +77,24 @@ def test_trace_replayed_on_another_device_is_reported(analyze_both):
     findings = analyze_both(b)
     assert rules_at(findings) == [("TR009", 30)]
     assert findings[0].evidence["captured_on"] == 0
+
+
+def test_releasing_a_released_trace_again_is_info(analyze_both):
+    # GIVEN tt-metal's idempotent-release test: release_trace twice on one trace
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    b.execute(tid, line=30)
+    b.release(tid, line=31)
+    b.release(tid, line=32)
+    findings = analyze_both(b)
+    # THEN info at the second release, naming the first: nothing was replayed or freed twice
+    assert [(f.rule, f.line, f.severity.value) for f in findings] == [("TR009", 32, "info")]
+    assert "released at model.py:31" in findings[0].message
+
+
+def test_releasing_a_trace_never_captured_is_an_error(analyze_both):
+    b = SessionBuilder()
+    b.open_device()
+    b.release(5, line=32)
+    findings = analyze_both(b)
+    assert [(f.rule, f.line, f.severity.value) for f in findings] == [("TR009", 32, "error")]

@@ -223,5 +223,54 @@ def test_an_op_on_cq0_reading_a_buffer_written_on_cq1_without_a_wait(analyze_bot
     x, out = b.alloc(X), b.alloc(Y)
     write(b, x, IO, 40)
     b.op("ttnn.relu", [x], [out], line=41)
+    b.d2h(out, line=42)
     findings = analyze_both(b)
     assert rules_at(findings) == [("TR012", 41)]
+    assert findings[0].severity.value == "error"  # the host reads relu's result below
+
+
+def test_a_warm_up_whose_results_are_never_read_is_latent_info(analyze_both):
+    # GIVEN a compile run on CQ 0 reading inputs never written yet, racing with the first
+    # input write on CQ 1, whose results (through a chain of ops) nobody reads
+    b = SessionBuilder()
+    b.open_device()
+    x, h, out = b.alloc(X), b.alloc(Y), b.alloc(0x102000)
+    b.op("ttnn.mul", [x], [h], line=55)
+    b.op("ttnn.add", [h], [out], line=56)
+    b.free(h)
+    b.free(out)
+    write(b, x, IO, 127)
+    findings = analyze_both(b)
+    # THEN one TR012, as info, saying why no value the program uses changed
+    (f,) = [f for f in findings if f.rule == "TR012"]
+    assert (f.line, f.severity.value) == (127, "info")
+    assert "never used" in f.evidence["latent"] and "Latent in this run" in f.message
+
+
+def test_the_same_race_whose_result_is_read_stays_an_error(analyze_both):
+    b = SessionBuilder()
+    b.open_device()
+    x, h, out = b.alloc(X), b.alloc(Y), b.alloc(0x102000)
+    b.op("ttnn.mul", [x], [h], line=55)
+    b.op("ttnn.add", [h], [out], line=56)
+    write(b, x, IO, 127)
+    read(b, out, OPS, 60)
+    (f,) = [f for f in analyze_both(b) if f.rule == "TR012"]
+    assert (f.line, f.severity.value) == (127, "error")
+
+
+def test_one_missing_wait_before_several_reads_is_one_finding(analyze_both):
+    # GIVEN three replays on CQ 0, then three blocking reads of their outputs on CQ 1 with no
+    # event between: one wait on CQ 1 before the first read orders all three
+    b = SessionBuilder()
+    tid, x, w, y = step_then_sync(b)
+    outs = [y, b.alloc(0x102000), b.alloc(0x102800)]
+    execute(b, tid, OPS, 136)
+    b.op("ttnn.relu", [y], [outs[1]], line=137, cq=OPS, args={"queue": {"cq": OPS}})
+    b.op("ttnn.relu", [y], [outs[2]], line=138, cq=OPS, args={"queue": {"cq": OPS}})
+    for i, buf in enumerate(outs):
+        read(b, buf, IO, 140 + 4 * i)
+    findings = [f for f in analyze_both(b) if f.rule == "TR012"]
+    # THEN one error at the first read, the others listed as racing through the same gap
+    assert [(f.line, f.severity.value) for f in findings] == [(140, "error")]
+    assert {a["at"] for a in findings[0].evidence["also"]} == {"model.py:144", "model.py:148"}

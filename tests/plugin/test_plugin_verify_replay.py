@@ -15,6 +15,7 @@ def test_bias_overwritten_by_replay(device):
     ttnn.end_trace_capture(device, tid, cq_id=0)
     bias = ttnn.from_torch(torch.ones(32, 64), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
     ttnn.execute_trace(device, tid, cq_id=0, blocking=True)  # LINE_EXECUTE
+    ttnn.to_torch(bias)  # the program uses the tensor the replay overwrote
     ttnn.release_trace(device, tid)
 '''
 

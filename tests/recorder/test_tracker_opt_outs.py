@@ -101,7 +101,10 @@ def test_unacknowledged_buffer_makes_the_tracker_raise_and_the_error_is_recorded
     assert raised[0][1].startswith("RuntimeError: Found 1 device buffer(s) still alive")
     check = run_ttrecord(["check", str(out), "--format", "json"], cwd=tmp_path)
     findings = json.loads(check.stdout)["findings"]
-    assert ("TR004", "error") in [(f["id"], f["severity"]) for f in findings]
+    # AND TR004 reports the buffer; the tracker refused the replay, so nothing was overwritten
+    # in this run and the finding is latent (info), saying so
+    (f,) = [f for f in findings if f["id"] == "TR004"]
+    assert f["severity"] == "info" and "raised" in f["evidence"]["latent"]["why"]
 
 
 def _env() -> dict[str, str]:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ttrecord.analysis.context import Context
+from ttrecord.analysis.facts import _path
 from ttrecord.analysis.rules import finding
 from ttrecord.events import Event, Kind, Phase
 from ttrecord.findings import Finding, Severity
@@ -46,28 +47,64 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
 
 
 def _captured(events: Sequence[Event], ctx: Context) -> list[Finding]:
-    """One finding per call site (and varying argument), however many traces captured it.
+    """One finding per call path (and varying argument), however many traces captured it.
 
-    Linear in the session: the eager values of a call site are indexed once (distinct value ->
+    Linear in the session: the eager values of a call path are indexed once (distinct value ->
     how many calls, first seq), and each captured call is compared against that index only.
-    A loop that captures one trace per step asks about the same site a thousand times."""
+    A loop that captures one trace per step asks about the same path a thousand times.
+
+    A call is its call path (the line and its callers): a model routing every layer through one
+    wrapper line calls it once per layer from different callers. When the eager (or prep) run
+    made calls along the captured call's own path, only those are compared; a capture reached
+    another way (its own block of lines) is compared with every call at its line. When one
+    capture calls a path k times (layers in a loop), the j-th of them is compared with the
+    eager calls at position j modulo k along that path, when that removes the difference."""
     eager_index: dict[tuple, dict[str, dict[Any, list]]] = {}
-    groups: dict[tuple, list[tuple[Event, dict[str, Any]]]] = {}  # (site, arg names) -> captures
-    seen: set = set()
+    on_path: dict[tuple, bool] = {}  # path -> the eager run made calls along it
+    captured: dict[tuple, list[Event]] = {}  # (path, device, trace) -> its calls, in order
     for cap in events:
         if cap.kind is not Kind.OP or cap.phase is not Phase.CAPTURE or cap.parent is not None:
             continue
         key = _site_key(cap)
-        if key is None or not cap.args or (key, cap.device, cap.trace) in seen:
-            continue  # one comparison per call site and trace (a loop inside the capture)
-        seen.add((key, cap.device, cap.trace))
-        index = eager_index.get(key)
-        if index is None:
-            index = eager_index[key] = _index(ctx.facts.eager_calls(key))
-        varying = {n: v for n, v in cap.args.items() if _differs(index.get(n), v)}
-        if varying:
-            groups.setdefault((key, tuple(varying)), []).append((cap, varying))
-    return [_captured_finding(ctx, caps, eager_index[key]) for (key, _), caps in groups.items()]
+        if key is None or not cap.args:
+            continue
+        stack = _path(cap.callsite.stack) if cap.callsite is not None else ()
+        path = key
+        for d in range(len(stack), 0, -1):  # the longest path the eager run shared with it
+            if (*key, stack[:d]) in eager_index or ctx.facts.eager_calls((*key, stack[:d])):
+                path = (*key, stack[:d])
+                break
+        if path not in eager_index:
+            eager_index[path] = _index(ctx.facts.eager_calls(path))
+            on_path[path] = path != key
+        captured.setdefault((path, cap.device, cap.trace), []).append(cap)
+    groups: dict[tuple, list[tuple[Event, dict[str, Any]]]] = {}  # (path, arg names) -> captures
+    positions: dict[tuple, list[dict[str, dict[Any, list]]]] = {}
+    for (path, _device, _trace), caps in captured.items():
+        index = eager_index[path]
+        k = len(caps)
+        for j, cap in enumerate(caps if k > 1 else caps[:1]):
+            varying = {n: v for n, v in (cap.args or {}).items() if _differs(index.get(n), v)}
+            if varying and k > 1 and on_path[path]:
+                by_position = positions.get((path, k))
+                if by_position is None:
+                    by_position = positions[(path, k)] = _by_position(ctx, path, k)
+                if by_position and not any(_differs(by_position[j].get(n), v) for n, v in varying.items()):
+                    continue  # the same value as the eager calls in this position
+            if varying:
+                groups.setdefault((path, tuple(varying)), []).append((cap, varying))
+            if k > 1 and not on_path[path]:
+                break  # compared with the whole line: one comparison per trace, as before
+    return [_captured_finding(ctx, caps, eager_index[path]) for (path, _), caps in groups.items()]
+
+
+def _by_position(ctx: Context, path: tuple, k: int) -> list[dict[str, dict[Any, list]]]:
+    """The eager calls along `path` indexed by their position modulo `k`, or [] when their
+    count is not a multiple of `k` (then positions mean nothing)."""
+    seq = ctx.facts.eager_sequence(path)
+    if not seq or len(seq) % k:
+        return []
+    return [_index([(args, 0, 1) for args in seq[j::k]]) for j in range(k)]
 
 
 def _index(calls: list[tuple[dict[str, Any], int, int]]) -> dict[str, dict[Any, list]]:

@@ -20,6 +20,7 @@ from ttrecord.events import CALL_KINDS, BufferRef, CallSite, Event, Kind, Phase,
 
 if TYPE_CHECKING:
     from ttrecord.analysis.trace_region import Region as TraceRegion
+    from ttrecord.analysis.value_flow import ValueFlow
 
 RangeKey = tuple[int, str]  # (device, buffer type)
 
@@ -52,6 +53,11 @@ class TraceInfo:
     raised_inside: bool = False  # a call inside the capture raised (e.g. a TT_FATAL)
     end_raised: Event | None = None  # end_trace_capture was called and raised (region too small)
     freed_inside: set[tuple[int, str, int]] = field(default_factory=set)
+    # input buffer -> position in `accesses` where the capture freed it (for `_refills`)
+    freed_at: dict[tuple[int, str, int], int] = field(default_factory=dict)
+    # Inputs freed inside the capture and allocated again on exactly their footprint with their
+    # spec before it ended (tt-metal's executors): buffer -> the allocation holding the input now
+    refilled: dict[tuple[int, str, int], int] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[int | None, int]:
@@ -95,6 +101,11 @@ class TraceInfo:
                 seen.add(k)
                 out.append(acc)
         return out
+
+    @cached_property
+    def read_inputs(self) -> RangeIndex:
+        """The ranges of its inputs, for an overlap test (`inputs()` once, at first use)."""
+        return RangeIndex(self.inputs())
 
     @cached_property
     def footprint(self) -> RangeIndex:
@@ -238,6 +249,14 @@ class Context:
 
         return scan(self.events)
 
+    @cached_property
+    def flow(self) -> ValueFlow:
+        """The value-flow model of device memory every rule that judges memory asks whether a
+        value the program uses changed (`value_flow`), one per analysis."""
+        from ttrecord.analysis.value_flow import ValueFlow  # it builds on this module
+
+        return ValueFlow(self)
+
 
 def _derive_traces(
     events: Sequence[Event], facts: EventFacts | SessionFacts
@@ -270,6 +289,8 @@ def _derive_traces(
                 _record_access(info, ev, facts)
         if kind is Kind.TRACE_END:
             info = capturing.pop(ev.device, None)
+            if info is not None:
+                _refills(info)
             if info is not None and ev.status is Status.OK:
                 info.end = ev
             elif info is not None:
@@ -294,6 +315,7 @@ def _record_access(info: TraceInfo, ev: Event, facts: EventFacts | SessionFacts)
         return
     if ev.kind is Kind.FREE and ev.buffer is not None:
         info.freed_inside.add(buffer_key(ev.buffer))
+        info.freed_at.setdefault(buffer_key(ev.buffer), len(info.accesses))
         return
     if ev.kind is Kind.OP and ev.parent is None:
         info.ops += 1
@@ -309,6 +331,44 @@ def _record_access(info: TraceInfo, ev: Event, facts: EventFacts | SessionFacts)
             info.accesses.append(
                 Access(ref.buffer, ev.seq, role, ref.tensor_id, ref.shape, ref.dtype, ref.layout)
             )
+
+
+def _refills(info: TraceInfo) -> None:
+    """Identity by evidence: a buffer the capture allocated on exactly the footprint of an
+    input it read and then freed, holding a tensor of that input's spec (shape, dtype, layout
+    of the read), is that input, not a trace output (tt_cnn's, YOLOv4's and Whisper's traced
+    executors free the captured input inside the capture and allocate their persistent input
+    there before `end_trace_capture`). Its creation is dropped from the trace's accesses."""
+    if not info.freed_at:
+        return
+    reads: dict[tuple[int, str, int], Access] = {}
+    for i, acc in enumerate(info.accesses):
+        k = buffer_key(acc.buffer)
+        if acc.role == "read" and k in info.freed_at and i < info.freed_at[k]:
+            reads.setdefault(k, acc)
+    drop: set[int] = set()
+    for k, start in info.freed_at.items():
+        read = reads.get(k)
+        if read is None or k in info.freed_inside or _created_inside(info, k, start):
+            continue  # never read before its free, still free at the end, or made in here
+        acc = read
+        later = [(i, a) for i, a in enumerate(info.accesses[start:], start)
+                 if a.role == "new" and buffer_key(a.buffer) == k]  # fmt: skip
+        if not later or any(a.buffer.size != acc.buffer.size for _, a in later):
+            continue
+        if any(a.shape and (tuple(a.shape) != tuple(acc.shape) or None not in (a.dtype, acc.dtype)
+               and a.dtype != acc.dtype or None not in (a.layout, acc.layout)
+               and a.layout != acc.layout) for _, a in later):  # fmt: skip
+            continue  # another tensor on that range: a new buffer of the capture
+        drop.update(i for i, _ in later)
+        info.refilled[k] = later[0][1].seq
+    if drop:
+        info.accesses = [a for i, a in enumerate(info.accesses) if i not in drop]
+
+
+def _created_inside(info: TraceInfo, key: tuple[int, str, int], before: int) -> bool:
+    """The buffer freed at position `before` was created inside the capture (an intermediate)."""
+    return any(a.role == "new" and buffer_key(a.buffer) == key for a in info.accesses[:before])
 
 
 def _derive_regions(events: Sequence[Event]) -> list[RegionInstance]:

@@ -29,7 +29,7 @@ class EventFacts:
     def __init__(self, events: Sequence[Event]) -> None:
         self._events = events
         self._lives: dict[Key, list[tuple[int, int | None, int]]] | None = None
-        self._eager: dict[SiteKey, list[tuple[dict[str, Any], int, int]]] | None = None
+        self._eager: dict[tuple, list[tuple[dict[str, Any], int, int]]] | None = None
         self._by_seq: dict[int, Event] | None = None
         self._calls: list[Event] | None = None
 
@@ -86,22 +86,37 @@ class EventFacts:
             self._by_seq = {ev.seq: ev for ev in self._events}
         return self._by_seq.get(seq)
 
-    def eager_calls(self, site: SiteKey) -> list[tuple[dict[str, Any], int, int]]:
-        """Distinct arguments of the eager/prep calls at a call site: (args, first seq, count)."""
+    def eager_calls(self, site: tuple) -> list[tuple[dict[str, Any], int, int]]:
+        """Distinct arguments of the eager/prep calls at a call site: (args, first seq, count).
+        `site` is (file, line, function, op) or, for one call path, that plus `_path(stack)`."""
         if self._eager is None:
-            eager: dict[SiteKey, dict[str, list]] = {}
+            eager: dict[tuple, dict[str, list]] = {}
             for ev in self._events:
                 if (ev.kind is Kind.OP and ev.parent is None and ev.args
                         and ev.phase in (Phase.EAGER, Phase.PREP) and ev.callsite):  # fmt: skip
                     s = ev.callsite
-                    by_args = eager.setdefault((s.file, s.line, s.function, ev.name), {})
                     canon = json.dumps(ev.args, sort_keys=True, default=repr)
-                    if canon in by_args:
-                        by_args[canon][2] += 1
-                    else:
-                        by_args[canon] = [ev.args, ev.seq, 1]
+                    for key in _path_keys((s.file, s.line, s.function, ev.name), _path(s.stack)):
+                        by_args = eager.setdefault(key, {})
+                        if canon in by_args:
+                            by_args[canon][2] += 1
+                        else:
+                            by_args[canon] = [ev.args, ev.seq, 1]
             self._eager = {k: [tuple(v) for v in d.values()] for k, d in eager.items()}
         return self._eager.get(site, [])
+
+    def eager_sequence(self, path: tuple) -> list[dict[str, Any]]:
+        """The arguments of the eager/prep calls along one call path, in order
+        (`path` = (file, line, function, op, `_path(stack)`))."""
+        out = []
+        for ev in self._events:
+            s = ev.callsite
+            if (ev.kind is Kind.OP and ev.parent is None and ev.args and s is not None
+                    and ev.phase in (Phase.EAGER, Phase.PREP)
+                    and (s.file, s.line, s.function, ev.name) == path[:4]
+                    and _path(s.stack)[:len(path[4])] == path[4]):  # fmt: skip
+                out.append(ev.args)
+        return out
 
     def last_call_at(self, site: SiteKey, before: int) -> Event | None:
         """The last eager/prep call of op `site[3]` at a call site before `before` (a warm-up)."""
@@ -114,6 +129,18 @@ class EventFacts:
                     (Phase.EAGER, Phase.PREP) and (s.file, s.line, s.function, ev.name) == site):  # fmt: skip
                 found = ev
         return found
+
+
+def _path_keys(site: tuple, stack: tuple) -> list[tuple]:
+    """The keys a call is indexed under: its line, and its line with each prefix of its callers
+    (the nearest caller, the two nearest, ...), so a capture can be compared along the longest
+    path the eager run shared with it."""
+    return [site] + [(*site, stack[:d]) for d in range(1, len(stack) + 1)]
+
+
+def _path(stack: Sequence) -> tuple:
+    """A call site's callers as a hashable key (file, line, function per frame)."""
+    return tuple((str(f[0]), int(f[1]), str(f[2])) for f in stack)
 
 
 def _note(out: dict[Key, list[int]], seq: int, refs: Iterable[TensorRef], keys: set[Key]) -> None:
@@ -136,7 +163,7 @@ class SessionFacts:
 
     def __init__(self, session: Session) -> None:
         self._session = session
-        self._eager: dict[SiteKey, list[tuple[dict[str, Any], int, int]]] | None = None
+        self._eager: dict[tuple, list[tuple[dict[str, Any], int, int]]] | None = None
         self._lives: dict[Key, list[tuple[int, int | None, int]]] = {}
 
     def prefetch(self, keys: Iterable[Key]) -> None:
@@ -200,23 +227,35 @@ class SessionFacts:
         found = self._session.events_at([seq])
         return found[0] if found else None
 
-    def eager_calls(self, site: SiteKey) -> list[tuple[dict[str, Any], int, int]]:
+    def eager_calls(self, site: tuple) -> list[tuple[dict[str, Any], int, int]]:
         if self._eager is None:
-            eager: dict[SiteKey, dict[str, list]] = {}
+            eager: dict[tuple, dict[str, list]] = {}
             for g in self._session.eager_call_groups():
                 parsed = json.loads(g.args)
                 if not parsed:
                     continue
                 canon = json.dumps(parsed, sort_keys=True, default=repr)
-                by_args = eager.setdefault((g.file, g.line, g.function, g.name), {})
-                if canon in by_args:
-                    entry = by_args[canon]
-                    entry[1], entry[2] = min(entry[1], g.first_seq), entry[2] + g.calls
-                else:
-                    by_args[canon] = [parsed, g.first_seq, g.calls]
+                stack = _path(tuple(tuple(f) for f in json.loads(g.stack))) if g.stack else ()
+                for key in _path_keys((g.file, g.line, g.function, g.name), stack):
+                    by_args = eager.setdefault(key, {})
+                    if canon in by_args:
+                        entry = by_args[canon]
+                        entry[1], entry[2] = min(entry[1], g.first_seq), entry[2] + g.calls
+                    else:
+                        by_args[canon] = [parsed, g.first_seq, g.calls]
             self._eager = {k: sorted((tuple(v) for v in d.values()), key=lambda v: v[1])
                            for k, d in eager.items()}  # fmt: skip
         return self._eager.get(site, [])
+
+    def eager_sequence(self, path: tuple) -> list[dict[str, Any]]:
+        file, line, function, name, stack = path
+        out = []
+        for _seq, args, text in self._session.eager_calls_at(file, line, function, name):
+            if (_path(tuple(tuple(f) for f in json.loads(text))) if text else ())[:len(stack)] == stack:
+                parsed = json.loads(args)
+                if parsed:
+                    out.append(parsed)
+        return out
 
     def last_call_at(self, site: SiteKey, before: int) -> Event | None:
         seq = self._session.last_eager_call(*site, before)

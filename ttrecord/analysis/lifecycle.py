@@ -23,7 +23,7 @@ from typing import Any
 from ttrecord.analysis.context import Context, TraceInfo
 from ttrecord.analysis.rules import finding, where
 from ttrecord.events import Event, Kind
-from ttrecord.findings import Finding
+from ttrecord.findings import Finding, Severity
 
 
 def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
@@ -55,9 +55,23 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
                 findings.append(finding("TR009", ctx, ev, problem[0], fix=problem[1],
                                         evidence=problem[2], trace=ev.trace))  # fmt: skip
         elif kind is Kind.TRACE_RELEASE:  # noqa: SIM102 - one branch per event kind
-            if not any(
-                t.release is ev or t.live_at(ev.seq) for t in by_key.get((ev.device, ev.trace), ())
-            ):
+            mine = by_key.get((ev.device, ev.trace), ())
+            if not any(t.release is ev or t.live_at(ev.seq) for t in mine):
+                earlier = [t.release for t in mine if t.release is not None and t.release.seq < ev.seq]
+                if earlier:  # a second release: ttnn treats it as a no-op, nothing changes
+                    findings.append(finding(
+                        "TR009", ctx, ev,
+                        f"release_trace releases trace {ev.trace} on device {ev.device} again: it"
+                        f" was released at {where(ctx, earlier[-1])}. Releasing a"
+                        " released trace does nothing (no replay runs, no memory is freed twice),"
+                        " so no value changed; a trace id reused by a later capture in between"
+                        " would be released instead.",
+                        fix="Release each trace once, after its last execute_trace.",
+                        evidence={"trace": ev.trace, "device": ev.device,
+                                  "released_at": where(ctx, earlier[-1])},
+                        severity=Severity.INFO,
+                    ))  # fmt: skip
+                    continue
                 findings.append(finding(
                     "TR009", ctx, ev,
                     f"release_trace releases trace {ev.trace} on device {ev.device}, which is not"

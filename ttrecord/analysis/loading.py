@@ -150,7 +150,9 @@ def trace_input_lifetimes(session: Session, facts: SessionFacts, traces: list[Tr
                     if free is not None:
                         seqs.add(free)
                     input_buffers.add(buffer_id)
-                elif t.window.end < alloc < until[id(t)]:
+                elif t.window.end < alloc < until[id(t)] or (
+                    buffer_key(acc.buffer) in t.refilled and acc.seq < alloc < t.window.end
+                ):  # after the capture, or the capture's own holder of the input
                     at_inputs.add(buffer_id)
     seqs.update(
         seq for seq, buffer_id in session.new_device_tensors() if buffer_id not in input_buffers

@@ -35,13 +35,14 @@ from typing import Any, Union
 from ttrecord.analysis.context import Context, RangeIndex, TraceInfo
 from ttrecord.analysis.rules import finding, range_evidence, where
 from ttrecord.events import BufferRef, Event, Kind, Phase, Status
-from ttrecord.findings import Finding
+from ttrecord.findings import Finding, Severity
 
 Queue = tuple[Union[int, None], int]  # (device, cq)
 Clock = dict[Queue, int]
 Footprint = Union[BufferRef, RangeIndex]
 _SYNC_ALL = frozenset({"synchronize_device", "synchronize_devices", "Synchronize"})
 _NO_ACCESS = frozenset({"deallocate", "allocate_tensor_on_device"})
+_MAX_FLOW_QUESTIONS = 256
 
 
 def queue_args(ev: Event) -> dict[str, Any]:
@@ -92,6 +93,7 @@ class _Race:
     host_ev: Event | None
     overlap: BufferRef | None
     stale: _Record | None = None  # the event waited for, recorded before the first access
+    latent: str | None = None  # why no value the program uses depended on the order
     count: int = 1
     seqs: list[int] = field(default_factory=list)
     # Other lines of the second queue that race with the same first access: one wait before
@@ -114,6 +116,7 @@ class _Checker:
         self.traces = {t.key: t for t in ctx.traces}
         self._sets: dict[int, tuple[RangeIndex, RangeIndex]] = {}
         self._pairs: dict[tuple[int, int], BufferRef | None] = {}
+        self._asked = 0  # value-flow questions asked (bounded: a racy program has many races)
 
     # -- happens-before ----------------------------------------------------------------
     def _queue(self, device: Any, cq: int) -> Queue:
@@ -217,11 +220,13 @@ class _Checker:
                 if rec.ev.seq < first.ev.seq < wait_ev.seq:
                     stale = rec
         ctx = self.ctx
+        latent = self._latent(first, second)
         key = (_site(ctx, first.ev), first.queue[1], second.queue[1] if second else None,
-               stale is not None)
+               stale is not None, latent is not None)
         race = self.races.get(key)
         if race is None:
-            self.races[key] = _Race(first, second, host_ev, overlap, stale, seqs=[first.ev.seq, later.seq])
+            self.races[key] = _Race(first, second, host_ev, overlap, stale, latent,
+                                    seqs=[first.ev.seq, later.seq])  # fmt: skip
             return
         race.count += 1
         pinned = race.second.ev if race.second is not None else race.host_ev
@@ -229,6 +234,23 @@ class _Checker:
         if pinned is not None and site != _site(ctx, pinned):
             other = race.also.setdefault(site, [later, 0])
             other[1] += 1
+
+    def _latent(self, first: _Access, second: _Access | None) -> str | None:
+        """Why this race changed no value the program uses, or None when it may have: an op
+        that reads racing memory matters only through its results (`Context.flow`); a warm-up
+        run whose outputs nobody reads is not wrong, only fragile."""
+        if second is None or (first.write and second.write):
+            return None
+        reader = second if first.write else first
+        if reader.ev.kind is not Kind.OP or self._asked >= _MAX_FLOW_QUESTIONS:
+            return None
+        self._asked += 1
+        if self.ctx.flow.op_results_used(reader.ev) is not None:
+            return None
+        return (f"the results of `{reader.ev.name}` at {where(self.ctx, reader.ev)}, which reads"
+                " the racing memory, are never used (no host read, replay or op whose result is"
+                " used reads them), so whichever order the queues ran in, no value the program"
+                " uses changed")
 
     def host_read(self, ev: Event) -> None:
         for ref in ev.inputs:
@@ -313,7 +335,32 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
                 for ref in ev.inputs:  # copy_device_to_host_tensor fills a host tensor it got
                     if ref.storage == "host" and ref.tensor_id is not None:
                         check.pending[ref.tensor_id] = read
-    return [_finding(ctx, race) for race in check.races.values()]
+    return [_finding(ctx, race) for race in _fold(ctx, list(check.races.values()))]
+
+
+def _fold(ctx: Context, races: list[_Race]) -> list[_Race]:
+    """One missing wait, one finding: a race between the same two queues whose first access
+    was enqueued before the second access of an earlier-reported race is ordered by the same
+    wait (placed before that second access), so it is folded under that race."""
+    kept: list[_Race] = []
+    primary: dict[tuple, _Race] = {}  # (first queue, second queue, latent) -> earliest race
+    for race in sorted(races, key=lambda r: r.second.ev.seq if r.second else r.seqs[-1]):
+        second = race.second
+        if second is None or race.stale is not None:
+            kept.append(race)
+            continue
+        pkey = (race.first.queue, second.queue, race.latent is not None)
+        p = primary.get(pkey)
+        if p is not None and p.second is not None and race.first.ev.seq < p.second.ev.seq \
+                and _site(ctx, second.ev) != _site(ctx, p.second.ev):  # fmt: skip
+            other = p.also.setdefault(_site(ctx, second.ev), [second.ev, 0])
+            other[1] += race.count
+            p.count += race.count
+            continue
+        primary.setdefault(pkey, race)
+        kept.append(race)
+    order = {id(r): i for i, r in enumerate(races)}
+    return sorted(kept, key=lambda r: order[id(r)])
 
 
 def _sync(check: _Checker, ev: Event) -> None:
@@ -344,6 +391,11 @@ def _what(acc: _Access) -> str:
 
 def _finding(ctx: Context, race: _Race) -> Finding:
     f = _first_finding(ctx, race)
+    if race.latent is not None:
+        f.severity = Severity.INFO
+        f.message += (f" Latent in this run: {race.latent}; it corrupts a result as soon as"
+                      " those results are read.")  # fmt: skip
+        f.evidence["latent"] = race.latent
     if race.also:
         lines = ", ".join(f"`{a['call']}` at {a['at']} ({a['races']}x)" for a in f.evidence["also"])
         f.message += (f" The same unordered access also races with {lines}: the wait that orders"

@@ -84,15 +84,21 @@ def _freed_and_stale(
                     continue
                 state = loose.get(id(t), {}).get(key)
                 if state is not None:
-                    state[2] = None  # the tensor standing in for the input went
+                    if state[2] is not None and state[2] == t.refilled.get(key):
+                        # The capture's own holder of the input went (a rebinding dropped it):
+                        # that free, not the one inside the capture, is the mistake.
+                        state[0] = ev
+                    state[2] = None
                     continue
                 if key in gone.get(id(t), ()) or acc.seq >= ev.seq:
                     continue
                 loose.setdefault(id(t), {})[key] = [ev, acc, None]
                 gone.setdefault(id(t), set()).add(key)
-        elif kind is Kind.ALLOC and ev.buffer is not None and ev.phase is not Phase.CAPTURE:
+        elif kind is Kind.ALLOC and ev.buffer is not None:
             key = buffer_key(ev.buffer)
             for t, acc in readers.get(key, ()):
+                if ev.phase is Phase.CAPTURE and key not in t.refilled:
+                    continue  # the capture's own buffer, unless it holds the input (`_refills`)
                 state = loose.get(id(t), {}).get(key)
                 if state is not None and ctx.same_spec(ev, acc):
                     state[2] = ev.parent if ev.parent is not None else ev.seq
@@ -119,6 +125,8 @@ def _freed_and_stale(
                         writes.get(buffer_key(acc.buffer), []), last_run[id(t)], ev.seq
                     ):
                         continue  # the captured input was refreshed after all
+                    if not _meant_as_input(ctx, t, h2d, acc, writes, loose.get(id(t), {})):
+                        continue  # a tensor of the input's spec made for something else
                     if not _any_between(used.get(buffer_key(out.device_buffer), []), h2d.seq, ev.seq):
                         # Unused until the replay: it can only have been meant for the trace.
                         # One per stale replay: grouped by call site with their count.
@@ -130,6 +138,42 @@ def _freed_and_stale(
                 if out.buffer is not None and out.storage == "device":
                     _note_new_input(ev, out, traces, readers, fresh, gone)
     return findings
+
+
+def call_path(ctx: Context, ev: Event) -> tuple | None:
+    """The user's call path of a call: its line and the callers above it. Two calls through
+    one helper line are the same call only when they came the same way."""
+    site = ctx.site(ev)
+    return (site.file, site.line, site.function, site.stack) if site is not None else None
+
+
+_WRITERS_ASKED = 4  # the captured input's last writers before the capture that are compared
+
+
+def _meant_as_input(ctx: Context, t: TraceInfo, made: Event, acc: Access,
+                    writes: dict[tuple, list[int]], loose: dict[tuple, list]) -> bool:  # fmt: skip
+    """Evidence that a new tensor of an input's spec was meant as the trace's input: it
+    replaced the captured input's last reference (the input went right after it was made),
+    nothing ever used it (only the replay came after it), or it was made by the same call path
+    that made or filled the captured input before the capture. Without it, the tensor is the program's own (a staging buffer), and what a replay
+    does to it is TR004's question."""
+    key = buffer_key(acc.buffer)
+    state = loose.get(key)
+    if state is not None and state[0].seq > made.seq and ctx.site(state[0]) is None:
+        return True  # made, then the captured input's last reference went (a rebinding)
+    new = next((r.buffer for r in made.outputs if r.buffer is not None and r.storage == "device"
+                and r.buffer.buffer_type == acc.buffer.buffer_type), None)  # fmt: skip
+    if new is not None and ctx.flow.first_use(new, made.seq) is None:
+        return True  # nothing but the replay ever came for it: it was made for the trace
+    path = call_path(ctx, made)
+    if path is None:
+        return False
+    before = [s for s in writes.get(key, []) if s < t.begin.seq][-_WRITERS_ASKED:]
+    for seq in reversed(before):
+        ev = ctx.calls.get(seq) or ctx.facts.event(seq)
+        if ev is not None and call_path(ctx, ctx.outermost(ev)) == path:
+            return True
+    return False
 
 
 def _any_between(seqs: list[int], after: int, before: int) -> bool:

@@ -27,7 +27,7 @@ from ttrecord.analysis.rules import finding, range_evidence, where
 from ttrecord.events import ACKNOWLEDGE_CORRUPTIBLE as ACKNOWLEDGE
 from ttrecord.events import CORRUPTIBLE_SCOPE_BEGIN as SCOPE_BEGIN
 from ttrecord.events import CORRUPTIBLE_SCOPE_END as SCOPE_END
-from ttrecord.events import Event, Kind, Phase
+from ttrecord.events import Event, Kind, Phase, Status
 from ttrecord.findings import Finding, Severity
 
 _MAX_RANGES = 4  # trace ranges listed in one finding's evidence
@@ -92,14 +92,125 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
                     and not _is_binary(ctx, alloc, compiled):  # a kernel binary: TR014's
                 hits.append((replay, alloc.seq, window.end, t, alloc, index, acked.get(n)))
     hits.sort(key=lambda h: h[:3])  # by replay, as the replays reveal them
+    ctx.flow.prefetch(buffer_key(h[4].allocation) for h in hits)
     findings = []
     for replay, _, _, trace, alloc, index, ack in hits:
         execute = trace.executes[bisect.bisect_left(trace.window.executes, replay)]
         maker = _allocating_call(ctx, events, alloc, index)
         accesses = trace.footprint.overlapping(alloc.buffer)  # type: ignore[arg-type]
         f = _allocation_finding(ctx, alloc, maker, trace, accesses, execute)
-        findings.append(f if ack is None else _acknowledged(ctx, f, ack))
+        harm = _consequence(ctx, trace, alloc, _end_of(ends, allocs, alloc), accesses)
+        if ack is not None and _acknowledged_for(ctx, ack, trace):
+            findings.append(_acknowledged(ctx, f, ack))
+        elif ack is not None:
+            findings.append(_acknowledged_elsewhere(ctx, f, ack))
+        elif harm is None:
+            findings.append(_latent(ctx, f, trace, alloc, accesses, execute))
+        else:
+            f.evidence["corrupted"] = harm
+            f.message += f" {harm['what']}"
+            findings.append(f)
     return findings
+
+
+def _end_of(ends: list[int | None], allocs: list[tuple[Event, int]], alloc: Event) -> int | None:
+    i = bisect.bisect_left(allocs, alloc.seq, key=_alloc_seq)
+    return ends[i]
+
+
+def _consequence(ctx: Context, trace: TraceInfo, alloc: Event, free: int | None,
+                 accesses: list[Access]) -> dict | None:  # fmt: skip
+    """What the recording shows changed (asked of `ctx.flow`), or None when nothing used did:
+    a value of the buffer read after a replay of `trace` wrote over it, or a value the program
+    wrote into the buffer that a replay then took as the trace's input."""
+    from ttrecord.analysis.value_flow import WRITE
+
+    buf = alloc.allocation
+    flow = ctx.flow
+    line = flow.window(buf, alloc.seq, free)
+    seqs = trace.window.executes
+    lo = bisect.bisect_right(seqs, alloc.seq)
+    replays = seqs[lo:len(seqs) if free is None else bisect.bisect_left(seqs, free)]
+    if any(a.role != "read" for a in accesses):
+        writes = [s for s, k in line if k == WRITE]
+        previous = None
+        for r in replays:
+            # The value after this replay was already followed from the previous one, unless
+            # the program wrote the buffer in between (then this replay damages it afresh).
+            if previous is not None and not any(previous < w < r for w in writes):
+                continue
+            previous = r
+            use = flow.first_use(buf, r, free, ignore_writes_of=trace)
+            if use is not None:
+                at = next((e for e in trace.executes if e.seq == r), None)
+                return {"replay": r, "used": use.seq, "how": use.how,
+                        "what": (f"The replay at {where(ctx, at) if at else r} overwrote it and"
+                                 f" the program then used the overwritten value: {use.describe(ctx)}.")}  # fmt: skip
+    if any(a.role == "read" for a in accesses) and trace.read_inputs.hits(buf):
+        for s, k in line:
+            if k == WRITE and any(s < r for r in replays):
+                r = next(r for r in replays if r > s)
+                ev = ctx.calls.get(s) or ctx.facts.event(s)
+                what = f"`{ev.name}` at {where(ctx, ev)}" if ev is not None else f"event {s}"
+                return {"replay": r, "written": s, "how": "replay input",
+                        "what": (f"{what} wrote this buffer and the replay then read that value"
+                                 " as the trace's input.")}  # fmt: skip
+    return None
+
+
+def _latent(ctx: Context, f: Finding, trace: TraceInfo, alloc: Event, accesses: list[Access],
+            execute: Event) -> Finding:  # fmt: skip
+    """The overlap is real but no value the program uses changed in this run: information that
+    says why this run was safe and what would make it corrupt."""
+    writes = any(a.role != "read" for a in accesses)
+    f.severity = Severity.INFO
+    if execute.status is not Status.OK:
+        why = (f"execute_trace at {where(ctx, execute)} raised (e.g. ttnn's trace allocation"
+               " tracker refused the replay because of this buffer), so the replay never ran")
+        would = "the same program replays over this buffer wherever the replay is not refused"
+    elif writes:
+        why = ("nothing read this buffer after a replay wrote over it (whatever used it did so"
+               " before the replay, or nothing did), so no value the program uses changed")
+        would = "reading it after a replay, or keeping it longer, would give the trace's bytes"
+    else:
+        why = ("the program wrote nothing into this buffer before a replay read its range, so the"
+               " trace still read the bytes its input left there")
+        would = "writing this tensor before a replay would change what the trace computes"
+    f.message += f" Latent in this run: {why}; {would}."
+    f.evidence["latent"] = {"why": why, "would_corrupt": would}
+    f.fix = ("Nothing was corrupted in this run. To make it safe by construction: deallocate this"
+             " tensor before the next execute_trace (it was only needed before it), allocate it"
+             f" before begin_trace_capture (at {where(ctx, trace.begin)}), or release the trace"
+             " first.")  # fmt: skip
+    return f
+
+
+def _acknowledged_for(ctx: Context, ack: Event, trace: TraceInfo) -> bool:
+    """The trace an acknowledgement speaks for: those captured inside the
+    `corruptible_allocation_scope` it was made in, else the last trace captured on the device
+    before it. A buffer acknowledged for one trace is still an error over another (#57299)."""
+    device = ack.device if ack.kind is Kind.OP else (ack.args or {}).get("device", ack.device)
+    if ack.kind is Kind.NOTE:  # a scope: the traces captured inside it, if any
+        scope_end = next((e for e in ctx.events if e.kind is Kind.NOTE and e.name == SCOPE_END
+                          and e.seq > ack.seq), None)  # fmt: skip
+        inside = [t for t in ctx.traces if t.end is not None and t.begin.seq > ack.seq
+                  and (scope_end is None or t.end.seq < scope_end.seq)]  # fmt: skip
+        if inside:
+            return trace in inside
+    live = [t for t in ctx.traces if t.end is not None and t.live_at(ack.seq)
+            and (device is None or t.device == device)]  # fmt: skip
+    return bool(live) and trace is max(live, key=lambda t: t.ended.seq)
+
+
+def _acknowledged_elsewhere(ctx: Context, f: Finding, ack: Event) -> Finding:
+    how = ("acknowledged it as corruptible with `acknowledge_corruptible`" if ack.kind is Kind.OP
+           else "allocated it inside `corruptible_allocation_scope`")  # fmt: skip
+    f.message += (f" The program {how} at {where(ctx, ack)}, but for another trace: this overlap"
+                  f" is with trace {f.trace}, which the acknowledgement does not cover.")
+    f.evidence["acknowledged"] = {"how": how, "event": ack.seq, "at": where(ctx, ack),
+                                  "covers_this_trace": False}  # fmt: skip
+    f.events.append(ack.seq)
+    return f
 
 
 def _acknowledged(ctx: Context, f: Finding, ack: Event) -> Finding:

@@ -62,6 +62,7 @@ class EagerCallGroup(NamedTuple):
     args: str  # JSON text as stored
     first_seq: int
     calls: int  # how many calls
+    stack: str | None = None  # the call site's callers (JSON), so a call path can be told apart
 
 
 def _ids(values: Iterable[Any]) -> str:
@@ -236,11 +237,22 @@ class AnalysisQueries:
         """The user's eager and prep op calls with arguments, grouped by call site, op name
         and argument text."""
         return [EagerCallGroup(*r) for r in self._query(
-            "SELECT c.file, c.line, c.function, e.name, e.args, min(e.seq), count(*)"
+            "SELECT c.file, c.line, c.function, e.name, e.args, min(e.seq), count(*), c.stack"
             " FROM events e JOIN callsites c ON c.id = e.callsite"
             " WHERE e.kind = 'op' AND e.parent IS NULL AND e.phase IN ('eager', 'prep')"
             " AND e.args IS NOT NULL GROUP BY e.callsite, e.name, e.args"
         )]  # fmt: skip
+
+    def eager_calls_at(self, file: str, line: int, function: str, name: str) -> list[tuple[int, str, str]]:
+        """(seq, args JSON, the call site's callers JSON) of the user's eager and prep calls of
+        op `name` at a line, in order: the sequence a call path's positions are counted in."""
+        return self._query(
+            "SELECT e.seq, e.args, c.stack FROM events e JOIN callsites c ON c.id = e.callsite"
+            " WHERE c.file = ? AND c.line = ? AND c.function = ? AND e.name = ? AND e.kind = 'op'"
+            " AND e.parent IS NULL AND e.phase IN ('eager', 'prep') AND e.args IS NOT NULL"
+            " ORDER BY e.seq",
+            (file, line, function, name),
+        )
 
     def last_eager_call(self, file: str, line: int, function: str, name: str,
                         before: int) -> int | None:  # fmt: skip

@@ -15,11 +15,15 @@ RULE = Rule(
     reported_when=(
         "a buffer allocated after `end_trace_capture` of a trace not yet released overlaps a range"
         " that trace reads, writes or creates, and is still allocated when `execute_trace` of that"
-        " trace runs (not a tensor of an input's spec on exactly its range: that is the input); "
-        "the message says whether the trace writes the range or only reads it. Info instead when"
-        " the program opted out with ttnn's trace allocation tracker: the buffer was acknowledged"
-        " with `acknowledge_corruptible` or allocated inside `corruptible_allocation_scope`; the"
-        " message names where"
+        " trace runs (not a tensor of an input's spec on exactly its range: that is the input). "
+        "Error when the recording shows the damage used: a value of the buffer is read (by the"
+        " host, an op whose result is used, or a replay) after a replay wrote over it, or a replay"
+        " read as its input a value the program wrote into the buffer; the message names that"
+        " use. Info (latent) otherwise, saying why this run was safe (consumed before the replay,"
+        " never read after it, never written) and what would corrupt it; info too when the program"
+        " opted out with ttnn's trace allocation tracker for this trace (`acknowledge_corruptible`,"
+        " or allocated inside `corruptible_allocation_scope`; the message names where), while an"
+        " opt-out made for another trace leaves the overlap an error"
     ),
     at="the call that allocated it",
     why=(

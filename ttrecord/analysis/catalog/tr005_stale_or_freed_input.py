@@ -14,10 +14,15 @@ RULE = Rule(
     summary="stale or freed trace input",
     reported_when=(
         "a trace input is freed and the trace is replayed afterwards while no tensor of its spec "
-        "on its range was written since; or before a replay a host-to-device call made a *new* "
-        "device tensor with an input's shape, dtype and buffer type, nothing used that tensor "
-        "before the replay, and nothing was written into the captured input since the previous "
-        "replay"
+        "on its range was written since (an input freed inside the capture and allocated again on"
+        " exactly its range with its spec before `end_trace_capture` is still that input: its"
+        " holder's free counts, e.g. a rebinding that drops it); or before a replay a"
+        " host-to-device call made a *new* device tensor with an input's shape, dtype and buffer"
+        " type, nothing used that tensor before the replay, nothing was written into the captured"
+        " input since the previous replay, and something shows it was meant as the input: the"
+        " same call path made or filled the captured input before the capture, it replaced the"
+        " captured input's last reference, or nothing ever used it (else it is the program's own"
+        " tensor and what a replay does to it is TR004's)"
     ),
     at="the free (e.g. `ttnn.deallocate`) / the write that made the new tensor",
     why=(

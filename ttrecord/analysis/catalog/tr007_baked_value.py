@@ -14,8 +14,13 @@ RULE = Rule(
     summary="Python value baked into the trace (values recorded at that line differ)",
     reported_when=(
         "a scalar or shape argument of a captured op took more than one value across the eager "
-        "(and prep) calls at the same call site and the captured call (one finding per call site, "
-        "counting the traces that captured it; warning in audit mode, where nothing was captured)"
+        "(and prep) calls at the same call path and the captured call: the eager calls along the "
+        "longest call path the captured call shares with them (its line and its nearest callers:"
+        " one wrapper line called per layer is one"
+        " path per layer; the j-th of k calls along one path in a capture is compared with the eager"
+        " calls at position j modulo k) when there are any, else every eager call at its line (one finding per"
+        " call path, counting the traces that captured it; warning in audit mode, where nothing"
+        " was captured)"
     ),
     at="the captured op",
     why=(

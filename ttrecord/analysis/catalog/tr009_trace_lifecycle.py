@@ -10,14 +10,15 @@ RULE = Rule(
     id="TR009",
     title="Trace lifecycle error",
     severity=Severity.ERROR,
-    levels="error",
+    levels="error / info",
     summary="trace lifecycle (execute after release, never released, never ended, wrong device)",
     reported_when=(
         "`execute_trace` of a trace never captured on that device, released, still being captured,"
         " or captured on another device; `begin_trace_capture` during another capture; "
         "`release_trace` of a trace not live; and, in a run that ended normally, a capture never "
         "ended (not one whose `end_trace_capture` raised: that error is the finding) or a trace "
-        "never released"
+        "never released. Info for a second `release_trace` of a trace released already (a no-op"
+        " in ttnn: nothing is replayed or freed twice)"
     ),
     at="the execute / begin / release call; the `begin_trace_capture`",
     why=(

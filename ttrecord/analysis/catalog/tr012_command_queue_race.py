@@ -10,7 +10,7 @@ RULE = Rule(
     id="TR012",
     title="Command-queue race",
     severity=Severity.ERROR,
-    levels="error",
+    levels="error / info",
     summary=(
         "command-queue race: two queues touch the same memory with no event or sync ordering "
         "them, or a non-blocking read used before the host waited"
@@ -19,7 +19,10 @@ RULE = Rule(
         "two commands on different command queues of a device touch overlapping memory, at least "
         "one writes, and no happens-before path orders them (see below); or the host uses a "
         "`blocking=False` read's host tensor before it waited for that read (one finding per pair "
-        "of lines, with the count)"
+        "of lines, with the count; races that one wait before the earliest second access orders"
+        " are folded under it). Info (latent) when the racing read is an op whose results are"
+        " never used (no host read, replay or op whose result is used reads them, e.g. a warm-up"
+        " run), saying so"
     ),
     at=(
         "before the second access (where the wait goes); the `record_event` when the event the "
