@@ -205,11 +205,31 @@ class _Summary:
         tr = terminalreporter
         tr.section("ttrecord")
         with_findings = {k: v for k, v in self.recorded.items() if v["findings"]}
-        tr.line(f"{len(self.recorded)} test(s) recorded into {self.folder};"
+        judged = {k: v for k, v in self.recorded.items() if not v.get("empty")}
+        tr.line(f"{len(judged)} test(s) recorded into {self.folder};"
                 f" {len(with_findings)} with findings")  # fmt: skip
+        empty: dict[str, int] = {}
+        for v in self.recorded.values():
+            if v.get("empty"):
+                empty[v["empty"]] = empty.get(v["empty"], 0) + 1
+        if empty:  # never a silent pass: say what had nothing to judge
+            tr.line(_empty_line(empty))
         for nodeid, info in with_findings.items():
             rules = ", ".join(f"{r} x{n}" for r, n in sorted(info["findings"].items()))
             tr.line(f"  {nodeid}: {rules}  ({info['session']})")
+
+
+def _empty_line(counts: dict[str, int]) -> str:
+    """One line for the tests that gave the trace rules nothing to judge."""
+    parts = []
+    if counts.get("no_calls"):
+        parts.append(f"{counts['no_calls']} recorded no ttnn call")
+    if counts.get("no_capture"):
+        parts.append(f"{counts['no_capture']} captured no trace (eager only: only"
+                     " @pytest.mark.ttrecord(audit_region=...) can judge those)")  # fmt: skip
+    if counts.get("no_backend"):
+        parts.append(f"{counts['no_backend']} ran without a backend")
+    return "nothing to judge: " + "; ".join(parts)
 
 
 # -- recording -------------------------------------------------------------------------------
@@ -320,17 +340,25 @@ class _Recording(_Summary):
         if not self.verify_replay:
             self.recording.verify(False)
         try:
-            findings = self._finish(test, report, call)
+            findings, empty = self._finish(test, report, call)
         except Exception as exc:  # never let the recorder's trouble hide the test's result
             report.sections.append(("ttrecord", f"ttrecord could not analyse this test: {exc!r}"))
             return
+        if empty is not None:
+            report.sections.append(("ttrecord", empty.why))
         if findings is not None:
-            self._judge(test, report, findings, item.config.rootpath)
+            self._judge(test, report, findings, item.config.rootpath, empty)
+        elif empty is not None:
+            report.user_properties.append(
+                (_PROPERTY, json.dumps({"session": None, "findings": {}, "empty": empty.kind})))
 
-    def _finish(self, test: _Test, report: pytest.TestReport, call: pytest.CallInfo) -> list | None:
-        """Write the test's events, close the session, analyse it; None if nothing recorded."""
+    def _finish(self, test: _Test, report: pytest.TestReport,
+                call: pytest.CallInfo) -> tuple[list | None, Any]:  # fmt: skip
+        """Write the test's events, close the session, analyse it: (findings, why there was
+        nothing to judge); findings None when nothing was recorded."""
         from ttrecord.analysis.check import check_and_store
         from ttrecord.events import SessionStatus
+        from ttrecord.report.outcome import Empty, of_session
         from ttrecord.store.reader import Session
 
         events = self._scoped(self._drain(), test.regions)
@@ -339,7 +367,10 @@ class _Recording(_Summary):
             writer.close()
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{test.path}{suffix}").unlink(missing_ok=True)
-            return None
+            if report.skipped:
+                return None, None
+            return None, Empty("no_calls", "ttrecord: no ttnn call was recorded in this test:"
+                               " nothing to judge.")  # fmt: skip
         writer.add(events)
         exc = call.excinfo
         if exc is None:
@@ -350,7 +381,10 @@ class _Recording(_Summary):
         writer.close()
         with Session.open(test.path) as session:
             findings = check_and_store(session)[0]
-        return findings
+            empty = of_session(session)
+        if empty is not None:
+            empty = Empty(empty.kind, f"ttrecord: {empty.why}")
+        return findings, empty
 
     def _scoped(self, events: list[Any], regions: tuple[str, ...]) -> list[Any]:
         """Drop audit-region marks of regions another test asked for (their wrappers stay)."""
@@ -369,13 +403,14 @@ class _Recording(_Summary):
         return kept
 
     def _judge(self, test: _Test, report: pytest.TestReport, findings: list[Any],
-               root: Path) -> None:  # fmt: skip
+               root: Path, empty: Any = None) -> None:  # fmt: skip
         counts: dict[str, int] = {}
         for f in findings:
             counts[f.rule] = counts.get(f.rule, 0) + 1
         report.user_properties.append(
-            (_PROPERTY, json.dumps({"session": str(test.path), "findings": counts}))
-        )
+            (_PROPERTY, json.dumps({"session": str(test.path), "findings": counts,
+                                    "empty": empty.kind if empty is not None else None}))
+        )  # fmt: skip
         if not findings:
             return
         text = format_findings(findings, test.path, test.fail_on, root)

@@ -39,7 +39,8 @@ def default_output(program: str, now: float | None = None) -> Path:
     return Path(f"ttrecord-{stem}-{stamp}.db")
 
 
-_CHECK_MEANS = {0: "nothing at or above --fail-on {}", 1: "a finding at or above --fail-on {}"}
+_CHECK_MEANS = {0: "nothing at or above --fail-on {}", 1: "a finding at or above --fail-on {}",
+                4: "nothing to judge"}
 
 
 def both_codes(program: int, check: int, fail_on: str) -> str:
@@ -103,6 +104,9 @@ class Run:
         parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"), default="error",
                             help="with --check: lowest finding severity that exits with"
                             " status 1 (default: error)")  # fmt: skip
+        parser.add_argument("--allow-empty", action="store_true",
+                            help="with --check: exit 0 even if there was nothing to judge (no"
+                            " ttnn call, no capture)")  # fmt: skip
         parser.add_argument("--tui", action="store_true",
                             help="follow the session in `ttrecord tui` while it records (the"
                             " program's output goes to SESSION.db.out)")  # fmt: skip
@@ -155,7 +159,7 @@ class Run:
 
             check_code = Check().run(
                 argparse.Namespace(session=str(output), format="text", fail_on=args.fail_on,
-                                   output=None, quiet=False,
+                                   output=None, quiet=False, allow_empty=args.allow_empty,
                                    allow_incomplete=True)  # the run's own code says it
             )
             print(wrap(both_codes(code, check_code, args.fail_on), sys.stderr, keep=10),

@@ -145,7 +145,9 @@ def main() -> int:
     log = LogWriter(config["log"])
     try:
         chosen = backends.choose(config["backend"])
-    except TtrecordError as exc:
+    except Exception as exc:  # a backend that cannot load: one line, the session marked failed
+        if not isinstance(exc, TtrecordError):
+            exc = TtrecordError(f"backend {config['backend']} cannot load: {exc!r}", 125)
         log.write(records.new_exception(type="TtrecordError", message=str(exc), traceback=""))
         log.write(records.new_exit(exit_code=exc.exit_code))
         return exc.exit_code  # the supervisor reports it

@@ -56,7 +56,20 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
             console.print(_traces(textsafe.clean_deep(summary.traces), console.width))
         for region in summary.regions:
             console.print(_region(region, [t for t in summary.traces if t.device == region.device]))
+        from ttrecord.report.outcome import of_session
+        from ttrecord.report.result import changed_line
+
+        changed = sorted({f.file for f in findings
+                          if f.file and session.source_changed_on_disk(f.file)})  # fmt: skip
+        if changed:  # said once: the lines shown are the ones that ran
+            console.print(Text(changed_line(changed), style="yellow"))
+        empty = of_session(session)
+        if empty is not None and not findings:
+            console.print(Text.assemble(("Nothing to judge: ", "bold yellow"), empty.why))
+            return
         _findings(console, findings, session)
+        if empty is not None:
+            console.print(Text(empty.why, style="yellow"))
 
 
 def findings_and_summary(session: Session, info: SessionInfo,
@@ -127,6 +140,9 @@ def message_of(info: SessionInfo) -> str:
 
 
 def _backend(info: SessionInfo) -> Text:
+    if info.backend not in ("emulator", "ttnn"):  # it never loaded: name none
+        return Text.assemble("  backend ", ("none", "bold red"), " (no backend ran: ",
+                             info.backend_reason or "it never loaded", ")")  # fmt: skip
     if info.backend == "emulator":
         what = Text.assemble("  backend ", ("emulator", "bold magenta"),
                              " (ttrecord's hardware-free ttnn stand-in: no Tenstorrent device ran"

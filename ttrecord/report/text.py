@@ -16,6 +16,7 @@ from rich.text import Text
 from ttrecord.findings import Finding, Severity
 from ttrecord import terminal, textsafe
 from ttrecord.report import CheckResult
+from ttrecord.report.result import changed_line, extras
 
 STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold blue"}
 
@@ -86,8 +87,10 @@ def source(console: Console, line: int, text: str) -> Text:
     return Text.assemble(lead, (terminal.fit(text, console.width - len(lead)), "bold"))
 
 
-def print_finding(console: Console, f: Finding, result: CheckResult) -> None:
+def print_finding(console: Console, f: Finding, result: CheckResult, state: str | None = None) -> None:
     head = Text.assemble((f"{f.severity}", STYLE[f.severity]), " ", (f.rule, "bold"), "  ", f.title)
+    if state is not None:  # against a baseline: new, or still there
+        head.append(f"  [{state}]", style="bold" if state == "new" else "dim")
     console.print(head)
     # Locations and source lines are never wrapped (terminals and editors link `file:line`):
     # a path too long is shortened from the middle, a source line cut at its end.
@@ -125,6 +128,9 @@ def print_finding(console: Console, f: Finding, result: CheckResult) -> None:
 def summary_line(result: CheckResult) -> Text:
     s = result.summary()
     where = f"{result.path} ({result.backend}, run {result.status}, {result.events} events)"
+    empty = extras(result).empty
+    if not result.findings and empty is not None:  # never "no hazards" when nothing was judged
+        return Text.assemble(("Nothing to judge", "bold yellow"), f" in {where}: {empty.why}")
     if not result.findings:
         if not result.finished:
             return Text.assemble(("No trace hazards found before the run stopped", "bold yellow"),
@@ -141,14 +147,28 @@ def summary_line(result: CheckResult) -> Text:
 def render(result: CheckResult, out: TextIO) -> None:
     result = textsafe.clean_deep(result)  # long texts cut, controls shown as escapes
     console = textsafe.console(file=out, soft_wrap=False)  # session text is data
-    if not result.finished:
+    empty = extras(result).empty
+    if not result.finished and not (empty is not None and empty.before_any_call):
         console.print(Text.assemble(
             (f"The recorded run did not finish (status: {result.status}).", "bold red"),
             " The findings below cover only what it did before it stopped; a hazard later in"
             " the program cannot show up here."))  # fmt: skip
         console.print()
-    for f in result.findings:
-        print_finding(console, f, result)
+    more = extras(result)
+    if more.changed_on_disk:  # said once: every source line below is the recorded one
+        console.print(Text(changed_line(more.changed_on_disk), style="yellow"))
+        console.print()
+    states = more.baseline.state if more.baseline is not None else [None] * len(result.findings)
+    for f, state in zip(result.findings, states, strict=True):
+        print_finding(console, f, result, state)
+    if more.baseline is not None:
+        for entry in more.baseline.fixed:
+            at = terminal.where(entry.get("file") or "?", entry.get("line"), console.width - 30)
+            console.print(Text.assemble(("fixed ", "bold green"), (str(entry["id"]), "bold"),
+                                        f"  {entry.get('title', '')} (was at {at})"), soft_wrap=True)  # fmt: skip
+        console.print(Text(more.baseline.line(), style="bold"))
+    if result.findings and more.empty is not None:
+        console.print(Text(more.empty.why, style="yellow"))
     if result.recording_stopped:  # never a silent pass over a partial recording
         console.print(Text.assemble(("Partial recording: ", "bold red"),
                                     str(result.recording_stopped)))  # fmt: skip

@@ -418,12 +418,26 @@ class Session(AnalysisQueries):
         return (rows[0][0], rows[0][1]) if rows else None
 
     def source(self, file: str) -> str | None:
-        """The file's text: from disk if it is still there, else the copy kept at record time."""
+        """The file's text as it was recorded (kept at record time), else from disk: a line
+        number means the line of the file that ran, not of today's edit of it."""
+        rows = self._query("SELECT text FROM sources WHERE file = ?", (file,))
+        if rows:
+            return str(rows[0][0])
         try:
             return Path(file).read_text(errors="replace")
         except OSError:
-            rows = self._query("SELECT text FROM sources WHERE file = ?", (file,))
-            return rows[0][0] if rows else None
+            return None
+
+    def source_changed_on_disk(self, file: str) -> bool:
+        """Whether the file on disk differs from the text recorded with the session (False
+        when either is missing: nothing to compare)."""
+        rows = self._query("SELECT text FROM sources WHERE file = ?", (file,))
+        if not rows:
+            return False
+        try:
+            return bool(Path(file).read_text(errors="replace") != rows[0][0])
+        except OSError:
+            return False
 
     # -- queries for viewers ---------------------------------------------------------------
 
