@@ -169,21 +169,27 @@ def _where(file: str | None, line: int | None, root: Path) -> str:
     return f"{shown}:{line}" if line else shown
 
 
-def format_findings(findings: list[Any], session: Path, threshold: str, root: Path) -> str:
+def format_findings(findings: list[Any], session: Path, threshold: str, root: Path,
+                    changes: list[int] | None = None) -> str:  # fmt: skip
+    """Each finding: its rule and line, the line to change down to the ttnn call
+    (`changes`: per finding, see ttrecord.report.lead), the fix, then what happened."""
+    from ttrecord.report.text import chain
+
     lines = [f"ttrecord: {len(findings)} finding(s) in {_where(str(session), None, root)}"
              f" (fail-on: {threshold})"]  # fmt: skip
-    for f in findings:
+    for i, f in enumerate(findings):
         func = f" in {f.function}" if f.function else ""
         times = f" (x{f.occurrences})" if f.occurrences > 1 else ""
         lines.append(f"{f.rule} {f.severity} {_where(f.file, f.line, root)}{func}: {f.title}{times}")
-        for file, line, function in f.callers[:2]:
-            lines.append(f"    called from {_where(file, line, root)} in {function}")
+        for lead, (file, line, function) in chain(f, changes[i] if changes else None):
+            if lead.strip():
+                lines.append(f"  {lead}{_where(file, line, root)} in {function}")
+        if f.fix:
+            lines.append(textwrap.indent(f"fix: {f.fix}", "    "))
         lines.append(textwrap.indent(f.message, "    "))
         for item in f.folded:
             at = _where(item["file"], item.get("line"), root) if item.get("file") else item["at"]
             lines.append(f"    also caused by this: {item['rule']} {item['title']} at {at}")
-        if f.fix:
-            lines.append(textwrap.indent(f"fix: {f.fix}", "    "))
     return "\n".join(lines)
 
 
@@ -242,6 +248,7 @@ class _Test:
     writer: Any
     regions: tuple[str, ...]
     fail_on: str
+    changes: list[int] | None = None  # per finding, the frame of its line to change
 
 
 class _Recording(_Summary):
@@ -358,6 +365,7 @@ class _Recording(_Summary):
         nothing to judge); findings None when nothing was recorded."""
         from ttrecord.analysis.check import check_and_store
         from ttrecord.events import SessionStatus
+        from ttrecord.report.lead import change_indexes
         from ttrecord.report.outcome import Empty, of_session
         from ttrecord.store.reader import Session
 
@@ -382,6 +390,7 @@ class _Recording(_Summary):
         with Session.open(test.path) as session:
             findings = check_and_store(session)[0]
             empty = of_session(session)
+            test.changes = change_indexes(session, findings)
         if empty is not None:
             empty = Empty(empty.kind, f"ttrecord: {empty.why}")
         return findings, empty
@@ -413,7 +422,7 @@ class _Recording(_Summary):
         )  # fmt: skip
         if not findings:
             return
-        text = format_findings(findings, test.path, test.fail_on, root)
+        text = format_findings(findings, test.path, test.fail_on, root, test.changes)
         failing = [f for f in findings if f.severity.rank >= _RANK[test.fail_on]]
         if failing and report.passed:
             first = failing[0]

@@ -68,6 +68,7 @@ def run_check(
 
     from ttrecord.analysis.check import check_session
     from ttrecord.report import baseline as baselines
+    from ttrecord.report.lead import change_indexes
     from ttrecord.report.outcome import EMPTY_EXIT, of_session
     from ttrecord.report.result import Extras, Reported
     from ttrecord.store.reader import Session
@@ -77,7 +78,8 @@ def run_check(
         result = check_session(path, on_step=bar.step)
     with Session.open(path) as session:
         extras = Extras(empty=of_session(session), changed_on_disk=sorted(
-            {f.file for f in result.findings if f.file and session.source_changed_on_disk(f.file)}))
+            {f.file for f in result.findings if f.file and session.source_changed_on_disk(f.file)}),
+            change=change_indexes(session, result.findings))  # fmt: skip
     if old is not None and baseline is not None:
         extras.baseline = baselines.compare(result, baseline, old)
     judged = result.findings

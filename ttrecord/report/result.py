@@ -23,6 +23,7 @@ class Extras:
     empty: Empty | None = None  # nothing to judge, and why (one line)
     changed_on_disk: list[str] = field(default_factory=list)  # files edited since the recording
     baseline: Comparison | None = None  # fixed / still there / new against an older check
+    change: list[int] | None = None  # per finding, its line to change (report.lead)
 
 
 @dataclass

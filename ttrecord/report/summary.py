@@ -26,7 +26,8 @@ from ttrecord.analysis.check import check_and_store, current_summary
 from ttrecord.analysis.run_summary import RegionSummary, RunSummary, TraceSummary
 from ttrecord.findings import Finding, Severity
 from ttrecord.progress import Progress
-from ttrecord.report.text import STYLE, location, source
+from ttrecord.report.lead import capture_sites, change_index
+from ttrecord.report.text import STYLE, chain, location, source
 from ttrecord.store.reader import DeviceRow, Session, SessionInfo
 
 _STATUS_STYLE = {"ok": "bold green", "running": "bold yellow", "interrupted": "bold yellow",
@@ -266,6 +267,7 @@ def _findings(console: Console, findings: list[Finding], session: Session) -> No
     if not findings:
         console.print(Text("No trace hazards found.", style="bold green"))
         return
+    sites = capture_sites(session, findings)
     for sev in (Severity.ERROR, Severity.WARNING, Severity.INFO):
         group = [f for f in findings if f.severity is sev]
         if not group:
@@ -281,18 +283,20 @@ def _findings(console: Console, findings: list[Finding], session: Session) -> No
             else:
                 console.print(head)
                 console.print(location(console, "    ", f.file, f.line, None), soft_wrap=True)
-            src = _line(session, f.file, f.line)
-            if src is not None and f.line is not None:
-                console.print(source(console, f.line, src.strip()), soft_wrap=True)
-            for file, lineno, function in f.callers[:2]:
-                console.print(location(console, "    called from ", file, lineno, function),
-                              soft_wrap=True)  # fmt: skip
+            # the line to change first, down to the ttnn call, then the fix (report.lead)
+            for lead, (file, lineno, function) in chain(f, change_index(f, sites)):
+                if lead.strip():
+                    console.print(location(console, "  " + lead, file, lineno, function),
+                                  soft_wrap=True)  # fmt: skip
+                src = _line(session, file, lineno)
+                if src is not None and lineno is not None:
+                    console.print(source(console, lineno, src.strip()), soft_wrap=True)
+            console.print(
+                Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 4), expand=False)
+            )
             console.print(Padding(Text(f.message), (0, 0, 0, 4), expand=False))
             for item in f.folded:
                 at = terminal.shorten_path(str(item["at"]), console.width - 4)
                 console.print(Padding(Text.assemble(
                     ("also caused by this: ", "dim"), (item["rule"], "bold"),
                     f" {item['title']} at {at} ({item['why']})"), (0, 0, 0, 4), expand=False))  # fmt: skip
-            console.print(
-                Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 4), expand=False)
-            )

@@ -16,6 +16,7 @@ from rich.text import Text
 from ttrecord.findings import Finding, Severity
 from ttrecord import terminal, textsafe
 from ttrecord.report import CheckResult
+from ttrecord.report.lead import Frame, frames
 from ttrecord.report.result import changed_line, extras
 
 STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold blue"}
@@ -47,12 +48,18 @@ def flatten(evidence: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]
 
 
 _SHOWN = ("occurrences", "folded", "helper")  # evidence printed in its own form, not as key: value rows
-_MAX_CALLERS = 2
-
-
-def callers(f: Finding) -> list[tuple[str, int, str]]:
-    """The recorded callers of the finding's line (innermost first), as (file, line, function)."""
-    return f.callers[:_MAX_CALLERS]
+def chain(f: Finding, change: int | None = None) -> list[tuple[str, Frame]]:
+    """The frames to show, each with its lead: the line to change first (`change`, an index
+    into `lead.frames(f)`; default: the outermost), then each call down to the finding's own
+    line, then the frames above the line to change."""
+    shown = frames(f)
+    if len(shown) == 1:
+        return [("  ", shown[0])]
+    k = min(change if change is not None else 0, len(shown) - 1)
+    out = [("  change here: ", shown[k])]
+    out += [("  which calls ", frame) for frame in shown[k + 1:]]
+    out += [("  reached from ", frame) for frame in reversed(shown[:k])]
+    return out
 
 
 def occurrence_text(occ: dict[str, Any]) -> str:
@@ -87,23 +94,25 @@ def source(console: Console, line: int, text: str) -> Text:
     return Text.assemble(lead, (terminal.fit(text, console.width - len(lead)), "bold"))
 
 
-def print_finding(console: Console, f: Finding, result: CheckResult, state: str | None = None) -> None:
+def print_finding(console: Console, f: Finding, result: CheckResult, state: str | None = None,
+                  change: int | None = None) -> None:  # fmt: skip
     head = Text.assemble((f"{f.severity}", STYLE[f.severity]), " ", (f.rule, "bold"), "  ", f.title)
     if state is not None:  # against a baseline: new, or still there
         head.append(f"  [{state}]", style="bold" if state == "new" else "dim")
     console.print(head)
+    # What to do first: the line to change (the outermost user frame: where a helper is
+    # called, often where the fix goes), down to the ttnn call, then the fix; evidence last.
     # Locations and source lines are never wrapped (terminals and editors link `file:line`):
     # a path too long is shortened from the middle, a source line cut at its end.
-    console.print(location(console, "  ", f.file, f.line, f.function), soft_wrap=True)
-    src = result.source_line(f.file, f.line)
-    if src is not None and f.line is not None:
-        console.print(source(console, f.line, src.rstrip()), soft_wrap=True)
+    for lead, (file, line, function) in chain(f, change):
+        console.print(location(console, lead, file, line, function), soft_wrap=True)
+        src = result.source_line(file, line)
+        if src is not None and line is not None:
+            console.print(source(console, line, src.rstrip()), soft_wrap=True)
     if isinstance(f.evidence.get("helper"), str):  # the library code the user's line called
         console.print(location(console, "  inside ", f.evidence["helper"], None, None),
                       soft_wrap=True)  # fmt: skip
-    # A call inside a helper: the caller's line is often where the fix goes, so show it too.
-    for file, line, function in callers(f):
-        console.print(location(console, "  called from ", file, line, function), soft_wrap=True)
+    console.print(Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 2), expand=False))
     occ = f.evidence.get("occurrences")
     if isinstance(occ, dict) and occ.get("count", 1) > 1:
         console.print(Text(f"  {occurrence_text(occ)}", style="bold"))
@@ -121,7 +130,6 @@ def print_finding(console: Console, f: Finding, result: CheckResult, state: str 
             console.print(
                 Padding(Text.assemble((f"{key}: ", "dim"), value), (0, 0, 0, 4), expand=False)
             )
-    console.print(Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 2), expand=False))
     console.print()
 
 
@@ -158,9 +166,14 @@ def render(result: CheckResult, out: TextIO) -> None:
     if more.changed_on_disk:  # said once: every source line below is the recorded one
         console.print(Text(changed_line(more.changed_on_disk), style="yellow"))
         console.print()
-    states = more.baseline.state if more.baseline is not None else [None] * len(result.findings)
-    for f, state in zip(result.findings, states, strict=True):
-        print_finding(console, f, result, state)
+    states: list[str | None] = [None] * len(result.findings)
+    if more.baseline is not None:
+        states = list(more.baseline.state)
+    changes: list[int | None] = [None] * len(result.findings)
+    if more.change is not None:
+        changes = list(more.change)
+    for f, state, change in zip(result.findings, states, changes, strict=True):
+        print_finding(console, f, result, state, change)
     if more.baseline is not None:
         for entry in more.baseline.fixed:
             at = terminal.where(entry.get("file") or "?", entry.get("line"), console.width - 30)
