@@ -99,6 +99,10 @@ class Run:
                             help="check each trace's replays against an eager re-run of its ops"
                             " on the same inputs, and that replays write nothing else (reads"
                             " device memory around execute_trace; see docs/check.md)")  # fmt: skip
+        parser.add_argument("--keep-going", action="store_true",
+                            help="emulator: record a TT_FATAL inside a capture (a read, a write,"
+                            " an event wait, a compile) with ttnn's message and go on as if the"
+                            " call were made outside it, so one run shows every mistake")  # fmt: skip
         parser.add_argument("--check", action="store_true",
                             help="run `ttrecord check` on the session afterwards")  # fmt: skip
         parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"), default="error",
@@ -145,6 +149,13 @@ class Run:
             graph_capture=not args.no_graph_capture,
             verify_replay=args.verify_replay,
         )
+        if args.keep_going:
+            if args.backend == "ttnn":
+                raise TtrecordError("--keep-going needs the emulator: real ttnn stops at the"
+                                    " first TT_FATAL (use --backend emulator)")  # fmt: skip
+            from ttrecord.emulator.errors import KEEP_GOING_ENV
+
+            os.environ[KEEP_GOING_ENV] = "1"  # the program's process inherits it
         if args.tui:
             from ttrecord.cli.run_tui import ui_alongside
 

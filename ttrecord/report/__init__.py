@@ -68,6 +68,7 @@ def run_check(
 
     from ttrecord.analysis.check import check_session
     from ttrecord.report import baseline as baselines
+    from ttrecord.report import keep_going
     from ttrecord.report.lead import change_indexes
     from ttrecord.report.outcome import EMPTY_EXIT, of_session
     from ttrecord.report.result import Extras, Reported
@@ -79,7 +80,8 @@ def run_check(
     with Session.open(path) as session:
         extras = Extras(empty=of_session(session), changed_on_disk=sorted(
             {f.file for f in result.findings if f.file and session.source_changed_on_disk(f.file)}),
-            change=change_indexes(session, result.findings))  # fmt: skip
+            change=change_indexes(session, result.findings),
+            keep_going=keep_going.messages(session, result.findings))  # fmt: skip
     if old is not None and baseline is not None:
         extras.baseline = baselines.compare(result, baseline, old)
     judged = result.findings

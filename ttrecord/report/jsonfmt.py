@@ -42,11 +42,14 @@ def document(result: CheckResult) -> dict[str, Any]:
     more = extras(result)
     findings = []
     states = more.baseline.state if more.baseline is not None else [None] * len(result.findings)
-    for f, fp, state in zip(result.findings, fingerprints(result), states, strict=True):
+    past = more.keep_going or [None] * len(result.findings)
+    for f, fp, state, went in zip(result.findings, fingerprints(result), states, past, strict=True):
         item = finding_dict(f)
         item["fingerprint"] = fp  # matches it across runs (`check --baseline`)
         if state is not None:
             item["baseline_state"] = state
+        if went is not None:  # recorded with --keep-going: real ttnn stops here
+            item["keep_going"] = went
         findings.append(item)
     doc: dict[str, Any] = {
         "version": VERSION,

@@ -24,6 +24,7 @@ class Extras:
     changed_on_disk: list[str] = field(default_factory=list)  # files edited since the recording
     baseline: Comparison | None = None  # fixed / still there / new against an older check
     change: list[int] | None = None  # per finding, its line to change (report.lead)
+    keep_going: list[str | None] | None = None  # per finding, the TT_FATAL it went past
 
 
 @dataclass

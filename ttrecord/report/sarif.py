@@ -114,6 +114,9 @@ def _results(result: CheckResult, index: dict[str, int]) -> list[dict[str, Any]]
     for i, (f, fp) in enumerate(zip(result.findings, fingerprints(result), strict=True)):
         item = _result(f, index, result.cwd, result.script, os.path.abspath(result.path))
         item["partialFingerprints"] = {"ttrecordFinding/v1": fp}
+        went = (extras(result).keep_going or [None] * len(result.findings))[i]
+        if went is not None:  # recorded with --keep-going: real ttnn stops here
+            item["properties"]["keepGoing"] = went
         if baseline is not None:
             item["baselineState"] = "new" if baseline.state[i] == "new" else "unchanged"
         out.append(item)

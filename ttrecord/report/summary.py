@@ -26,6 +26,7 @@ from ttrecord.analysis.check import check_and_store, current_summary
 from ttrecord.analysis.run_summary import RegionSummary, RunSummary, TraceSummary
 from ttrecord.findings import Finding, Severity
 from ttrecord.progress import Progress
+from ttrecord.report import keep_going
 from ttrecord.report.lead import capture_sites, change_index
 from ttrecord.report.text import STYLE, chain, location, source
 from ttrecord.store.reader import DeviceRow, Session, SessionInfo
@@ -268,6 +269,7 @@ def _findings(console: Console, findings: list[Finding], session: Session) -> No
         console.print(Text("No trace hazards found.", style="bold green"))
         return
     sites = capture_sites(session, findings)
+    went_past = dict(zip(map(id, findings), keep_going.messages(session, findings), strict=True))
     for sev in (Severity.ERROR, Severity.WARNING, Severity.INFO):
         group = [f for f in findings if f.severity is sev]
         if not group:
@@ -283,6 +285,9 @@ def _findings(console: Console, findings: list[Finding], session: Session) -> No
             else:
                 console.print(head)
                 console.print(location(console, "    ", f.file, f.line, None), soft_wrap=True)
+            if went_past.get(id(f)):  # the run went on where real ttnn would have stopped
+                console.print(Padding(Text(keep_going.line(str(went_past[id(f)])), style="magenta"),
+                                      (0, 0, 0, 4), expand=False))  # fmt: skip
             # the line to change first, down to the ttnn call, then the fix (report.lead)
             for lead, (file, lineno, function) in chain(f, change_index(f, sites)):
                 if lead.strip():

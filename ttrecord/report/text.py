@@ -16,6 +16,7 @@ from rich.text import Text
 from ttrecord.findings import Finding, Severity
 from ttrecord import terminal, textsafe
 from ttrecord.report import CheckResult
+from ttrecord.report.keep_going import line as keep_going_line
 from ttrecord.report.lead import Frame, frames
 from ttrecord.report.result import changed_line, extras
 
@@ -95,11 +96,14 @@ def source(console: Console, line: int, text: str) -> Text:
 
 
 def print_finding(console: Console, f: Finding, result: CheckResult, state: str | None = None,
-                  change: int | None = None) -> None:  # fmt: skip
+                  change: int | None = None, went_past: str | None = None) -> None:  # fmt: skip
     head = Text.assemble((f"{f.severity}", STYLE[f.severity]), " ", (f.rule, "bold"), "  ", f.title)
     if state is not None:  # against a baseline: new, or still there
         head.append(f"  [{state}]", style="bold" if state == "new" else "dim")
     console.print(head)
+    if went_past is not None:  # the run went on where real ttnn would have stopped
+        console.print(Padding(Text(keep_going_line(went_past), style="magenta"), (0, 0, 0, 2),
+                              expand=False))  # fmt: skip
     # What to do first: the line to change (the outermost user frame: where a helper is
     # called, often where the fix goes), down to the ttnn call, then the fix; evidence last.
     # Locations and source lines are never wrapped (terminals and editors link `file:line`):
@@ -172,8 +176,9 @@ def render(result: CheckResult, out: TextIO) -> None:
     changes: list[int | None] = [None] * len(result.findings)
     if more.change is not None:
         changes = list(more.change)
-    for f, state, change in zip(result.findings, states, changes, strict=True):
-        print_finding(console, f, result, state, change)
+    past: list[str | None] = list(more.keep_going or [None] * len(result.findings))
+    for f, state, change, went in zip(result.findings, states, changes, past, strict=True):
+        print_finding(console, f, result, state, change, went)
     if more.baseline is not None:
         for entry in more.baseline.fixed:
             at = terminal.where(entry.get("file") or "?", entry.get("line"), console.width - 30)
