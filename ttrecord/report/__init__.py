@@ -70,6 +70,7 @@ def run_check(
     from ttrecord.report import baseline as baselines
     from ttrecord.report import keep_going
     from ttrecord.report.lead import change_indexes
+    from ttrecord.report.patches import suggest_all
     from ttrecord.report.outcome import EMPTY_EXIT, of_session
     from ttrecord.report.result import Extras, Reported
     from ttrecord.store.reader import Session
@@ -81,7 +82,8 @@ def run_check(
         extras = Extras(empty=of_session(session), changed_on_disk=sorted(
             {f.file for f in result.findings if f.file and session.source_changed_on_disk(f.file)}),
             change=change_indexes(session, result.findings),
-            keep_going=keep_going.messages(session, result.findings))  # fmt: skip
+            keep_going=keep_going.messages(session, result.findings),
+            patches=suggest_all(session, result.findings))  # fmt: skip
     if old is not None and baseline is not None:
         extras.baseline = baselines.compare(result, baseline, old)
     judged = result.findings

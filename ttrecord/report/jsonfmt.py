@@ -40,7 +40,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
 
 def document(result: CheckResult) -> dict[str, Any]:
     more = extras(result)
-    findings = []
+    findings: list[dict[str, Any]] = []
     states = more.baseline.state if more.baseline is not None else [None] * len(result.findings)
     past = more.keep_going or [None] * len(result.findings)
     for f, fp, state, went in zip(result.findings, fingerprints(result), states, past, strict=True):
@@ -50,6 +50,9 @@ def document(result: CheckResult) -> dict[str, Any]:
             item["baseline_state"] = state
         if went is not None:  # recorded with --keep-going: real ttnn stops here
             item["keep_going"] = went
+        patch = more.patches[len(findings)] if more.patches else None
+        if patch is not None:  # a unified diff against the stored source, for `patch -p0`
+            item["patch"] = patch.diff(result.cwd)
         findings.append(item)
     doc: dict[str, Any] = {
         "version": VERSION,

@@ -9,7 +9,6 @@ so nobody mistakes a finding after the first for something real ttnn would have 
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -28,15 +27,9 @@ def ttnn_message(text: str) -> str:
 def messages(session: Session, findings: list[Finding]) -> list[str | None]:
     """Per finding, the TT_FATAL message real ttnn would have stopped with at one of its
     calls, when the run went past it in keep-going mode; else None."""
-    by_call: dict[int, str] = {}
-    for parent, args in session.query(
-            "SELECT parent, args FROM events WHERE kind = 'warning' AND name = ?", (WARNING_NAME,)):  # fmt: skip
-        try:
-            text = str(json.loads(args or "{}").get("message", ""))
-        except ValueError:
-            continue
-        if parent is not None:
-            by_call.setdefault(int(parent), ttnn_message(text))
+    from ttrecord.store.finding_rows import warnings_by_call
+
+    by_call = {seq: ttnn_message(text) for seq, text in warnings_by_call(session, WARNING_NAME).items()}
     if not by_call:
         return [None] * len(findings)
     return [next((by_call[s] for s in f.events if s in by_call), None) for f in findings]

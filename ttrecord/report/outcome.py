@@ -57,15 +57,12 @@ _CALL_KINDS = tuple(sorted(str(k) for k in CALL_KINDS))
 
 def of_session(session: Session) -> Empty | None:
     """`describe` for an open session: three indexed look-ups, not a scan of the events."""
+    from ttrecord.store.finding_rows import has_kind
+
     info = session.info()
-
-    def has(kinds: tuple[str, ...]) -> int:
-        marks = ",".join("?" * len(kinds))
-        rows = session.query(f"SELECT 1 FROM events WHERE kind IN ({marks}) LIMIT 1", kinds)
-        return len(rows)
-
-    return describe(info.backend, info.backend_reason, has(_CALL_KINDS),
-                    has((str(Kind.TRACE_BEGIN),)), has((str(Kind.REGION_BEGIN),)))  # fmt: skip
+    return describe(info.backend, info.backend_reason, int(has_kind(session, _CALL_KINDS)),
+                    int(has_kind(session, (str(Kind.TRACE_BEGIN),))),
+                    int(has_kind(session, (str(Kind.REGION_BEGIN),))))  # fmt: skip
 
 
 def of_path(path: str) -> Empty | None:

@@ -16,6 +16,7 @@ from ttrecord.analysis.check import CheckResult
 if TYPE_CHECKING:
     from ttrecord.report.baseline import Comparison
     from ttrecord.report.outcome import Empty
+    from ttrecord.report.patches import Patch
 
 
 @dataclass
@@ -25,6 +26,7 @@ class Extras:
     baseline: Comparison | None = None  # fixed / still there / new against an older check
     change: list[int] | None = None  # per finding, its line to change (report.lead)
     keep_going: list[str | None] | None = None  # per finding, the TT_FATAL it went past
+    patches: list[Patch | None] | None = None  # per finding, its mechanical fix (report.patches)
 
 
 @dataclass

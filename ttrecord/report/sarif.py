@@ -18,6 +18,7 @@ from ttrecord.analysis.registry import rules
 from ttrecord.findings import Finding, Severity
 from ttrecord.report import CheckResult
 from ttrecord.report.baseline import fingerprints
+from ttrecord.report.patches import sarif_fix
 from ttrecord.report.result import extras
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -117,6 +118,9 @@ def _results(result: CheckResult, index: dict[str, int]) -> list[dict[str, Any]]
         went = (extras(result).keep_going or [None] * len(result.findings))[i]
         if went is not None:  # recorded with --keep-going: real ttnn stops here
             item["properties"]["keepGoing"] = went
+        patch = (extras(result).patches or [None] * len(result.findings))[i]
+        if patch is not None:  # the mechanical fix, as code scanning shows fixes
+            item["fixes"] = [sarif_fix(patch, _artifact(patch.file, result.cwd))]
         if baseline is not None:
             item["baselineState"] = "new" if baseline.state[i] == "new" else "unchanged"
         out.append(item)

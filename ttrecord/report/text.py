@@ -18,6 +18,7 @@ from ttrecord import terminal, textsafe
 from ttrecord.report import CheckResult
 from ttrecord.report.keep_going import line as keep_going_line
 from ttrecord.report.lead import Frame, frames
+from ttrecord.report.patches import Patch
 from ttrecord.report.result import changed_line, extras
 
 STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.INFO: "bold blue"}
@@ -96,7 +97,8 @@ def source(console: Console, line: int, text: str) -> Text:
 
 
 def print_finding(console: Console, f: Finding, result: CheckResult, state: str | None = None,
-                  change: int | None = None, went_past: str | None = None) -> None:  # fmt: skip
+                  change: int | None = None, went_past: str | None = None,
+                  patch: Patch | None = None) -> None:  # fmt: skip
     head = Text.assemble((f"{f.severity}", STYLE[f.severity]), " ", (f.rule, "bold"), "  ", f.title)
     if state is not None:  # against a baseline: new, or still there
         head.append(f"  [{state}]", style="bold" if state == "new" else "dim")
@@ -117,6 +119,13 @@ def print_finding(console: Console, f: Finding, result: CheckResult, state: str 
         console.print(location(console, "  inside ", f.evidence["helper"], None, None),
                       soft_wrap=True)  # fmt: skip
     console.print(Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 2), expand=False))
+    if patch is not None:  # the mechanical fix itself, for `patch -p0` in the run's folder
+        console.print(Padding(Text(f"suggested patch: {patch.description} (apply with"
+                                   " `patch -p0` in the run's folder)", style="green"),
+                              (0, 0, 0, 2), expand=False))  # fmt: skip
+        for diff_line in patch.diff(result.cwd).splitlines():
+            style = "green" if diff_line.startswith("+") else "red" if diff_line.startswith("-") else ""
+            console.print(Text("    " + diff_line, style=style), soft_wrap=True)
     occ = f.evidence.get("occurrences")
     if isinstance(occ, dict) and occ.get("count", 1) > 1:
         console.print(Text(f"  {occurrence_text(occ)}", style="bold"))
@@ -177,8 +186,10 @@ def render(result: CheckResult, out: TextIO) -> None:
     if more.change is not None:
         changes = list(more.change)
     past: list[str | None] = list(more.keep_going or [None] * len(result.findings))
-    for f, state, change, went in zip(result.findings, states, changes, past, strict=True):
-        print_finding(console, f, result, state, change, went)
+    patches: list[Patch | None] = list(more.patches or [None] * len(result.findings))
+    for f, state, change, went, patch in zip(result.findings, states, changes, past, patches,
+                                             strict=True):  # fmt: skip
+        print_finding(console, f, result, state, change, went, patch)
     if more.baseline is not None:
         for entry in more.baseline.fixed:
             at = terminal.where(entry.get("file") or "?", entry.get("line"), console.width - 30)
