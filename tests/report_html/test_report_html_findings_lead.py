@@ -58,3 +58,19 @@ def test_nothing_to_judge_is_said_on_the_page(browser, tmp_path):
     text = browser.eval("document.getElementById('nothing-to-judge').textContent")
     assert text.startswith("Nothing to judge: No trace was captured")
     assert "No trace hazards found" not in browser.eval("document.getElementById('findings').textContent")
+
+
+def test_how_to_drive_the_trace_is_on_the_page(browser, tmp_path):
+    from tests.gate.test_drive import build as build_decode
+
+    session = build_decode(tmp_path)
+    page = tmp_path / "decode.html"
+    write_html_report(session, str(page))
+    browser.open(page)
+    assert browser.eval("window.__errors") == []
+    text = browser.eval("document.getElementById('drive').textContent")
+    assert "trace 0 (device 0, captured at decode.py:6-9)" in text
+    assert "tokens [32, 32] BFLOAT16 at decode.py:4" in text
+    snippet = browser.eval("document.querySelector('#drive pre.snippet').textContent")
+    assert "ttnn.copy_host_to_device_tensor(host_tokens, tokens)" in snippet
+    assert "result_logits = ttnn.to_torch(logits)" in snippet

@@ -17,6 +17,7 @@ from typing import Any
 from ttrecord.analysis import analyze_session
 from ttrecord.analysis.context import TraceInfo
 from ttrecord.findings import Finding
+from ttrecord.report import drive
 from ttrecord.report.lead import change_indexes
 from ttrecord.report.outcome import of_session
 from ttrecord.report.result import changed_line
@@ -71,6 +72,7 @@ def build_payload(session: Session) -> dict[str, Any]:
         "sites": [list(s) for s in sites.values],
         "maps": maps,
         "traces": _traces(ctx.traces),
+        "drive": [p.to_json() for p in drive.plans(session)],
         "ranges": ranges,
         "findings": [_finding(session, f, k) for f, k in zip(findings, change_indexes(session, findings), strict=True)],
         "hazards": _hazards(findings, maps, locate, ranges),

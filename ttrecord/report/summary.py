@@ -58,6 +58,7 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
             console.print(_traces(textsafe.clean_deep(summary.traces), console.width))
         for region in summary.regions:
             console.print(_region(region, [t for t in summary.traces if t.device == region.device]))
+        _drive(console, session)
         from ttrecord.report.outcome import of_session
         from ttrecord.report.result import changed_line
 
@@ -248,6 +249,27 @@ def _region(region: RegionSummary, traces: list[TraceSummary]) -> Table:
     row("high-water mark", region.high_water, region.high_water_per_bank, "yellow" if full else "")
     row("trace_region_size", region.size, region.size_per_bank, "bold")
     return table
+
+
+def _drive(console: Console, session: Session) -> None:
+    """How to drive each capture: inputs to copy into, outputs to read, a replay loop."""
+    from ttrecord.report import drive
+
+    for plan in textsafe.clean_deep(drive.plans(session)):
+        console.print(Text(f"How to drive trace {plan.trace_id} (device {plan.device}, captured"
+                           f" at {plan.captured})", style="bold"))  # fmt: skip
+        console.print(Text("  copy new data into these captured inputs before each replay:"))
+        for t in plan.inputs or []:
+            console.print(Text(f"    {drive.describe(t)}"), soft_wrap=True)
+        if not plan.inputs:
+            console.print(Text("    (none: the trace reads no buffer made before it)", style="dim"))
+        console.print(Text("  read these outputs after it:"))
+        for t in plan.outputs or []:
+            console.print(Text(f"    {drive.describe(t)}"), soft_wrap=True)
+        if not plan.outputs:
+            console.print(Text("    (none: nothing it made outlived the capture)", style="dim"))
+        for row in plan.snippet.splitlines():
+            console.print(Text("    " + row, style="cyan"), soft_wrap=True)
 
 
 def _bytes(n: int | None) -> str:

@@ -51,3 +51,30 @@ def next_execute_line(session: Session, after: int, device: int | None, trace: i
         " 'trace_execute' AND e.seq > ? AND e.device IS ? AND e.trace = ? AND c.file = ?"
         " AND c.function = ? ORDER BY e.seq LIMIT 1", (after, device, trace, file, function))  # fmt: skip
     return int(rows[0][0]) if rows else None
+
+
+# (buffer id, address, buffer type, shape JSON, dtype, seq of the call that used it)
+TraceBuffer = tuple[int, int, str, str, str, int]
+
+
+def trace_buffers(session: Session, device: int | None, begin: int,
+                  end: int) -> tuple[list[TraceBuffer], list[TraceBuffer]]:  # fmt: skip
+    """(inputs, outputs) of the capture between seqs `begin` and `end`: the device buffers its
+    calls read that none of them made (first use first), and those they made that were still
+    allocated when it ended (last write first)."""
+    made = ("SELECT t2.buffer FROM tensors t2 JOIN events e2 ON e2.seq = t2.seq WHERE t2.seq > ?"
+            " AND t2.seq < ? AND t2.role = 'out' AND t2.buffer IS NOT NULL AND e2.device IS ?")
+    inputs = session.query(
+        "SELECT t.buffer, t.address, t.buffer_type, t.shape, t.dtype, MIN(e.seq) FROM tensors t"
+        " JOIN events e ON e.seq = t.seq WHERE e.seq > ? AND e.seq < ? AND e.device IS ?"
+        " AND t.role = 'in' AND t.storage = 'device' AND t.buffer IS NOT NULL"
+        f" AND t.buffer NOT IN ({made}) GROUP BY t.buffer ORDER BY MIN(e.seq), MIN(t.pos)",
+        (begin, end, device, begin, end, device))  # fmt: skip
+    outputs = session.query(
+        "SELECT t.buffer, t.address, t.buffer_type, t.shape, t.dtype, MAX(e.seq) FROM tensors t"
+        " JOIN events e ON e.seq = t.seq WHERE e.seq > ? AND e.seq < ? AND e.device IS ?"
+        " AND t.role = 'out' AND t.buffer IS NOT NULL AND t.buffer NOT IN (SELECT buffer FROM"
+        " events WHERE kind = 'free' AND seq > ? AND seq <= ? AND buffer IS NOT NULL)"
+        " GROUP BY t.buffer ORDER BY MAX(e.seq) DESC",
+        (begin, end, device, begin, end))  # fmt: skip
+    return [tuple(r) for r in inputs], [tuple(r) for r in outputs]

@@ -157,6 +157,21 @@ function findingView(ids) {
   return node;
 }
 
+function driveSection() {
+  const box = document.getElementById("drive");
+  if (!D.drive || !D.drive.length) { box.append(el("p", {}, "No capture ended: nothing to replay.")); return; }
+  const tensor = (t) => el("li", {}, el("code", {}, t.name || "(unnamed)"), ` [${t.shape.join(", ")}] ${t.dtype}`, t.file ? " at " : "", t.file ? el("span", { class: "where", title: t.file }, where(t.file, t.line)) : "");
+  for (const p of D.drive) {
+    box.append(el("div", { class: "drive", "data-trace": p.trace_id },
+      el("h3", {}, `trace ${p.trace_id} (device ${p.device}, captured at ${p.captured})`),
+      el("div", {}, "Copy new data into these captured inputs before each replay:"),
+      el("ul", {}, ...(p.inputs.length ? p.inputs.map(tensor) : [el("li", {}, "none")])),
+      el("div", {}, "Read these outputs after it:"),
+      el("ul", {}, ...(p.outputs.length ? p.outputs.map(tensor) : [el("li", {}, "none")])),
+      el("pre", { class: "snippet" }, p.snippet)));
+  }
+}
+
 function tracesTable() {
   const box = document.getElementById("traces");
   if (!D.traces.length) { box.append(el("p", {}, "No trace was captured.")); return; }
@@ -230,6 +245,7 @@ function main() {
   if (!D.maps.length) mapsBox.append(el("p", {}, "No device buffers were recorded."));
   findings();
   tracesTable();
+  driveSection();
   for (const p of PLOTS) p.draw();
   window.addEventListener("resize", redrawAll);
   document.documentElement.dataset.readyMs = Math.round(performance.now());
