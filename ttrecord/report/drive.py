@@ -135,7 +135,7 @@ def _snippet(plan: Plan, begin_line: str | None, cq: int | None) -> str:
         if stmt.value.args:
             device_var = ast.unparse(stmt.value.args[0])
     rows = ["for step in steps:",
-            "    # new data goes INTO the captured inputs (a new tensor is never seen by the trace)"]  # fmt: skip
+            "    # copy new data INTO the captured inputs: the trace never sees a new tensor"]  # fmt: skip
     for i, t in enumerate(plan.inputs):
         name = t.name or f"captured_input_{i}"
         where = f"  # made at {_where(t)}" if t.file else ""

@@ -268,8 +268,13 @@ def _drive(console: Console, session: Session) -> None:
             console.print(Text(f"    {drive.describe(t)}"), soft_wrap=True)
         if not plan.outputs:
             console.print(Text("    (none: nothing it made outlived the capture)", style="dim"))
+        room = console.width - 4
         for row in plan.snippet.splitlines():
-            console.print(Text("    " + row, style="cyan"), soft_wrap=True)
+            code, sep, comment = row.partition("  # ")
+            lines = [row] if len(row) <= room or not sep else [
+                code[: len(code) - len(code.lstrip())] + "# " + comment, code]  # comment above
+            for text in lines:
+                console.print(Text("    " + terminal.fit(text, room), style="cyan"), soft_wrap=True)
 
 
 def _bytes(n: int | None) -> str:
