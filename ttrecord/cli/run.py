@@ -99,6 +99,9 @@ class Run:
                             help="check each trace's replays against an eager re-run of its ops"
                             " on the same inputs, and that replays write nothing else (reads"
                             " device memory around execute_trace; see docs/check.md)")  # fmt: skip
+        parser.add_argument("-q", "--quiet", action="store_true",
+                            help="print none of ttrecord's own lines (backend, session path) on"
+                            " stderr; errors still are")  # fmt: skip
         parser.add_argument("--keep-going", action="store_true",
                             help="emulator: record a TT_FATAL inside a capture (a read, a write,"
                             " an event wait, a compile) with ttnn's message and go on as if the"
@@ -156,6 +159,8 @@ class Run:
             from ttrecord.emulator.errors import KEEP_GOING_ENV
 
             os.environ[KEEP_GOING_ENV] = "1"  # the program's process inherits it
+        if args.quiet:
+            os.environ["TTRECORD_RUN_QUIET"] = "1"  # the recorded process drops it at start
         if args.tui:
             from ttrecord.cli.run_tui import ui_alongside
 
@@ -163,14 +168,15 @@ class Run:
                 result = Supervisor(options).run()
         else:
             result = Supervisor(options).run()
-        self._summary(result)
+        if not args.quiet:
+            self._summary(result)
         code = result.exit_code
         if args.check:
             from ttrecord.cli.check import Check
 
             check_code = Check().run(
                 argparse.Namespace(session=str(output), format="text", fail_on=args.fail_on,
-                                   output=None, quiet=False, allow_empty=args.allow_empty,
+                                   output=None, quiet=args.quiet, allow_empty=args.allow_empty,
                                    allow_incomplete=True)  # the run's own code says it
             )
             print(wrap(both_codes(code, check_code, args.fail_on), sys.stderr, keep=10),

@@ -202,12 +202,21 @@ def _traces(traces: list[TraceSummary], width: int = 80) -> Table:
         table.add_column(col, justify="left" if col in ("captured", "state") else "right",
                          no_wrap=col in ("captured", "state"))  # fmt: skip
     rows: list[list[str]] = []
+    same: dict[tuple[str, ...], list[int]] = {}  # a long run's identical traces: one row
     for t in traces:
         cells = [str(t.device), str(t.trace_id), t.captured, str(t.ops), str(t.replays),
                  f"{t.bytes_per_replay:,}", t.state]  # fmt: skip
         if verified:
             cells.insert(5, ", ".join(f"{n} {r}" for r, n in sorted(t.verified.items())) or "-")
-        rows.append(cells)
+        key = tuple(c for k, c in enumerate(cells) if k != 1)
+        if key not in same:
+            same[key] = []
+            rows.append(cells)
+        same[key].append(t.trace_id)
+    for cells in rows:
+        ids = same[tuple(c for k, c in enumerate(cells) if k != 1)]
+        if len(ids) > 1:
+            cells[1] = f"{min(ids)}–{max(ids)} ({len(ids)}×)"
     # The capture's place gets the room the other columns leave (their headers may wrap at
     # spaces); a long path is shortened from the middle, its file name and lines stay.
     at = columns.index("captured")

@@ -581,21 +581,30 @@ class Session(AnalysisQueries):
 
 
 def find_sessions(folder: str | os.PathLike[str]) -> list[Path]:
-    """Session files directly inside a folder, newest first (other SQLite files are skipped)."""
-    found = []
+    """Session files directly inside a folder, the most recently started run first (a check
+    or a copy changes a file's mtime, not when its run started; other SQLite files are
+    skipped)."""
+    found: list[tuple[float, Path]] = []
     for path in Path(folder).glob("*.db"):
         try:
-            Session.open(path).close()
+            session = Session.open(path)
         except SessionError:
             continue  # another program's file, or one that cannot be told to be a session
-        found.append(path)  # (a session whose contents are damaged is listed: readers say so)
-    def mtime(p: Path) -> float:
-        try:
-            return p.stat().st_mtime
-        except OSError:
-            return 0.0
+        try:  # (a session whose contents are damaged is listed: readers say so)
+            started = float(session.info().started_at or 0.0)
+        except Exception:  # noqa: BLE001 - damaged: fall back on the file's time
+            started = _mtime(path)
+        finally:
+            session.close()
+        found.append((started, path))
+    return [p for _started, p in sorted(found, key=lambda item: item[0], reverse=True)]
 
-    return sorted(found, key=mtime, reverse=True)
+
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _queue_args(text: str | None) -> dict | None:
