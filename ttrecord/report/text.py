@@ -7,10 +7,13 @@ terminals turn into links.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
 from rich.padding import Padding
+from rich.style import Style
 from rich.text import Text
 
 from ttrecord.findings import Finding, Severity
@@ -87,7 +90,21 @@ def location(console: Console, lead: str, file: str | None, line: int | None,
         func
     ) > room:
         func = ""  # the function name goes before the line number would
-    return Text.assemble(lead, (terminal.where(file, line, room - len(func)), style), func)
+    return Text.assemble(lead, (terminal.where(file, line, room - len(func)),
+                                _linked(console, style, file)), func)
+
+
+def _linked(console: Console, style: str, file: str) -> str | Style:
+    """On a terminal, `file:line` is also an OSC 8 hyperlink to the file, its URI built by
+    ttrecord (percent-encoded: no character of the session's path reaches the terminal raw);
+    piped or in a file, plain text."""
+    if not console.is_terminal or console.legacy_windows or not os.path.isabs(file):
+        return style
+    try:
+        uri = Path(file).as_uri()
+    except ValueError:
+        return style
+    return Style.parse(style) + Style(link=uri)
 
 
 def source(console: Console, line: int, text: str) -> Text:
