@@ -86,6 +86,7 @@ class FindingData:
     change: tuple[str | None, int | None, str | None] | None = None  # the line to change
     calls: tuple[CallLine, ...] = ()  # from the line to change down to the ttnn call
     changed_on_disk: bool = False  # the finding's file was edited since the recording
+    keep_going: str | None = None  # recorded with run --keep-going: the TT_FATAL it went past
 
 
 def sort_findings(findings: list[Finding]) -> tuple[Finding, ...]:
@@ -215,4 +216,7 @@ def finding_data(session: Session, finding: Finding) -> FindingData:
         rows = session.timeline(EventFilter(seqs=frozenset(finding.events)), limit=len(finding.events))
         order = {seq: i for i, seq in enumerate(finding.events)}
         related = tuple(sorted(rows, key=lambda r: order.get(r.seq, 0)))
-    return FindingData(finding, source, note, related, change, tuple(calls), changed)
+    from ttrecord.report.keep_going import messages
+
+    went = messages(session, [finding])[0]
+    return FindingData(finding, source, note, related, change, tuple(calls), changed, went)

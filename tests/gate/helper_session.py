@@ -35,8 +35,14 @@ HELPER_LINE, CALLER_LINE, MODULE_LINE = 7, 16, 21
 X, W, H = 0x100000, 0x100800, 0x101000
 
 
-def build(folder: Path, name: str = "helper.db") -> tuple[Path, Path]:
-    """(session, script): the script written next to the session, the session stores it."""
+KEEP_GOING_TEXT = ("TT_FATAL @ /project/tt_metal/distributed/fd_mesh_command_queue.cpp:851:"
+                   " !trace_id_.has_value()\ninfo:\nReads are not supported during trace capture."
+                   "\nbacktrace:\n --- ttrecord.emulator: no native backtrace (emulated device)")
+
+
+def build(folder: Path, name: str = "helper.db", keep_going: bool = False) -> tuple[Path, Path]:
+    """(session, script): the script written next to the session, the session stores it.
+    `keep_going`: the read carries the warning the emulator issues in keep-going mode."""
     script = folder / "model.py"
     script.write_text(SOURCE)
     b = SessionBuilder(file=str(script))
@@ -50,6 +56,11 @@ def build(folder: Path, name: str = "helper.db") -> tuple[Path, Path]:
     read = b.d2h(h2, line=HELPER_LINE, name="to_torch")
     read.callsite = CallSite(str(script), HELPER_LINE, "decode_step",
                              ((str(script), CALLER_LINE, "main"), (str(script), MODULE_LINE, "<module>")))
+    if keep_going:
+        from ttrecord.events import Kind
+
+        b._add(Kind.WARNING, "FatalInCapture", None, parent=read.seq,
+               args={"message": KEEP_GOING_TEXT})  # fmt: skip
     b.end_trace(tid, line=17)
     b.release(tid, line=18)
     return Path(b.write(folder / name)), script

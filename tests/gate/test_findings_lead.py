@@ -97,3 +97,22 @@ async def _tui_finding(tmp_path, size):
         await pilot.press("pagedown")
         await settle(pilot)
         assert scroll.scroll_y > 0
+
+
+def test_tui_finding_says_keep_going(tmp_path):
+    asyncio.run(_tui_keep_going(tmp_path))
+
+
+async def _tui_keep_going(tmp_path):
+    from tests.tui.tui_pilot import screen_text, settle
+    from ttrecord.tui.app import TtrecordApp
+
+    session, _script = build(tmp_path, keep_going=True)
+    main(["check", "-q", str(session)])
+    app = TtrecordApp([str(session)])
+    async with app.run_test(size=(100, 32)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        text = " ".join(screen_text(app).split())
+        assert 'seen in keep-going mode: real ttnn stops here with TT_FATAL "Reads are not' in text

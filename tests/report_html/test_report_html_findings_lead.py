@@ -74,3 +74,13 @@ def test_how_to_drive_the_trace_is_on_the_page(browser, tmp_path):
     snippet = browser.eval("document.querySelector('#drive pre.snippet').textContent")
     assert "ttnn.copy_host_to_device_tensor(host_tokens, tokens)" in snippet
     assert "result_logits = ttnn.to_torch(logits)" in snippet
+
+
+def test_a_keep_going_finding_says_so_on_the_page(browser, tmp_path):
+    session, _script = build(tmp_path, "kg.db", keep_going=True)
+    page = tmp_path / "kg.html"
+    write_html_report(str(session), str(page))
+    browser.open(page)
+    text = browser.eval("document.querySelector('#findings .keep-going').textContent")
+    assert text == ('seen in keep-going mode: real ttnn stops here with TT_FATAL "Reads are not'
+                    ' supported during trace capture."')

@@ -17,7 +17,7 @@ from typing import Any
 from ttrecord.analysis import analyze_session
 from ttrecord.analysis.context import TraceInfo
 from ttrecord.findings import Finding
-from ttrecord.report import drive
+from ttrecord.report import drive, keep_going
 from ttrecord.report.lead import change_indexes
 from ttrecord.report.outcome import of_session
 from ttrecord.report.result import changed_line
@@ -74,7 +74,9 @@ def build_payload(session: Session) -> dict[str, Any]:
         "traces": _traces(ctx.traces),
         "drive": [p.to_json() for p in drive.plans(session)],
         "ranges": ranges,
-        "findings": [_finding(session, f, k) for f, k in zip(findings, change_indexes(session, findings), strict=True)],
+        "findings": [dict(_finding(session, f, k), keepGoing=went) for f, k, went in zip(
+            findings, change_indexes(session, findings), keep_going.messages(session, findings),
+            strict=True)],  # fmt: skip
         "hazards": _hazards(findings, maps, locate, ranges),
     }
 

@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Header, Static
 
 from ttrecord.errors import SessionError
 from ttrecord.findings import Finding
+from ttrecord.report.keep_going import line as keep_going_line
 from ttrecord.report.lead import frames
 from ttrecord.tui.handle import handle_of
 from ttrecord.tui.format import SEVERITY_STYLE, evidence_lines, hexaddr, site
@@ -157,6 +158,8 @@ class FindingScreen(Screen):
             if call.text:
                 calls.append(f"\n  {call.line:>5} | {call.text}", "bold")
             calls.append("\n")
+        if data.keep_going:
+            calls.append(keep_going_line(data.keep_going) + "\n", "magenta")
         if data.changed_on_disk:
             calls.append("The file changed on disk since the recording: the lines shown are the"
                          " recorded ones.", "yellow")  # fmt: skip

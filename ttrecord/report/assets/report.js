@@ -149,6 +149,7 @@ function findingView(ids) {
     const row = el("div", { class: "frame" + (k === 0 ? " current" : "") }, frame.lead ? el("span", { class: "lead" }, frame.lead + " ") : null, link);
     return row;
   });
+  if (f.keepGoing) node.append(el("div", { class: "keep-going" }, `seen in keep-going mode: real ttnn stops here with TT_FATAL "${f.keepGoing}"`));
   if (chain.length > 1) node.append(...frames.slice(0, 1));
   if (shown) node.append(shown);
   if (chain.length > 1) node.append(...frames.slice(1));
