@@ -167,8 +167,11 @@ def overview(session: Session) -> OverviewData:
         notices.append(f"The program {info.status} during {died or 'an unknown call'}.")
     if info.error_message and info.status == "error":
         notices.append(f"The program raised {info.error_type or 'an error'}: {info.error_message}")
-    if total == 0:
-        notices.append("No ttnn calls were recorded in this session.")
+    from ttrecord.report.outcome import of_session
+
+    empty = of_session(session)  # no backend, no ttnn call, no capture: said, never "clean"
+    if empty is not None:
+        notices.append(f"Nothing to judge: {empty.why}")
     return OverviewData(
         info=info,
         events=total,

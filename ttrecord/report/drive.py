@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ttrecord.store.reader import Session
 
 MAX_TRACES = 3  # a decode loop captures the same lines many times: the first few say it all
+MAX_EXAMINED = 100  # captures looked at to find them (each costs two event look-ups)
 
 
 @dataclass
@@ -92,8 +93,10 @@ def plans(session: Session) -> list[Plan]:
     """How to drive each of the first MAX_TRACES captures that ended (distinct capture lines)."""
     out: list[Plan] = []
     seen: set[tuple] = set()
-    for t in session.traces():
-        if t.end_seq is None or len(out) >= MAX_TRACES:
+    for t in session.traces()[:MAX_EXAMINED]:
+        if len(out) >= MAX_TRACES:
+            break
+        if t.end_seq is None:
             continue
         begin = session.event(t.begin_seq)
         site = begin.callsite if begin is not None else None

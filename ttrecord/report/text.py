@@ -140,9 +140,15 @@ def print_finding(console: Console, f: Finding, result: CheckResult, state: str 
         console.print(Padding(Text(f"suggested patch: {patch.description} (apply with"
                                    " `patch -p0` in the run's folder)", style="green"),
                               (0, 0, 0, 2), expand=False))  # fmt: skip
+        room, cut = console.width - 4, False
         for diff_line in patch.diff(result.cwd).splitlines():
             style = "green" if diff_line.startswith("+") else "red" if diff_line.startswith("-") else ""
-            console.print(Text("    " + diff_line, style=style), soft_wrap=True)
+            cut |= len(diff_line) > room
+            console.print(Text("    " + terminal.fit(diff_line, room), style=style), soft_wrap=True)
+        if cut:  # a cut line would not apply: say where the whole patch is
+            console.print(Padding(Text("(lines cut to the terminal's width: the whole patch is"
+                                       " `patch` in `ttrecord check --format json`)", style="dim"),
+                                  (0, 0, 0, 4), expand=False))  # fmt: skip
     occ = f.evidence.get("occurrences")
     if isinstance(occ, dict) and occ.get("count", 1) > 1:
         console.print(Text(f"  {occurrence_text(occ)}", style="bold"))
