@@ -43,6 +43,7 @@ SLOW_MODULES = {
     "tests/reliability/test_recover_damaged.py", "tests/reliability/test_hostile_files.py",
     "tests/reliability/test_output_policy.py", "tests/reliability/test_group_signals.py",
     "tests/reliability/test_storage_faults.py",
+    "tests/gate", "tests/report_html/test_report_html_findings_lead.py",
 }  # fmt: skip
 
 

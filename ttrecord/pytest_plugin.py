@@ -169,21 +169,27 @@ def _where(file: str | None, line: int | None, root: Path) -> str:
     return f"{shown}:{line}" if line else shown
 
 
-def format_findings(findings: list[Any], session: Path, threshold: str, root: Path) -> str:
+def format_findings(findings: list[Any], session: Path, threshold: str, root: Path,
+                    changes: list[int] | None = None) -> str:  # fmt: skip
+    """Each finding: its rule and line, the line to change down to the ttnn call
+    (`changes`: per finding, see ttrecord.report.lead), the fix, then what happened."""
+    from ttrecord.report.text import chain
+
     lines = [f"ttrecord: {len(findings)} finding(s) in {_where(str(session), None, root)}"
              f" (fail-on: {threshold})"]  # fmt: skip
-    for f in findings:
+    for i, f in enumerate(findings):
         func = f" in {f.function}" if f.function else ""
         times = f" (x{f.occurrences})" if f.occurrences > 1 else ""
         lines.append(f"{f.rule} {f.severity} {_where(f.file, f.line, root)}{func}: {f.title}{times}")
-        for file, line, function in f.callers[:2]:
-            lines.append(f"    called from {_where(file, line, root)} in {function}")
+        for lead, (file, line, function) in chain(f, changes[i] if changes else None):
+            if lead.strip():
+                lines.append(f"  {lead}{_where(file, line, root)} in {function}")
+        if f.fix:
+            lines.append(textwrap.indent(f"fix: {f.fix}", "    "))
         lines.append(textwrap.indent(f.message, "    "))
         for item in f.folded:
             at = _where(item["file"], item.get("line"), root) if item.get("file") else item["at"]
             lines.append(f"    also caused by this: {item['rule']} {item['title']} at {at}")
-        if f.fix:
-            lines.append(textwrap.indent(f"fix: {f.fix}", "    "))
     return "\n".join(lines)
 
 
@@ -205,11 +211,31 @@ class _Summary:
         tr = terminalreporter
         tr.section("ttrecord")
         with_findings = {k: v for k, v in self.recorded.items() if v["findings"]}
-        tr.line(f"{len(self.recorded)} test(s) recorded into {self.folder};"
+        judged = {k: v for k, v in self.recorded.items() if not v.get("empty")}
+        tr.line(f"{len(judged)} test(s) recorded into {self.folder};"
                 f" {len(with_findings)} with findings")  # fmt: skip
+        empty: dict[str, int] = {}
+        for v in self.recorded.values():
+            if v.get("empty"):
+                empty[v["empty"]] = empty.get(v["empty"], 0) + 1
+        if empty:  # never a silent pass: say what had nothing to judge
+            tr.line(_empty_line(empty))
         for nodeid, info in with_findings.items():
             rules = ", ".join(f"{r} x{n}" for r, n in sorted(info["findings"].items()))
             tr.line(f"  {nodeid}: {rules}  ({info['session']})")
+
+
+def _empty_line(counts: dict[str, int]) -> str:
+    """One line for the tests that gave the trace rules nothing to judge."""
+    parts = []
+    if counts.get("no_calls"):
+        parts.append(f"{counts['no_calls']} recorded no ttnn call")
+    if counts.get("no_capture"):
+        parts.append(f"{counts['no_capture']} captured no trace (eager only: only"
+                     " @pytest.mark.ttrecord(audit_region=...) can judge those)")  # fmt: skip
+    if counts.get("no_backend"):
+        parts.append(f"{counts['no_backend']} ran without a backend")
+    return "nothing to judge: " + "; ".join(parts)
 
 
 # -- recording -------------------------------------------------------------------------------
@@ -222,6 +248,7 @@ class _Test:
     writer: Any
     regions: tuple[str, ...]
     fail_on: str
+    changes: list[int] | None = None  # per finding, the frame of its line to change
 
 
 class _Recording(_Summary):
@@ -320,17 +347,26 @@ class _Recording(_Summary):
         if not self.verify_replay:
             self.recording.verify(False)
         try:
-            findings = self._finish(test, report, call)
+            findings, empty = self._finish(test, report, call)
         except Exception as exc:  # never let the recorder's trouble hide the test's result
             report.sections.append(("ttrecord", f"ttrecord could not analyse this test: {exc!r}"))
             return
+        if empty is not None:
+            report.sections.append(("ttrecord", empty.why))
         if findings is not None:
-            self._judge(test, report, findings, item.config.rootpath)
+            self._judge(test, report, findings, item.config.rootpath, empty)
+        elif empty is not None:
+            report.user_properties.append(
+                (_PROPERTY, json.dumps({"session": None, "findings": {}, "empty": empty.kind})))
 
-    def _finish(self, test: _Test, report: pytest.TestReport, call: pytest.CallInfo) -> list | None:
-        """Write the test's events, close the session, analyse it; None if nothing recorded."""
+    def _finish(self, test: _Test, report: pytest.TestReport,
+                call: pytest.CallInfo) -> tuple[list | None, Any]:  # fmt: skip
+        """Write the test's events, close the session, analyse it: (findings, why there was
+        nothing to judge); findings None when nothing was recorded."""
         from ttrecord.analysis.check import check_and_store
         from ttrecord.events import SessionStatus
+        from ttrecord.report.lead import change_indexes
+        from ttrecord.report.outcome import Empty, of_session
         from ttrecord.store.reader import Session
 
         events = self._scoped(self._drain(), test.regions)
@@ -339,7 +375,10 @@ class _Recording(_Summary):
             writer.close()
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{test.path}{suffix}").unlink(missing_ok=True)
-            return None
+            if report.skipped:
+                return None, None
+            return None, Empty("no_calls", "ttrecord: no ttnn call was recorded in this test:"
+                               " nothing to judge.")  # fmt: skip
         writer.add(events)
         exc = call.excinfo
         if exc is None:
@@ -350,7 +389,11 @@ class _Recording(_Summary):
         writer.close()
         with Session.open(test.path) as session:
             findings = check_and_store(session)[0]
-        return findings
+            empty = of_session(session)
+            test.changes = change_indexes(session, findings)
+        if empty is not None:
+            empty = Empty(empty.kind, f"ttrecord: {empty.why}")
+        return findings, empty
 
     def _scoped(self, events: list[Any], regions: tuple[str, ...]) -> list[Any]:
         """Drop audit-region marks of regions another test asked for (their wrappers stay)."""
@@ -369,16 +412,17 @@ class _Recording(_Summary):
         return kept
 
     def _judge(self, test: _Test, report: pytest.TestReport, findings: list[Any],
-               root: Path) -> None:  # fmt: skip
+               root: Path, empty: Any = None) -> None:  # fmt: skip
         counts: dict[str, int] = {}
         for f in findings:
             counts[f.rule] = counts.get(f.rule, 0) + 1
         report.user_properties.append(
-            (_PROPERTY, json.dumps({"session": str(test.path), "findings": counts}))
-        )
+            (_PROPERTY, json.dumps({"session": str(test.path), "findings": counts,
+                                    "empty": empty.kind if empty is not None else None}))
+        )  # fmt: skip
         if not findings:
             return
-        text = format_findings(findings, test.path, test.fail_on, root)
+        text = format_findings(findings, test.path, test.fail_on, root, test.changes)
         failing = [f for f in findings if f.severity.rank >= _RANK[test.fail_on]]
         if failing and report.passed:
             first = failing[0]

@@ -67,11 +67,26 @@ class SourceExcerpt:
 
 
 @dataclass(frozen=True)
+class CallLine:
+    """One frame of a finding's chain below the line to change, with its recorded source."""
+
+    lead: str  # "which calls" / "reached from"
+    file: str | None
+    line: int | None
+    function: str | None
+    text: str | None
+
+
+@dataclass(frozen=True)
 class FindingData:
     finding: Finding
-    source: SourceExcerpt | None
+    source: SourceExcerpt | None  # around the line to change (report.lead)
     source_note: str | None  # why there is no source, said in the UI
     related: tuple[TimelineRow, ...]
+    change: tuple[str | None, int | None, str | None] | None = None  # the line to change
+    calls: tuple[CallLine, ...] = ()  # from the line to change down to the ttnn call
+    changed_on_disk: bool = False  # the finding's file was edited since the recording
+    keep_going: str | None = None  # recorded with run --keep-going: the TT_FATAL it went past
 
 
 def sort_findings(findings: list[Finding]) -> tuple[Finding, ...]:
@@ -152,8 +167,11 @@ def overview(session: Session) -> OverviewData:
         notices.append(f"The program {info.status} during {died or 'an unknown call'}.")
     if info.error_message and info.status == "error":
         notices.append(f"The program raised {info.error_type or 'an error'}: {info.error_message}")
-    if total == 0:
-        notices.append("No ttnn calls were recorded in this session.")
+    from ttrecord.report.outcome import of_session
+
+    empty = of_session(session)  # no backend, no ttnn call, no capture: said, never "clean"
+    if empty is not None:
+        notices.append(f"Nothing to judge: {empty.why}")
     return OverviewData(
         info=info,
         events=total,
@@ -182,10 +200,26 @@ def source_excerpt(session: Session, file: str | None, line: int | None) -> tupl
 
 
 def finding_data(session: Session, finding: Finding) -> FindingData:
-    source, note = source_excerpt(session, finding.file, finding.line)
+    from ttrecord.report.lead import capture_sites, change_index
+    from ttrecord.report.text import chain
+
+    steps = chain(finding, change_index(finding, capture_sites(session, [finding])))
+    change = steps[0][1]
+    calls = []
+    for lead, (file, line, function) in steps[1:]:
+        text = session.source(file) if file else None
+        lines = text.splitlines() if text is not None else []
+        code = lines[line - 1].strip() if line and 0 < line <= len(lines) else None
+        calls.append(CallLine(lead.strip(), file, line, function, code))
+    source, note = source_excerpt(session, change[0], change[1])
+    changed = any(session.source_changed_on_disk(file)
+                  for file in {finding.file, change[0]} if file)  # fmt: skip
     related: tuple[TimelineRow, ...] = ()
     if finding.events:
         rows = session.timeline(EventFilter(seqs=frozenset(finding.events)), limit=len(finding.events))
         order = {seq: i for i, seq in enumerate(finding.events)}
         related = tuple(sorted(rows, key=lambda r: order.get(r.seq, 0)))
-    return FindingData(finding, source, note, related)
+    from ttrecord.report.keep_going import messages
+
+    went = messages(session, [finding])[0]
+    return FindingData(finding, source, note, related, change, tuple(calls), changed, went)

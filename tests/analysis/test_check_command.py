@@ -122,9 +122,11 @@ def test_text_shows_the_caller_of_a_helper_line(tmp_path, capsys):
     b.release(tid, line=33)
     main(["check", b.write(tmp_path / "helper.db")])
     out = capsys.readouterr().out
-    # THEN both the helper's line and the caller's line, where the fix may go, are shown
+    # THEN both the helper's line and the caller's line, where the fix may go, are shown,
+    # the caller's first: it is the line to change
     assert "model.py:30 in make_scratch" in out
-    assert "called from model.py:77 in main" in out
+    assert "change here: model.py:77 in main" in out
+    assert out.index("model.py:77 in main") < out.index("model.py:30 in make_scratch")
 
 
 def test_a_call_inside_installed_library_code_is_pinned_to_the_users_call(tmp_path, capsys):

@@ -21,9 +21,10 @@ def test_help_and_readme_list_the_same_exit_codes():
     epilog = help_text[help_text.index("exit codes:"):]
     help_codes = {int(m.group(1)) for m in re.finditer(r"^  (\d+) ", epilog, re.M)}
     readme = _readme_codes()
-    assert help_codes == set(readme) == {0, 1, 2, 3, 125, 130}
+    assert help_codes == set(readme) == {0, 1, 2, 3, 4, 125, 130}
     assert "ttrecord itself failed" in readme[125]  # run: its own errors apart from the program's
     assert "--fail-on" in readme[1] and "did not finish" in readme[3]
+    assert "nothing to judge" in readme[4] and "--allow-empty" in readme[4]
     assert "program's own code" in epilog and "program's own code" in README.read_text()
     assert all(len(line) <= 80 for line in epilog.splitlines())
 

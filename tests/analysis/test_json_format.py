@@ -23,12 +23,14 @@ def test_json_document_has_the_documented_keys(tmp_path):
     out = io.StringIO()
     jsonfmt.render(check_session(b.write(tmp_path / "s.db")), out)
     doc = json.loads(out.getvalue())
-    assert set(doc) == {"version", "session", "backend", "status", "findings", "summary"}
+    assert set(doc) == {"version", "session", "backend", "status", "findings", "summary",
+                        "nothing_to_judge", "changed_on_disk"}  # fmt: skip
     assert doc["version"] == 1
     assert (doc["backend"], doc["status"]) == ("emulator", "ok")
     (f,) = doc["findings"]
     assert set(f) == {"id", "severity", "title", "message", "file", "line", "function", "callers",
-                      "occurrences", "folded", "events", "evidence", "fix"}  # fmt: skip
+                      "occurrences", "folded", "events", "evidence", "fix",
+                      "fingerprint"}  # fmt: skip
     assert (f["occurrences"], f["folded"]) == (1, [])
     assert (f["id"], f["severity"], f["file"], f["line"]) == ("TR004", "error", "model.py", 30)
     assert doc["summary"]["by_rule"] == {"TR004": 1}

@@ -86,13 +86,22 @@ def _sarif(out: str, sample: str) -> list[tuple[str, int]]:
 
 
 def _text(out: str, sample: str) -> list[tuple[str, int]]:
+    """(rule, line) of each finding: its own line is the innermost of the frames shown from
+    the line to change down to the ttnn call (`change here:`, `which calls`), or the one
+    location under the head when the call is not inside a helper."""
     lines = out.splitlines()
     found = []
     for i, line in enumerate(lines):
         m = re.match(r"(error|warning|info) (TR\d{3})  ", line)
         if m:
-            loc = re.search(rf"{sample}\.py:(\d+)", lines[i + 1])
-            found.append((m.group(2), int(loc.group(1)) if loc else -1))
+            own = -1
+            for below in lines[i + 1:]:
+                if below.startswith("  fix:") or re.match(r"(error|warning|info) TR\d{3}  ", below):
+                    break
+                loc = re.match(rf"  (?:change here: |which calls )?\S*{sample}\.py:(\d+)", below)
+                if loc:
+                    own = int(loc.group(1))
+            found.append((m.group(2), own))
     return sorted(found)
 
 

@@ -22,7 +22,6 @@ from tests.recorder.conftest import run_ttrecord
         (["run", "-o", "nofolder/out.db", "x.py"], "nofolder: no such folder"),
         (["run", "."], ".: is a folder"),
         (["sessions", "nowhere"], "nowhere: no such folder"),
-        (["run", "--backend", "ttnn", "x.py"], "--backend ttnn: cannot import ttnn"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(tmp_path, args, message):
@@ -34,6 +33,23 @@ def test_bad_input_is_one_line_exit_2(tmp_path, args, message):
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not list(tmp_path.glob("*.db"))
+
+
+def test_a_backend_that_cannot_load_keeps_a_failed_session(tmp_path):
+    """GIVEN --backend ttnn where ttnn cannot be imported WHEN running THEN it exits 125 with
+    one line and no traceback, and the session stays, marked failed with the reason and
+    naming no backend (a CI step reading it sees a failure, never a clean run)."""
+    (tmp_path / "x.py").write_text("pass\n")
+    proc = run_ttrecord(["run", "--backend", "ttnn", "-o", "x.db", "x.py"], cwd=tmp_path)
+    assert proc.returncode == 125
+    assert "--backend ttnn: cannot import ttnn" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "x.db") as conn:
+        status, backend, reason = conn.execute(
+            "SELECT status, backend, backend_reason FROM session").fetchone()
+    assert (status, backend) == ("error", "none") and "cannot import ttnn" in reason
 
 
 def test_run_tells_its_own_failure_from_the_programs_exit_2(tmp_path):

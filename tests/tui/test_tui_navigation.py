@@ -12,8 +12,9 @@ from ttrecord.tui.widgets.event_table import EventTable
 
 
 async def test_related_event_opens_on_the_timeline(alloc_session):
-    """GIVEN a finding WHEN its second related event is chosen with down, enter THEN the
-    timeline opens with the cursor on that event."""
+    """GIVEN a finding WHEN its second related event is chosen with tab (to the events: the
+    page itself has the focus), down, enter THEN the timeline opens with the cursor on that
+    event."""
     app = TtrecordApp([str(alloc_session)])
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -22,7 +23,7 @@ async def test_related_event_opens_on_the_timeline(alloc_session):
         finding = app.screen
         assert isinstance(finding, FindingScreen)
         wanted = finding.data.related[1].seq
-        await pilot.press("down", "enter")
+        await pilot.press("tab", "down", "enter")
         await settle(pilot)
         assert isinstance(app.screen, TimelineScreen)
         table = app.screen.query_one(EventTable)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from ttrecord.errors import TtrecordError
 
@@ -15,7 +16,11 @@ class Check:
     ttrecord check SESSION.db --format sarif -o ttrecord.sarif   for GitHub code scanning
     ttrecord check SESSION.db --format json --fail-on warning    for scripts and CI
 
-    Exits 1 when a finding reaches the --fail-on level (default: error), 3 when the recorded
+    ttrecord check SESSION.db --baseline main.json        fail only on findings main lacks
+
+    Exits 1 when a finding reaches the --fail-on level (default: error; with --baseline, a
+    new finding), 4 when there was nothing to judge: no backend ran, no ttnn call was
+    recorded, or nothing was captured (--allow-empty turns this off), 3 when the recorded
     run did not finish (crashed, raised, hung or was interrupted: its findings cover only what
     it did before it stopped; --allow-incomplete turns this off), 0 otherwise, and 2 when the
     session cannot be read. The findings are also stored in the session, where
@@ -35,6 +40,13 @@ class Check:
         parser.add_argument("--allow-incomplete", action="store_true",
                             help="exit 0 (when nothing reaches --fail-on) even if the recorded"
                             " run did not finish")  # fmt: skip
+        parser.add_argument("--allow-empty", action="store_true",
+                            help="exit 0 (when nothing reaches --fail-on) even if there was"
+                            " nothing to judge: no backend, no ttnn call, no capture")  # fmt: skip
+        parser.add_argument("--baseline", metavar="OLD",
+                            help="an older session or `check --format json` file: findings are"
+                            " shown as fixed, still there or new, and only new ones count"
+                            " for the exit status")  # fmt: skip
         parser.add_argument("-o", "--output", metavar="FILE",
                             help="write the report to FILE instead of standard output")  # fmt: skip
         parser.add_argument("-f", "--force", action="store_true",
@@ -48,16 +60,23 @@ class Check:
 
         if args.output is None:
             return run_check(args.session, args.format, args.fail_on, sys.stdout, args.quiet,
-                             getattr(args, "allow_incomplete", False))  # fmt: skip
+                             **_gates(args))  # fmt: skip
         from ttrecord.cli.output import check_output, replaced_on_success
 
         path = check_output(args.output, inputs=[args.session], force=args.force)
         try:
             with replaced_on_success(path) as temp, open(temp, "w", encoding="utf-8") as out:
                 return run_check(args.session, args.format, args.fail_on, out, args.quiet,
-                                 getattr(args, "allow_incomplete", False))  # fmt: skip
+                                 **_gates(args))  # fmt: skip
         except OSError as exc:
             raise TtrecordError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
+
+
+def _gates(args: argparse.Namespace) -> dict[str, Any]:
+    """The exit-status switches (`run --check` builds its own Namespace with some of them)."""
+    return {"allow_incomplete": getattr(args, "allow_incomplete", False),
+            "allow_empty": getattr(args, "allow_empty", False),
+            "baseline": getattr(args, "baseline", None)}  # fmt: skip
 
 
 def _list_rules_in_help(parser: argparse.ArgumentParser) -> None:

@@ -43,7 +43,8 @@ exit codes:
   1    a finding at or above --fail-on (check, run --check); drift (diff)
   2    usage error, or a session or input that cannot be read (one line on stderr)
   3    check of a run that did not finish: it crashed, raised, hung or was interrupted (--allow-incomplete turns this off)
-  125  run: ttrecord itself failed before the program started (usage error, an output it must not replace, no backend), said in one line on stderr starting with "ttrecord run:"; a session it cannot write (full disk, I/O error) does not stop the program
+  4    check of a run with nothing to judge: no backend ran, no ttnn call was recorded, or nothing was captured (--allow-empty turns this off)
+  125  run: ttrecord itself failed before the program started (usage error, an output it must not replace, a backend that cannot load), said in one line on stderr starting with "ttrecord run:"; a session it cannot write (full disk, I/O error) does not stop the program
   130  ttrecord itself interrupted (Ctrl-C)
   run  exits with the program's own code (128+N when signal N killed it, 124 when --timeout stopped it); with --check, the check's code when the program exited 0, and one line on stderr with both codes
 """

@@ -39,7 +39,8 @@ def default_output(program: str, now: float | None = None) -> Path:
     return Path(f"ttrecord-{stem}-{stamp}.db")
 
 
-_CHECK_MEANS = {0: "nothing at or above --fail-on {}", 1: "a finding at or above --fail-on {}"}
+_CHECK_MEANS = {0: "nothing at or above --fail-on {}", 1: "a finding at or above --fail-on {}",
+                4: "nothing to judge"}
 
 
 def both_codes(program: int, check: int, fail_on: str) -> str:
@@ -107,11 +108,21 @@ class Run:
                             help="check each trace's replays against an eager re-run of its ops"
                             " on the same inputs, and that replays write nothing else (reads"
                             " device memory around execute_trace; see docs/check.md)")  # fmt: skip
+        parser.add_argument("-q", "--quiet", action="store_true",
+                            help="print none of ttrecord's own lines (backend, session path) on"
+                            " stderr; errors still are")  # fmt: skip
+        parser.add_argument("--keep-going", action="store_true",
+                            help="emulator: record a TT_FATAL inside a capture (a read, a write,"
+                            " an event wait, a compile) with ttnn's message and go on as if the"
+                            " call were made outside it, so one run shows every mistake")  # fmt: skip
         parser.add_argument("--check", action="store_true",
                             help="run `ttrecord check` on the session afterwards")  # fmt: skip
         parser.add_argument("--fail-on", choices=("error", "warning", "info", "never"), default="error",
                             help="with --check: lowest finding severity that exits with"
                             " status 1 (default: error)")  # fmt: skip
+        parser.add_argument("--allow-empty", action="store_true",
+                            help="with --check: exit 0 even if there was nothing to judge (no"
+                            " ttnn call, no capture)")  # fmt: skip
         parser.add_argument("--tui", action="store_true",
                             help="follow the session in `ttrecord tui` while it records (the"
                             " program's output goes to SESSION.db.out)")  # fmt: skip
@@ -156,6 +167,15 @@ class Run:
             from ttrecord.native.supervisor import NativeSupervisor
 
             supervisor = NativeSupervisor(options, audit=args.audit_capture)
+        if args.keep_going:
+            if args.backend == "ttnn":
+                raise TtrecordError("--keep-going needs the emulator: real ttnn stops at the"
+                                    " first TT_FATAL (use --backend emulator)")  # fmt: skip
+            from ttrecord.emulator.errors import KEEP_GOING_ENV
+
+            os.environ[KEEP_GOING_ENV] = "1"  # the program's process inherits it
+        if args.quiet:
+            os.environ["TTRECORD_RUN_QUIET"] = "1"  # the recorded process drops it at start
         if args.tui:
             from ttrecord.cli.run_tui import ui_alongside
 
@@ -163,14 +183,15 @@ class Run:
                 result = supervisor.run()
         else:
             result = supervisor.run()
-        self._summary(result)
+        if not args.quiet:
+            self._summary(result)
         code = result.exit_code
         if args.check:
             from ttrecord.cli.check import Check
 
             check_code = Check().run(
                 argparse.Namespace(session=str(output), format="text", fail_on=args.fail_on,
-                                   output=None, quiet=False,
+                                   output=None, quiet=args.quiet, allow_empty=args.allow_empty,
                                    allow_incomplete=True)  # the run's own code says it
             )
             print(wrap(both_codes(code, check_code, args.fail_on), sys.stderr, keep=10),

@@ -502,7 +502,7 @@ def synchronize_device(device: MeshDevice, cq_id: Optional[int] = None, sub_devi
     """The host waits until `cq_id` (every queue of the device when None) has run everything
     enqueued on it. Forbidden inside a trace capture, as on hardware."""
     if device.capturing:
-        raise errors.events_in_capture()
+        errors.fatal_in_capture(errors.events_in_capture())
     with device.lock:
         queues_of(device).finish(None if cq_id is None else int(cq_id))
 
@@ -528,7 +528,7 @@ def record_event(mesh_device: MeshDevice, cq_id: Optional[int] = None, sub_devic
     """Record an event on a command queue: it completes when everything enqueued on that
     queue before it has run (forbidden during capture, as on hardware)."""
     if mesh_device.capturing:
-        raise errors.events_in_capture()
+        errors.fatal_in_capture(errors.events_in_capture())
     return MeshEvent(mesh_device, _cq(cq_id))
 
 
@@ -540,7 +540,7 @@ def wait_for_event(cq_id: int = 0, mesh_event: Optional[MeshEvent] = None) -> No
     event = mesh_event
     device = event.device
     if device.capturing:
-        raise errors.events_in_capture()
+        errors.fatal_in_capture(errors.events_in_capture())
     with device.lock:
         queues_of(device).wait(_cq(cq_id), event._point)
 

@@ -94,6 +94,25 @@ def trace_not_found(trace_id: int, mesh_id: int) -> RuntimeError:
     )
 
 
+# Keep-going mode (`ttrecord run --keep-going`): a TT_FATAL real ttnn raises inside a trace
+# capture (a read, a write, an event wait, a compile) is issued as a warning with ttnn's text
+# instead, and the call goes on as if made outside the capture, so one run shows every mistake.
+KEEP_GOING_ENV = "TTRECORD_EMULATOR_KEEP_GOING"
+
+
+class FatalInCapture(UserWarning):
+    """A TT_FATAL real ttnn raises here, which the emulator went past in keep-going mode; the
+    recorder keeps it as a warning event under the call (its message is ttnn's text)."""
+
+
+def fatal_in_capture(error: RuntimeError) -> None:
+    """Raise `error` (a capture-fatal TT_FATAL), or in keep-going mode warn with its text and
+    return, so the caller goes on as outside a capture."""
+    if os.environ.get(KEEP_GOING_ENV) != "1":
+        raise error
+    warnings.warn(str(error), FatalInCapture, stacklevel=_user_stacklevel())
+
+
 class TraceAllocationWarning(UserWarning):
     """ttnn's "Allocating device buffers is potentially unsafe ..." warning.
 

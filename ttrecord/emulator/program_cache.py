@@ -125,7 +125,8 @@ def program(device: Any, name: str, inputs: Sequence[Any], dtype: Any, layout: A
 def _load(device: Any, prog: Program) -> None:
     """MeshWorkloadImpl::load_binaries: refuse in capture, else allocate top-down and write."""
     if getattr(device, "capturing", None):
-        raise errors.tt_fatal(_MESH_WORKLOAD, 200, "!is_capturing_trace", CANNOT_LOAD_IN_CAPTURE)
+        errors.fatal_in_capture(errors.tt_fatal(_MESH_WORKLOAD, 200, "!is_capturing_trace",
+                                                CANNOT_LOAD_IN_CAPTURE))  # fmt: skip
     prog.loaded = True
     if not LOAD_BINARIES:
         return

@@ -40,14 +40,14 @@ _INTERLEAVED = TensorMemoryLayout.INTERLEAVED
 def check_read(device: Any) -> None:
     """Real ttnn: TT_FATAL 'Reads are not supported during trace capture.'"""
     if device.capturing:
-        raise errors.reads_in_capture()
+        errors.fatal_in_capture(errors.reads_in_capture())
 
 
 def check_write(device: Any) -> None:
     """Real ttnn: TT_FATAL 'Writes are not supported during trace capture. trace id: N'"""
     trace = device.active_capture()
     if trace is not None:
-        raise errors.writes_in_capture(trace.trace_id)
+        errors.fatal_in_capture(errors.writes_in_capture(trace.trace_id))
 
 
 class Tensor(errors.NotEmulatedAttributes):

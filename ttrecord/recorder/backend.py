@@ -31,10 +31,20 @@ class Backend:
     version: str | None  # the release and its build: "0.81.1 (cp312-…_x86_64, sfpi 7.89.0)"
 
 
-def _emulator(reason: str) -> Backend:
-    from ttrecord import emulator
+# A backend that cannot load is ttrecord's own failure, never the program's: `run` exits 125.
+LOAD_FAILED = 125
 
-    module = emulator.install()
+
+def _emulator(reason: str) -> Backend:
+    try:
+        from ttrecord import emulator
+
+        module = emulator.install()
+    except Exception as exc:  # torch missing (it computes with torch), or broken
+        hint = ("; it computes with torch: pip install torch --index-url"
+                " https://download.pytorch.org/whl/cpu") if "torch" in str(exc) else ""  # fmt: skip
+        raise TtrecordError(f"the emulator ({reason}) cannot load: {exc}{hint}",
+                            LOAD_FAILED) from None  # fmt: skip
     version = f"{getattr(module, 'API_VERSION', '?')} API ({module.__version__})"
     return Backend(module, "emulator", reason, version)
 
@@ -72,7 +82,7 @@ def choose(requested: str) -> Backend:
                 reason = f"mock device (TT_METAL_MOCK_CLUSTER_DESC_PATH set): {reason}"
             return _real(reason)
         except Exception as exc:  # ImportError, or a native library that fails to load
-            raise TtrecordError(f"--backend ttnn: cannot import ttnn ({exc})") from None
+            raise TtrecordError(f"--backend ttnn: cannot import ttnn ({exc})", LOAD_FAILED) from None
     if importlib.util.find_spec("ttnn") is None:
         return _emulator("ttnn is not importable: No module named 'ttnn'")
     if not glob.glob("/dev/tenstorrent*") and not os.environ.get("TT_METAL_MOCK_CLUSTER_DESC_PATH"):

@@ -145,13 +145,16 @@ def main() -> int:
     log = LogWriter(config["log"])
     try:
         chosen = backends.choose(config["backend"])
-    except TtrecordError as exc:
+    except Exception as exc:  # a backend that cannot load: one line, the session marked failed
+        if not isinstance(exc, TtrecordError):
+            exc = TtrecordError(f"backend {config['backend']} cannot load: {exc!r}", 125)
         log.write(records.new_exception(type="TtrecordError", message=str(exc), traceback=""))
         log.write(records.new_exit(exit_code=exc.exit_code))
         return exc.exit_code  # the supervisor reports it
     # one line, whatever its width: it shares the program's stderr, where readers (and the
     # transparency tests) drop ttrecord's lines by their prefix
-    print(f"ttrecord: backend {chosen.name} ({chosen.reason})", file=sys.stderr)
+    if not os.environ.pop("TTRECORD_RUN_QUIET", None):  # `run -q`; the program never sees it
+        print(f"ttrecord: backend {chosen.name} ({chosen.reason})", file=sys.stderr)
     if chosen.name == "emulator":  # spawned workers import the same backend (last resort:
         # a real ttnn importable in the worker still wins, as it would in plain python)
         shim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spawn_path")

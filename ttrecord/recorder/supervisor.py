@@ -217,10 +217,9 @@ class Supervisor:
                 held = ("unreadable", 0)  # on disk, but this process cannot read it back
             result = dataclasses.replace(result, held=held)
         failure = decoder.end.exception
-        if failure is not None and failure.type == "TtrecordError":  # the child could not start
-            for suffix in ("", "-wal", "-shm"):
-                Path(str(o.output) + suffix).unlink(missing_ok=True)
-            raise TtrecordError(failure.message)
+        if failure is not None and failure.type == "TtrecordError":  # the child could not start:
+            # the session stays, marked failed with the reason, and names no backend
+            raise TtrecordError(failure.message, result.exit_code)
         return result
 
     def _end(self, reader: LogReader, decoder: Decoder, writer: SessionWriter, log_path: Path,
@@ -342,6 +341,8 @@ class Supervisor:
         exc = decoder.end.exception
         if exc is not None:
             error_type, error_message, tb = exc.type, exc.message, exc.traceback
+            if exc.type == "TtrecordError":  # no backend loaded: never named after the request
+                self._write(writer.update_session, backend="none", backend_reason=exc.message)
         events = decoder.ready()
         self._storage_error = None  # the log is gone: try to store what is left and the end
         ended = False

@@ -53,25 +53,51 @@ INCOMPLETE_EXIT = 3  # `ttrecord check` of a run that did not finish (docs/check
 
 def run_check(
     path: str, fmt: str = "text", fail_on: str = "error", out: TextIO | None = None,
-    quiet: bool = False, allow_incomplete: bool = False,
+    quiet: bool = False, allow_incomplete: bool = False, allow_empty: bool = False,
+    baseline: str | None = None,
 ) -> int:
-    """`ttrecord check`: 1 when a finding reaches `fail_on`; 3 when the run did not finish
-    (its findings cover only what was recorded), unless `allow_incomplete`; else 0
-    (SessionError propagates). A progress bar shows on a terminal's stderr while a long
+    """`ttrecord check`: 1 when a finding reaches `fail_on` (with a baseline: a new finding);
+    4 when there was nothing to judge (no backend, no ttnn call, no capture), unless
+    `allow_empty`; 3 when the run did not finish (its findings cover only what was recorded),
+    unless `allow_incomplete`; else 0 (SessionError propagates). A run that stopped before it
+    recorded any call is nothing to judge; one that stopped after eager calls is incomplete
+    (a capture may have come later). A progress bar shows on a terminal's stderr while a long
     analysis runs (not with quiet)."""
     from ttrecord.analysis import STEPS
     from ttrecord.progress import Progress
 
     from ttrecord.analysis.check import check_session
+    from ttrecord.report import baseline as baselines
+    from ttrecord.report import keep_going
+    from ttrecord.report.lead import change_indexes
+    from ttrecord.report.patches import suggest_all
+    from ttrecord.report.outcome import EMPTY_EXIT, of_session
+    from ttrecord.report.result import Extras, Reported
+    from ttrecord.store.reader import Session
 
+    old = baselines.load(baseline) if baseline is not None else None  # bad input before work
     with Progress("checking", total=STEPS, quiet=quiet) as bar:
         result = check_session(path, on_step=bar.step)
-    code = 1 if fails(result.findings, fail_on) else 0
+    with Session.open(path) as session:
+        extras = Extras(empty=of_session(session), changed_on_disk=sorted(
+            {f.file for f in result.findings if f.file and session.source_changed_on_disk(f.file)}),
+            change=change_indexes(session, result.findings),
+            keep_going=keep_going.messages(session, result.findings),
+            patches=suggest_all(session, result.findings))  # fmt: skip
+    if old is not None and baseline is not None:
+        extras.baseline = baselines.compare(result, baseline, old)
+    judged = result.findings
+    if extras.baseline is not None:
+        judged = [f for f, s in zip(result.findings, extras.baseline.state, strict=True) if s == "new"]
+    code = 1 if fails(judged, fail_on) else 0
+    empty = extras.empty
+    if code == 0 and empty is not None and not allow_empty and (empty.before_any_call or result.finished):
+        code = EMPTY_EXIT
     if not result.finished and not allow_incomplete:
         code = code or INCOMPLETE_EXIT
     out = out or sys.stdout
     try:
-        _formats()[fmt](result, out)
+        _formats()[fmt](Reported.of(result, extras), out)
         out.flush()
     except BrokenPipeError:  # `ttrecord check … | head`: the reader left, the verdict stands
         devnull = os.open(os.devnull, os.O_WRONLY)

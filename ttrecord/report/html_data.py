@@ -17,7 +17,11 @@ from typing import Any
 from ttrecord.analysis import analyze_session
 from ttrecord.analysis.context import TraceInfo
 from ttrecord.findings import Finding
-from ttrecord.report.text import flatten
+from ttrecord.report import drive, keep_going
+from ttrecord.report.lead import change_indexes
+from ttrecord.report.outcome import of_session
+from ttrecord.report.result import changed_line
+from ttrecord.report.text import chain, flatten
 from ttrecord.store.picture_rows import buffer_origins, phase_changes
 from ttrecord.store.reader import MapRow, Session, SessionInfo, map_buffer_rows
 
@@ -58,7 +62,9 @@ def build_payload(session: Session) -> dict[str, Any]:
         maps.append(_map_columns(len(maps), key, rows, origins, callsites, sites, locate))
     map_index = {(m["device"], m["type"]): m["index"] for m in maps}
     ranges = _trace_ranges(ctx.traces, map_index, last)
+    changed = sorted({f.file for f in findings if f.file and session.source_changed_on_disk(f.file)})
     return {
+        "changedOnDisk": changed_line(changed) if changed else None,
         "info": _info(session, info, last),
         "phases": list(PHASES),
         "phaseChanges": [[seq, _PHASE_INDEX.get(p, 0)] for seq, p in phase_changes(session)],
@@ -66,8 +72,11 @@ def build_payload(session: Session) -> dict[str, Any]:
         "sites": [list(s) for s in sites.values],
         "maps": maps,
         "traces": _traces(ctx.traces),
+        "drive": [p.to_json() for p in drive.plans(session)],
         "ranges": ranges,
-        "findings": [_finding(session, f) for f in findings],
+        "findings": [dict(_finding(session, f, k), keepGoing=went) for f, k, went in zip(
+            findings, change_indexes(session, findings), keep_going.messages(session, findings),
+            strict=True)],  # fmt: skip
         "hazards": _hazards(findings, maps, locate, ranges),
     }
 
@@ -92,6 +101,7 @@ def _info(session: Session, info: SessionInfo, last: int) -> dict[str, Any]:
             for d in session.devices()
         ],
         "counts": [[p, k, n] for (p, k), n in sorted(session.counts().items())],
+        "nothingToJudge": empty.why if (empty := of_session(session)) is not None else None,
     }  # fmt: skip
 
 
@@ -164,19 +174,30 @@ def _deltas(values: list[int]) -> list[int]:
     return [v - (values[i - 1] if i else 0) for i, v in enumerate(values)]
 
 
-def _finding(session: Session, f: Finding) -> dict[str, Any]:
-    excerpt = []
-    if f.file and f.line:
-        text = session.source(f.file)
-        if text is not None:
-            lines = text.splitlines()
-            lo, hi = max(1, f.line - _EXCERPT), min(len(lines), f.line + _EXCERPT)
-            excerpt = [[n, lines[n - 1]] for n in range(lo, hi + 1)]
+def _excerpt(session: Session, file: str | None, line: int | None) -> list[list[Any]]:
+    """The recorded source lines around `line` (the session's copy: the lines that ran)."""
+    if not file or not line:
+        return []
+    text = session.source(file)
+    if text is None:
+        return []
+    lines = text.splitlines()
+    lo, hi = max(1, line - _EXCERPT), min(len(lines), line + _EXCERPT)
+    return [[n, lines[n - 1]] for n in range(lo, hi + 1)]
+
+
+def _finding(session: Session, f: Finding, change: int = 0) -> dict[str, Any]:
+    """A finding for the page; `chain` is its frames from the line to change (report.lead)
+    down to the ttnn call, then those above it, each with its recorded source."""
+    steps = chain(f, change)
     return {
         "rule": f.rule, "severity": str(f.severity), "title": f.title, "message": f.message,
         "fix": f.fix, "file": f.file, "line": f.line, "function": f.function,
         "seq": f.events[0] if f.events else None, "events": f.events[:50],
-        "device": f.device, "trace": f.trace, "excerpt": excerpt,
+        "device": f.device, "trace": f.trace, "excerpt": _excerpt(session, f.file, f.line),
+        "chain": [{"lead": lead.strip().rstrip(":"), "file": file, "line": line,
+                   "function": function, "excerpt": _excerpt(session, file, line)}
+                  for lead, (file, line, function) in steps],
         "evidence": [[k, v] for k, v in flatten(f.evidence)],
     }  # fmt: skip
 

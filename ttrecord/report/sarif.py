@@ -17,6 +17,9 @@ from ttrecord import __version__
 from ttrecord.analysis.registry import rules
 from ttrecord.findings import Finding, Severity
 from ttrecord.report import CheckResult
+from ttrecord.report.baseline import fingerprints
+from ttrecord.report.patches import sarif_fix
+from ttrecord.report.result import extras
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 # The project's documentation (docs/ of the repository). SARIF requires absolute URIs for the
@@ -104,7 +107,28 @@ def _result(f: Finding, index: dict[str, int], cwd: str | None, script: str | No
     return result
 
 
+def _results(result: CheckResult, index: dict[str, int]) -> list[dict[str, Any]]:
+    """Each finding with its fingerprint (code scanning matches alerts across runs by it) and,
+    against a baseline, its state."""
+    baseline = extras(result).baseline
+    out = []
+    for i, (f, fp) in enumerate(zip(result.findings, fingerprints(result), strict=True)):
+        item = _result(f, index, result.cwd, result.script, os.path.abspath(result.path))
+        item["partialFingerprints"] = {"ttrecordFinding/v1": fp}
+        went = (extras(result).keep_going or [None] * len(result.findings))[i]
+        if went is not None:  # recorded with --keep-going: real ttnn stops here
+            item["properties"]["keepGoing"] = went
+        patch = (extras(result).patches or [None] * len(result.findings))[i]
+        if patch is not None:  # the mechanical fix, as code scanning shows fixes
+            item["fixes"] = [sarif_fix(patch, _artifact(patch.file, result.cwd))]
+        if baseline is not None:
+            item["baselineState"] = "new" if baseline.state[i] == "new" else "unchanged"
+        out.append(item)
+    return out
+
+
 def document(result: CheckResult) -> dict[str, Any]:
+    more = extras(result)
     rule_ids = sorted(rules())
     index = {r: i for i, r in enumerate(rule_ids)}
     run: dict[str, Any] = {
@@ -116,8 +140,7 @@ def document(result: CheckResult) -> dict[str, Any]:
                 "rules": [_rule(r) for r in rule_ids],
             }
         },
-        "results": [_result(f, index, result.cwd, result.script, os.path.abspath(result.path))
-                    for f in result.findings],
+        "results": _results(result, index),
         "invocations": [
             {
                 "executionSuccessful": True,
@@ -126,6 +149,8 @@ def document(result: CheckResult) -> dict[str, Any]:
                     "status": result.status,
                     "runFinished": result.finished,
                     "backend": result.backend,
+                    "nothingToJudge": more.empty.why if more.empty is not None else None,
+                    "changedOnDisk": more.changed_on_disk,
                 },
             }
         ],  # fmt: skip

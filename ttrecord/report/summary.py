@@ -26,7 +26,9 @@ from ttrecord.analysis.check import check_and_store, current_summary
 from ttrecord.analysis.run_summary import RegionSummary, RunSummary, TraceSummary
 from ttrecord.findings import Finding, Severity
 from ttrecord.progress import Progress
-from ttrecord.report.text import STYLE, location, source
+from ttrecord.report import keep_going
+from ttrecord.report.lead import capture_sites, change_index
+from ttrecord.report.text import STYLE, chain, location, source
 from ttrecord.store.reader import DeviceRow, Session, SessionInfo
 
 _STATUS_STYLE = {"ok": "bold green", "running": "bold yellow", "interrupted": "bold yellow",
@@ -56,7 +58,21 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
             console.print(_traces(textsafe.clean_deep(summary.traces), console.width))
         for region in summary.regions:
             console.print(_region(region, [t for t in summary.traces if t.device == region.device]))
+        _drive(console, session)
+        from ttrecord.report.outcome import of_session
+        from ttrecord.report.result import changed_line
+
+        changed = sorted({f.file for f in findings
+                          if f.file and session.source_changed_on_disk(f.file)})  # fmt: skip
+        if changed:  # said once: the lines shown are the ones that ran
+            console.print(Text(changed_line(changed), style="yellow"))
+        empty = of_session(session)
+        if empty is not None and not findings:
+            console.print(Text.assemble(("Nothing to judge: ", "bold yellow"), empty.why))
+            return
         _findings(console, findings, session)
+        if empty is not None:
+            console.print(Text(empty.why, style="yellow"))
 
 
 def findings_and_summary(session: Session, info: SessionInfo,
@@ -127,6 +143,9 @@ def message_of(info: SessionInfo) -> str:
 
 
 def _backend(info: SessionInfo) -> Text:
+    if info.backend not in ("emulator", "ttnn"):  # it never loaded: name none
+        return Text.assemble("  backend ", ("none", "bold red"), " (no backend ran: ",
+                             info.backend_reason or "it never loaded", ")")  # fmt: skip
     if info.backend == "emulator":
         what = Text.assemble("  backend ", ("emulator", "bold magenta"),
                              " (ttrecord's hardware-free ttnn stand-in: no Tenstorrent device ran"
@@ -183,12 +202,21 @@ def _traces(traces: list[TraceSummary], width: int = 80) -> Table:
         table.add_column(col, justify="left" if col in ("captured", "state") else "right",
                          no_wrap=col in ("captured", "state"))  # fmt: skip
     rows: list[list[str]] = []
+    same: dict[tuple[str, ...], list[int]] = {}  # a long run's identical traces: one row
     for t in traces:
         cells = [str(t.device), str(t.trace_id), t.captured, str(t.ops), str(t.replays),
                  f"{t.bytes_per_replay:,}", t.state]  # fmt: skip
         if verified:
             cells.insert(5, ", ".join(f"{n} {r}" for r, n in sorted(t.verified.items())) or "-")
-        rows.append(cells)
+        key = tuple(c for k, c in enumerate(cells) if k != 1)
+        if key not in same:
+            same[key] = []
+            rows.append(cells)
+        same[key].append(t.trace_id)
+    for cells in rows:
+        ids = same[tuple(c for k, c in enumerate(cells) if k != 1)]
+        if len(ids) > 1:
+            cells[1] = f"{min(ids)}–{max(ids)} ({len(ids)}×)"
     # The capture's place gets the room the other columns leave (their headers may wrap at
     # spaces); a long path is shortened from the middle, its file name and lines stay.
     at = columns.index("captured")
@@ -232,6 +260,32 @@ def _region(region: RegionSummary, traces: list[TraceSummary]) -> Table:
     return table
 
 
+def _drive(console: Console, session: Session) -> None:
+    """How to drive each capture: inputs to copy into, outputs to read, a replay loop."""
+    from ttrecord.report import drive
+
+    for plan in textsafe.clean_deep(drive.plans(session)):
+        console.print(Text(f"How to drive trace {plan.trace_id} (device {plan.device}, captured"
+                           f" at {plan.captured})", style="bold"))  # fmt: skip
+        console.print(Text("  copy new data into these captured inputs before each replay:"))
+        for t in plan.inputs or []:
+            console.print(Text(f"    {drive.describe(t)}"), soft_wrap=True)
+        if not plan.inputs:
+            console.print(Text("    (none: the trace reads no buffer made before it)", style="dim"))
+        console.print(Text("  read these outputs after it:"))
+        for t in plan.outputs or []:
+            console.print(Text(f"    {drive.describe(t)}"), soft_wrap=True)
+        if not plan.outputs:
+            console.print(Text("    (none: nothing it made outlived the capture)", style="dim"))
+        room = console.width - 4
+        for row in plan.snippet.splitlines():
+            code, sep, comment = row.partition("  # ")
+            lines = [row] if len(row) <= room or not sep else [
+                code[: len(code) - len(code.lstrip())] + "# " + comment, code]  # comment above
+            for text in lines:
+                console.print(Text("    " + terminal.fit(text, room), style="cyan"), soft_wrap=True)
+
+
 def _bytes(n: int | None) -> str:
     return f"{n:,} B" if n is not None else "-"
 
@@ -250,6 +304,8 @@ def _findings(console: Console, findings: list[Finding], session: Session) -> No
     if not findings:
         console.print(Text("No trace hazards found.", style="bold green"))
         return
+    sites = capture_sites(session, findings)
+    went_past = dict(zip(map(id, findings), keep_going.messages(session, findings), strict=True))
     for sev in (Severity.ERROR, Severity.WARNING, Severity.INFO):
         group = [f for f in findings if f.severity is sev]
         if not group:
@@ -265,18 +321,23 @@ def _findings(console: Console, findings: list[Finding], session: Session) -> No
             else:
                 console.print(head)
                 console.print(location(console, "    ", f.file, f.line, None), soft_wrap=True)
-            src = _line(session, f.file, f.line)
-            if src is not None and f.line is not None:
-                console.print(source(console, f.line, src.strip()), soft_wrap=True)
-            for file, lineno, function in f.callers[:2]:
-                console.print(location(console, "    called from ", file, lineno, function),
-                              soft_wrap=True)  # fmt: skip
+            if went_past.get(id(f)):  # the run went on where real ttnn would have stopped
+                console.print(Padding(Text(keep_going.line(str(went_past[id(f)])), style="magenta"),
+                                      (0, 0, 0, 4), expand=False))  # fmt: skip
+            # the line to change first, down to the ttnn call, then the fix (report.lead)
+            for lead, (file, lineno, function) in chain(f, change_index(f, sites)):
+                if lead.strip():
+                    console.print(location(console, "  " + lead, file, lineno, function),
+                                  soft_wrap=True)  # fmt: skip
+                src = _line(session, file, lineno)
+                if src is not None and lineno is not None:
+                    console.print(source(console, lineno, src.strip()), soft_wrap=True)
+            console.print(
+                Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 4), expand=False)
+            )
             console.print(Padding(Text(f.message), (0, 0, 0, 4), expand=False))
             for item in f.folded:
                 at = terminal.shorten_path(str(item["at"]), console.width - 4)
                 console.print(Padding(Text.assemble(
                     ("also caused by this: ", "dim"), (item["rule"], "bold"),
                     f" {item['title']} at {at} ({item['why']})"), (0, 0, 0, 4), expand=False))  # fmt: skip
-            console.print(
-                Padding(Text.assemble(("fix: ", "green"), f.fix), (0, 0, 0, 4), expand=False)
-            )

@@ -19,6 +19,8 @@ from ttrecord.analysis.run_summary import RegionSummary, TraceSummary
 from ttrecord.report.jsonfmt import finding_dict
 from ttrecord.report.summary import findings_and_summary
 from ttrecord.store.reader import Session
+from ttrecord.report import drive
+from ttrecord.report.outcome import of_session
 from ttrecord.store.rows import SessionInfo
 
 VERSION = 1  # the contract version of this document
@@ -76,6 +78,8 @@ def document(path: str, quiet: bool = False) -> dict[str, Any]:
             "traces": [_trace(t, verified=any(t.verified for t in summary.traces))
                        for t in summary.traces],  # fmt: skip
             "trace_regions": [_region(r) for r in summary.regions],
+            "nothing_to_judge": empty.why if (empty := of_session(session)) is not None else None,
+            "drive": [p.to_json() for p in drive.plans(session)],
             "findings": [finding_dict(f) for f in findings],
             "summary": {"total": len(findings), "by_severity": by_severity,
                         "by_rule": dict(sorted(by_rule.items()))},  # fmt: skip

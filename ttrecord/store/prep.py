@@ -67,4 +67,7 @@ def tag_prep_runs(conn: sqlite3.Connection) -> int:
             " AND seq BETWEEN ? AND ?",
             (min(window), begin_seq),
         )
+    if tagged:  # the buffers a prep run allocated are drawn as such (HTML map, TUI)
+        conn.execute("UPDATE buffers SET alloc_phase = 'prep' WHERE alloc_phase = 'eager' AND"
+                     " alloc_seq IN (SELECT seq FROM events WHERE phase = 'prep')")  # fmt: skip
     return tagged

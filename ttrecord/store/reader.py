@@ -413,12 +413,26 @@ class Session(AnalysisQueries):
         return (rows[0][0], rows[0][1]) if rows else None
 
     def source(self, file: str) -> str | None:
-        """The file's text: from disk if it is still there, else the copy kept at record time."""
+        """The file's text as it was recorded (kept at record time), else from disk: a line
+        number means the line of the file that ran, not of today's edit of it."""
+        rows = self._query("SELECT text FROM sources WHERE file = ?", (file,))
+        if rows:
+            return str(rows[0][0])
         try:
             return Path(file).read_text(errors="replace")
         except OSError:
-            rows = self._query("SELECT text FROM sources WHERE file = ?", (file,))
-            return rows[0][0] if rows else None
+            return None
+
+    def source_changed_on_disk(self, file: str) -> bool:
+        """Whether the file on disk differs from the text recorded with the session (False
+        when either is missing: nothing to compare)."""
+        rows = self._query("SELECT text FROM sources WHERE file = ?", (file,))
+        if not rows:
+            return False
+        try:
+            return bool(Path(file).read_text(errors="replace") != rows[0][0])
+        except OSError:
+            return False
 
     # -- queries for viewers ---------------------------------------------------------------
 
@@ -562,21 +576,30 @@ class Session(AnalysisQueries):
 
 
 def find_sessions(folder: str | os.PathLike[str]) -> list[Path]:
-    """Session files directly inside a folder, newest first (other SQLite files are skipped)."""
-    found = []
+    """Session files directly inside a folder, the most recently started run first (a check
+    or a copy changes a file's mtime, not when its run started; other SQLite files are
+    skipped)."""
+    found: list[tuple[float, Path]] = []
     for path in Path(folder).glob("*.db"):
         try:
-            Session.open(path).close()
+            session = Session.open(path)
         except SessionError:
             continue  # another program's file, or one that cannot be told to be a session
-        found.append(path)  # (a session whose contents are damaged is listed: readers say so)
-    def mtime(p: Path) -> float:
-        try:
-            return p.stat().st_mtime
-        except OSError:
-            return 0.0
+        try:  # (a session whose contents are damaged is listed: readers say so)
+            started = float(session.info().started_at or 0.0)
+        except Exception:  # noqa: BLE001 - damaged: fall back on the file's time
+            started = _mtime(path)
+        finally:
+            session.close()
+        found.append((started, path))
+    return [p for _started, p in sorted(found, key=lambda item: item[0], reverse=True)]
 
-    return sorted(found, key=mtime, reverse=True)
+
+def _mtime(p: Path) -> float:
+    try:
+        return p.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _queue_args(text: str | None) -> dict | None:

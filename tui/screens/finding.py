@@ -1,4 +1,8 @@
-"""One finding: why it breaks replay, the evidence, the fix, and the line that caused it."""
+"""One finding, what to do first: the line to change (and the calls down to the ttnn call),
+the fix; then the evidence, what happened, the stack and the related events.
+
+The page scrolls from the first key (PageDown, arrows, End): the scroll area has the focus,
+and tab moves it to the related events."""
 
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ from textual.widgets import DataTable, Header, Static
 
 from ttrecord.errors import SessionError
 from ttrecord.findings import Finding
+from ttrecord.report.keep_going import line as keep_going_line
+from ttrecord.report.lead import frames
 from ttrecord.tui.handle import handle_of
 from ttrecord.tui.format import SEVERITY_STYLE, evidence_lines, hexaddr, site
 from ttrecord.tui.messages import Loaded
@@ -32,6 +38,12 @@ RELATED_COLUMNS = (
 )
 
 
+class FindingBody(VerticalScroll):
+    """The finding's page; it has the focus, and its scroll key is shown in the footer."""
+
+    BINDINGS = [Binding("pagedown", "page_down", "Scroll")]
+
+
 class FindingScreen(Screen):
     DEFAULT_CSS = """
     FindingScreen VerticalScroll { height: 1fr; }
@@ -45,6 +57,7 @@ class FindingScreen(Screen):
         Binding("t", "timeline", "Timeline"),
         Binding("m", "memory", "Memory"),
         Binding("o", "op", "Op detail"),
+        Binding("tab", "app.focus_next", "Events"),
         Binding("escape", "app.pop_screen", "Back"),
     ]
 
@@ -58,20 +71,21 @@ class FindingScreen(Screen):
     def compose(self) -> ComposeResult:
         f = self.finding
         yield Header()
-        with VerticalScroll():
+        with FindingBody():
             title = Text()
             title.append(f" {str(f.severity).upper()} ", SEVERITY_STYLE.get(str(f.severity), "") + " reverse")
             title.append(f" {f.rule}  {f.title}", "bold")
             if f.file:
                 title.append(f"\nat {f.file}:{f.line}" + (f" in {f.function}" if f.function else ""))
             yield Static(title, id="title", classes="block")
-            yield Static(Text(f.message), id="message", classes="block")  # data, not markup
-            yield Static("Evidence", classes="label")
-            yield Static(self._evidence(), id="evidence", classes="block")
             yield Static(Text(self._where()), id="where", classes="label")  # data, not markup
             yield Static("Loading source…", id="source")
+            yield Static("", id="calls", classes="block")
             yield Static("Fix", classes="label")
             yield Static(Text(f.fix), id="fix", classes="block")
+            yield Static("Evidence", classes="label")
+            yield Static(self._evidence(), id="evidence", classes="block")
+            yield Static(Text(f.message), id="message", classes="block")  # data, not markup
             yield Static("Stack", classes="label")
             yield Static(self._stack(), id="stack", classes="block")
             yield Static("Related events (enter: show on the timeline)", classes="label")
@@ -91,7 +105,10 @@ class FindingScreen(Screen):
         f = self.finding
         if not f.file:
             return "Source"
+        if len(frames(f)) > 1:  # the line to change is up the stack; said when the data is in
+            return "Change here"
         return f"Source  {f.file}:{f.line}" + (f" in {f.function}" if f.function else "")
+
 
     def _stack(self) -> Text:
         if not self.finding.stack:
@@ -101,7 +118,7 @@ class FindingScreen(Screen):
     def on_mount(self) -> None:
         self.title = clean(self.path.name)  # a file name is data: no escape reaches the terminal
         self.sub_title = clean(f"{self.finding.rule} {self.finding.title}")
-        self.query_one("#related", DataTable).focus()
+        self.query_one(VerticalScroll).focus()  # keys scroll the page from the first one
         self._load()
 
     @work(thread=True, exclusive=True)
@@ -119,16 +136,37 @@ class FindingScreen(Screen):
             source.update(Text(message.error, "red"))
             return
         self.data = data = message.data
+        if data.change is not None and data.calls:
+            file, line, function = data.change
+            self.query_one("#where", Static).update(Text(
+                f"Change here  {site(file, line)}" + (f" in {function}" if function else "")))
         if data.source is None:
             source.update(Text(data.source_note or "No source.", "yellow"))
         else:
             src = data.source
             dark = self.app.current_theme.dark if self.app.current_theme else True
+            around = 2  # the line to change, the fix and the evidence fit a 24-line terminal
             source.update(
-                Syntax(src.text, "python", line_numbers=True, line_range=(src.first, src.last),
+                Syntax(src.text, "python", line_numbers=True,
+                       line_range=(max(src.first, src.line - around), min(src.last, src.line + around)),
                        highlight_lines={src.line}, theme="monokai" if dark else "default",
                        background_color="default")  # fmt: skip
             )
+        calls = Text()
+        for call in data.calls:
+            calls.append(f"{call.lead} ", "dim")
+            calls.append(f"{site(call.file, call.line)}" + (f" in {call.function}" if call.function else ""))
+            if call.text:
+                calls.append(f"\n  {call.line:>5} | {call.text}", "bold")
+            calls.append("\n")
+        if data.keep_going:
+            calls.append(keep_going_line(data.keep_going) + "\n", "magenta")
+        if data.changed_on_disk:
+            calls.append("The file changed on disk since the recording: the lines shown are the"
+                         " recorded ones.", "yellow")  # fmt: skip
+        calls.rstrip()
+        self.query_one("#calls", Static).update(calls)
+        self.query_one("#calls", Static).display = bool(calls.plain)
         rows = []
         for row in data.related:
             addrs = hexaddr(row.address) if row.address is not None else " ".join(

@@ -10,6 +10,7 @@ function header() {
   const took = i.endedAt ? ` in ${(i.endedAt - i.startedAt).toFixed(1)} s` : "";
   const backend = i.backend === "emulator"
     ? "emulator (ttrecord's hardware-free ttnn stand-in: no Tenstorrent device ran this program)"
+    : i.backend !== "ttnn" ? "none (no backend ran)"
     : `ttnn${i.ttnnVersion ? " " + i.ttnnVersion : ""} (real device)`;
   const bufferCount = D.maps.reduce((n, m) => n + m.n, 0);
   run.append(
@@ -23,6 +24,7 @@ function header() {
       el("span", {}, "session ", el("b", {}, i.path)),
       el("span", {}, `host ${i.host}, python ${i.python}`)));
   if (i.errorType || i.errorMessage) run.append(el("div", { class: "died" }, `${i.errorType || "error"}: ${i.errorMessage || ""}`));
+  if (i.nothingToJudge) run.append(el("div", { class: "empty", id: "nothing-to-judge" }, "Nothing to judge: " + i.nothingToJudge));
   if (i.lastCall) run.append(el("div", { class: "died" }, `${i.status === "hung" ? "hung in" : i.status === "crashed" ? "died in" : "last call"} ${i.lastCall.name} at ${where(i.lastCall.file, i.lastCall.line)} (#${i.lastCall.seq})`));
 }
 
@@ -106,7 +108,8 @@ class Timeline {
 
 function findings() {
   const box = document.getElementById("findings");
-  if (!D.findings.length) { box.append(el("p", { class: "none" }, "No trace hazards found.")); return; }
+  if (D.changedOnDisk) box.append(el("p", { class: "changed" }, D.changedOnDisk));
+  if (!D.findings.length) { box.append(el("p", { class: "none" }, D.info.nothingToJudge ? "Nothing to judge: " + D.info.nothingToJudge : "No trace hazards found.")); return; }
   const byRule = new Map();
   D.findings.forEach((f, fi) => {
     if (!byRule.has(f.rule)) byRule.set(f.rule, new Map());
@@ -128,12 +131,46 @@ function findingView(ids) {
   const node = el("div", { class: "finding", id: "finding-" + ids[0], "data-findings": ids.join(" ") },
     el("span", { class: "where", title: f.file || "", onclick: () => selectFinding(ids[0]) }, `${where(f.file, f.line)}${f.function ? " in " + f.function : ""}`),
     ids.length > 1 ? el("span", { class: "count" }, `${ids.length} times`) : null);
-  if (f.excerpt.length) {
-    node.append(el("pre", { class: "excerpt" }, ...f.excerpt.map(([n, text]) => el("span", { class: n === f.line ? "hit" : "" }, `${String(n).padStart(5)} | ${text}`))));
-  }
-  node.append(el("div", { class: "message" }, f.message), el("div", { class: "fix" }, el("b", {}, "fix: "), f.fix));
+  // What to do first: the line to change, the calls down to the ttnn call (each one click
+  // away from its recorded source), the fix; then what happened and the evidence.
+  const excerptOf = (frame) => el("pre", { class: "excerpt" }, ...frame.excerpt.map(([n, text]) => el("span", { class: n === frame.line ? "hit" : "" }, `${String(n).padStart(5)} | ${text}`)));
+  const chain = f.chain && f.chain.length ? f.chain : [{ lead: "", file: f.file, line: f.line, function: f.function, excerpt: f.excerpt }];
+  let shown = chain[0].excerpt.length ? excerptOf(chain[0]) : null;
+  const frames = chain.map((frame, k) => {
+    const link = el("a", { class: "frame-link", href: "#", title: frame.file || "", "data-frame": k },
+      `${where(frame.file, frame.line)}${frame.function ? " in " + frame.function : ""}`);
+    link.addEventListener("click", (e) => {
+      e.preventDefault();
+      const next = excerptOf(frame);
+      if (shown) shown.replaceWith(next); else frames[frames.length - 1].after(next);
+      shown = next;
+      frames.forEach((n) => n.classList.toggle("current", n === row));
+    });
+    const row = el("div", { class: "frame" + (k === 0 ? " current" : "") }, frame.lead ? el("span", { class: "lead" }, frame.lead + " ") : null, link);
+    return row;
+  });
+  if (f.keepGoing) node.append(el("div", { class: "keep-going" }, `seen in keep-going mode: real ttnn stops here with TT_FATAL "${f.keepGoing}"`));
+  if (chain.length > 1) node.append(...frames.slice(0, 1));
+  if (shown) node.append(shown);
+  if (chain.length > 1) node.append(...frames.slice(1));
+  node.append(el("div", { class: "fix" }, el("b", {}, "fix: "), f.fix), el("div", { class: "message" }, f.message));
   if (f.evidence.length) node.append(el("dl", { class: "evidence" }, ...f.evidence.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v)])));
   return node;
+}
+
+function driveSection() {
+  const box = document.getElementById("drive");
+  if (!D.drive || !D.drive.length) { box.append(el("p", {}, "No capture ended: nothing to replay.")); return; }
+  const tensor = (t) => el("li", {}, el("code", {}, t.name || "(unnamed)"), ` [${t.shape.join(", ")}] ${t.dtype}`, t.file ? " at " : "", t.file ? el("span", { class: "where", title: t.file }, where(t.file, t.line)) : "");
+  for (const p of D.drive) {
+    box.append(el("div", { class: "drive", "data-trace": p.trace_id },
+      el("h3", {}, `trace ${p.trace_id} (device ${p.device}, captured at ${p.captured})`),
+      el("div", {}, "Copy new data into these captured inputs before each replay:"),
+      el("ul", {}, ...(p.inputs.length ? p.inputs.map(tensor) : [el("li", {}, "none")])),
+      el("div", {}, "Read these outputs after it:"),
+      el("ul", {}, ...(p.outputs.length ? p.outputs.map(tensor) : [el("li", {}, "none")])),
+      el("pre", { class: "snippet" }, p.snippet)));
+  }
 }
 
 function tracesTable() {
@@ -209,6 +246,7 @@ function main() {
   if (!D.maps.length) mapsBox.append(el("p", {}, "No device buffers were recorded."));
   findings();
   tracesTable();
+  driveSection();
   for (const p of PLOTS) p.draw();
   window.addEventListener("resize", redrawAll);
   document.documentElement.dataset.readyMs = Math.round(performance.now());

@@ -1,0 +1,10 @@
+"""Helpers for the gate tests: record a small program with `ttrecord run` and check it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
