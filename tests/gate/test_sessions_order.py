@@ -15,7 +15,7 @@ def test_sessions_sort_by_start_time_not_file_time(tmp_path, capsys):
     # GIVEN an older run and a newer one, the older file touched last
     older = SessionBuilder().write(tmp_path / "older.db")
     time.sleep(0.05)
-    newer = SessionBuilder().write(tmp_path / "newer.db")
+    SessionBuilder().write(tmp_path / "newer.db")
     later = time.time() + 100
     os.utime(older, (later, later))
     # WHEN listed
