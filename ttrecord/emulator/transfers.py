@@ -262,7 +262,16 @@ def rand(
     shape = tuple(int(d) for d in shape)
     generator = torch.Generator().manual_seed(seed) if seed else None
     values = torch.rand(shape, generator=generator) * (high - low) + low
-    return _filled("rand", shape, values, dtype, layout, device, memory_config)
+    scratch = None
+    if device is not None and Layout(layout) == Layout.ROW_MAJOR:
+        # generated in TILE layout, then untilized: the tiled values are an intermediate
+        # (ttnn 0.81.1, measured)
+        tiled = TensorSpec(Shape(shape), DataType(dtype), Layout.TILE, memory_config or DRAM_MEMORY_CONFIG)
+        scratch = new_device_tensor(device, tiled)
+    out = _filled("rand", shape, values, dtype, layout, device, memory_config)
+    if scratch is not None:
+        scratch._release()
+    return out
 
 
 def _like(name: str, fill: Optional[float]) -> FastOperation:
