@@ -38,6 +38,7 @@ SLOW_MODULES = {
     "tests/tui/test_tui_damaged.py", "tests/tui/test_tui_robustness.py",
     "tests/tui/test_tui_run_live.py", "tests/emulator/test_tt_transformers_decode.py",
     "tests/recorder/test_log_memory.py", "tests/reliability/test_supervisor_death.py",
+    "tests/realcode",
 }  # fmt: skip
 
 

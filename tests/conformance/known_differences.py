@@ -48,6 +48,33 @@ NOT_COMPARED: dict[str, str] = {
 }
 
 
+# Emulated ops the corpus has no cases for yet, by family: they joined the emulator with its
+# name surface after the corpus was drawn (their spec and allocation are not yet compared).
+NO_CASES_YET: dict[str, tuple[str, ...]] = {
+    "in-place binary and comparison forms": (
+        "ttnn.add_", "ttnn.sub_", "ttnn.subtract_", "ttnn.mul_", "ttnn.multiply_", "ttnn.div_", "ttnn.divide_",
+        "ttnn.rsub_", "ttnn.eq_", "ttnn.ne_", "ttnn.gt_", "ttnn.ge_", "ttnn.lt_", "ttnn.le_", "ttnn.ldexp_",
+        "ttnn.logaddexp_", "ttnn.logaddexp2_", "ttnn.squared_difference_", "ttnn.bias_gelu_",
+        "ttnn.logical_and_", "ttnn.logical_or_", "ttnn.logical_xor_", "ttnn.logical_not_"),
+    "element-wise and activation ops": (
+        "ttnn.div", "ttnn.addcdiv", "ttnn.addcmul", "ttnn.lerp", "ttnn.atan", "ttnn.tan", "ttnn.sinh", "ttnn.cosh",
+        "ttnn.ceil", "ttnn.floor", "ttnn.round", "ttnn.sign", "ttnn.erf", "ttnn.erfinv", "ttnn.expm1", "ttnn.log1p",
+        "ttnn.logit", "ttnn.isfinite", "ttnn.clip", "ttnn.celu", "ttnn.elu", "ttnn.selu", "ttnn.leaky_relu",
+        "ttnn.relu6", "ttnn.hardsigmoid", "ttnn.hardswish", "ttnn.hardtanh", "ttnn.mish", "ttnn.softplus",
+        "ttnn.softsign", "ttnn.swish", "ttnn.identity", "ttnn.logical_and", "ttnn.logical_or", "ttnn.logical_xor",
+        "ttnn.logical_not"),
+    "reductions and statistics": ("ttnn.min", "ttnn.std", "ttnn.var", "ttnn.cumsum", "ttnn.topk",
+                                  "ttnn.global_avg_pool2d", "ttnn.softmax_in_place"),
+    "views, shape and memory ops": ("ttnn.view", "ttnn.experimental.view", "ttnn.expand", "ttnn.split", "ttnn.chunk",
+                                    "ttnn.tril", "ttnn.triu", "ttnn.arange", "ttnn.fill", "ttnn.move",
+                                    "ttnn.reallocate", "ttnn.tilize_with_zero_padding"),
+}
+
+
+def without_cases() -> set[str]:
+    return {op for ops in NO_CASES_YET.values() for op in ops}
+
+
 def reason_for(key: str) -> str | None:
     op = key.split("/", 1)[0]
     return KNOWN.get(key) or KNOWN.get(op)

@@ -18,7 +18,7 @@ import compare
 import runner
 import table
 from corpus import CORPUS
-from known_differences import KNOWN, NOT_COMPARED, reason_for
+from known_differences import KNOWN, NOT_COMPARED, reason_for, without_cases
 
 REFERENCE = compare.load(compare.REFERENCE)
 
@@ -49,8 +49,9 @@ def test_every_emulated_op_has_ten_cases_from_model_code_or_a_reason():
     from ttrecord.emulator.decorators import REGISTRY
 
     counts = collections.Counter(c.op for c in CORPUS)
-    missing = sorted(op for op in REGISTRY if op not in counts and op not in NOT_COMPARED)
+    missing = sorted(op for op in REGISTRY if op not in counts and op not in NOT_COMPARED and op not in without_cases())
     assert not missing, f"emulated ops without cases: {missing}"
+    assert not without_cases() & set(counts), "ops with cases now: remove them from NO_CASES_YET"
     few = {op: n for op, n in counts.items() if n < 10 and not op.startswith("scenario.")}
     assert not few, f"ops with fewer than 10 cases: {few}"
     assert all(c.source.startswith("models/") for c in CORPUS), "every case names the model file it comes from"

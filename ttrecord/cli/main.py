@@ -32,6 +32,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("report", "report", "Report"),
     ("diff", "diff", "Diff"),
     ("recover", "recover", "Recover"),
+    ("native", "native", "Native"),
 ]
 
 

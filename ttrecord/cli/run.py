@@ -61,6 +61,7 @@ class Run:
       ttrecord run -m mypkg.generate --prompt hi
       ttrecord run --audit-region model.Decoder.forward model.py
       ttrecord run --verify-replay --check samples/freed_input.py
+      ttrecord run --native --audit-capture -- ./engine --steps 4
 
     The program runs in a child process with ttnn behind a recording proxy; its stdin, stdout,
     stderr, argv and exit status are its own (128+N when it dies of signal N, 124 when
@@ -94,6 +95,14 @@ class Run:
         parser.add_argument("--audit-region", action="append", default=[], metavar="QUALNAME",
                             help="treat every call of this function as a would-be capture"
                             " region (e.g. model.Decoder.forward); repeatable")  # fmt: skip
+        parser.add_argument("--native", action="store_true",
+                            help="also record the program's C++ calls into tt-metal (preloads"
+                            " ttrecord's native recorder; the program may be a C++ executable:"
+                            " ttrecord run --native -- ./engine args; see docs/native.md)")  # fmt: skip
+        parser.add_argument("--audit-capture", action="store_true",
+                            help="with --native: do not pass trace begin/end/replay/release to"
+                            " tt-metal, so each would-be capture runs eagerly and every"
+                            " blocker in it is reported in one run")  # fmt: skip
         parser.add_argument("--verify-replay", action="store_true",
                             help="check each trace's replays against an eager re-run of its ops"
                             " on the same inputs, and that replays write nothing else (reads"
@@ -141,13 +150,18 @@ class Run:
             graph_capture=not args.no_graph_capture,
             verify_replay=args.verify_replay,
         )
+        supervisor = Supervisor(options)
+        if args.native or args.audit_capture:
+            from ttrecord.native.supervisor import NativeSupervisor
+
+            supervisor = NativeSupervisor(options, audit=args.audit_capture)
         if args.tui:
             from ttrecord.cli.run_tui import ui_alongside
 
             with ui_alongside(output):
-                result = Supervisor(options).run()
+                result = supervisor.run()
         else:
-            result = Supervisor(options).run()
+            result = supervisor.run()
         self._summary(result)
         code = result.exit_code
         if args.check:

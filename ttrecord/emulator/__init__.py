@@ -52,6 +52,9 @@ from .config import (
 from .device import (
     Arch,
     MeshDevice,
+    ReadDeviceProfiler,
+    SubDevice,
+    SubDeviceId,
     MeshEvent,
     close_device,
     close_mesh_device,
@@ -78,6 +81,7 @@ from .distributed import (
     create_mesh_composer,
     create_mesh_mapper,
     combine_device_tensors,
+    distribute,
     get_device_tensors,
     manage_device,
     replicate_tensor_to_mesh_mapper,
@@ -120,7 +124,17 @@ from .configs import (  # noqa: F401 - ttnn names
     init_device_compute_kernel_config,
     reset_global_semaphore_value,
 )
-from .errors import TraceAllocationWarning
+from .fabric import (
+    FabricConfig,
+    FabricManagerMode,
+    FabricReliabilityMode,
+    FabricRouterConfig,
+    FabricTensixConfig,
+    FabricUDMMode,
+    get_fabric_config,
+    set_fabric_config,
+)
+from .errors import NotEmulatedError, TraceAllocationWarning, not_emulated
 from .faults import ENV_VAR as FAULT_ENV_VAR
 from .ops.data_movement import (
     clone,
@@ -186,6 +200,7 @@ else:
     execute_trace = _ttnn_execute_trace
 from .transfers import (
     allocate_tensor_on_device,
+    arange,
     copy_device_to_host_tensor,
     copy_host_to_device_tensor,
     deallocate,
@@ -234,6 +249,7 @@ uint16 = DataType.UINT16
 uint8 = DataType.UINT8
 bfloat8_b = DataType.BFLOAT8_B
 bfloat4_b = DataType.BFLOAT4_B
+Device = MeshDevice  # ttnn 0.81.1: ttnn.Device is ttnn.MeshDevice
 ROW_MAJOR_LAYOUT = Layout.ROW_MAJOR
 TILE_LAYOUT = Layout.TILE
 
@@ -261,7 +277,10 @@ def _export_registered_ops() -> None:
     """Put every registered op under its fully qualified name (ttnn.x, ttnn.experimental.x,
     ttnn.transformer.x); a namespace that does not exist yet becomes a submodule."""
     from . import ops  # noqa: F401 - importing the package registers every op
+    from .call_forms import adapt_ops
     from .decorators import REGISTRY
+
+    adapt_ops(sys.modules[__name__])
 
     module = sys.modules[__name__]
     for qualified, op in REGISTRY.items():
@@ -276,15 +295,6 @@ def _export_registered_ops() -> None:
                     SUBMODULES.append(".".join(parts[:depth]))
             target = child
         setattr(target, parts[-1], op)
-
-
-class NotEmulatedError(AttributeError):
-    """A ttnn name the emulator does not provide. An AttributeError (so `hasattr` and
-    `getattr(ttnn, name, default)` behave), with a message that says what is missing."""
-
-
-def not_emulated(qualified: str) -> NotEmulatedError:
-    return NotEmulatedError(f"ttnn emulator: {qualified} is not emulated (see docs/emulator.md)")
 
 
 def _namespace(path: str) -> ModuleType:

@@ -7,12 +7,14 @@ computes the same values whatever they say.
 
 from __future__ import annotations
 
+from .errors import NotEmulatedAttributes, NotEmulatedEnumType
+
 import enum
 import itertools
 from typing import TYPE_CHECKING, Any
 
 
-class _Config:
+class _Config(NotEmulatedAttributes):
     """A config object: keyword arguments kept as attributes, printed like ttnn's."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -57,14 +59,14 @@ if TYPE_CHECKING:  # tells mypy the names made above exist (each one a class)
     def __getattr__(name: str) -> type: ...
 
 
-class MathFidelity(enum.Enum):
+class MathFidelity(enum.Enum, metaclass=NotEmulatedEnumType):
     LoFi = 0
     HiFi2 = 2
     HiFi3 = 3
     HiFi4 = 4
 
 
-class UnaryOpType(enum.Enum):
+class UnaryOpType(enum.Enum, metaclass=NotEmulatedEnumType):
     """Activations ops accept as `input_tensor_a_activations` / fused activations."""
 
     RELU = 0
@@ -75,24 +77,27 @@ class UnaryOpType(enum.Enum):
     IDENTITY = 5
 
 
-class Topology(enum.Enum):
+class Topology(enum.Enum, metaclass=NotEmulatedEnumType):
     Ring = 0
     Linear = 1
     Mesh = 2
     Torus = 3
 
 
-class ReduceType(enum.Enum):
+class ReduceType(enum.Enum, metaclass=NotEmulatedEnumType):
     Sum = 0
     Max = 1
     Min = 2
 
 
-def init_device_compute_kernel_config(arch: Any = None, **kwargs: Any) -> Any:
+def init_device_compute_kernel_config(arch: Any = None, device_kernel_config: Any = None, **kwargs: Any) -> Any:
+    """The given `device_kernel_config`, else one built from the keyword settings."""
+    if device_kernel_config is not None:
+        return device_kernel_config
     return globals()["WormholeComputeKernelConfig"](**kwargs)
 
 
-class GlobalSemaphore:
+class GlobalSemaphore(NotEmulatedAttributes):
     """A semaphore on a set of cores, used by the async CCLs to synchronise chips; emulated
     CCLs complete inside the call, so it only has to exist and hold its value."""
 
@@ -112,9 +117,9 @@ def create_global_semaphore(mesh_device: Any, cores: Any, initial_value: int, bu
     return GlobalSemaphore(mesh_device, cores, initial_value)
 
 
-def reset_global_semaphore_value(semaphore: GlobalSemaphore, reset_value: int, *_: Any) -> None:
-    semaphore.value = int(reset_value)
+def reset_global_semaphore_value(global_semaphore: GlobalSemaphore, reset_value: int, *_: Any) -> None:
+    global_semaphore.value = int(reset_value)
 
 
-def get_global_semaphore_address(semaphore: GlobalSemaphore) -> int:
+def get_global_semaphore_address(global_semaphore: GlobalSemaphore) -> int:
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import os
 import threading
 
 import numpy as np
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Iterable
 
 from . import errors
+from .errors import NotEmulatedEnumType
 from .allocator import BankAllocator, round_up, size_per_bank
 from .buffer import BufferDesc, DeviceBuffer
 from .config import (
@@ -37,11 +39,35 @@ from .types import BufferType, MeshShape
 if TYPE_CHECKING:
     import torch
 
-# The emulated host has four p150 chips (a p150×4 workstation).
-EMULATED_NUM_DEVICES = 4
+# The emulated host: TTRECORD_EMULATOR_SYSTEM, read whenever a device is opened or the
+# devices are counted, names its system mesh. Default: 32 p150 chips as an 8×4 Galaxy, so
+# any mesh up to 8×4 (a 1×8 T3K line, a 2×4, …) opens; each chip's memory costs nothing until
+# a buffer on it is written.
+SYSTEM_ENV_VAR = "TTRECORD_EMULATOR_SYSTEM"
+SYSTEMS = {"galaxy": (8, 4), "t3k": (2, 4), "p150x4": (1, 4), "p150x2": (1, 2), "p150": (1, 1)}
+DEFAULT_SYSTEM = "galaxy"
 
 
-class Arch(enum.Enum):
+def system_mesh_shape() -> tuple[int, int]:
+    """(rows, columns) of the emulated host's chips: a SYSTEMS name or `RxC`."""
+    value = os.environ.get(SYSTEM_ENV_VAR, "").strip().lower() or DEFAULT_SYSTEM
+    if value in SYSTEMS:
+        return SYSTEMS[value]
+    rows, sep, cols = value.partition("x")
+    if sep and rows.isdigit() and cols.isdigit() and int(rows) * int(cols) > 0:
+        return int(rows), int(cols)
+    raise RuntimeError(
+        f"ttnn emulator: {SYSTEM_ENV_VAR}={value!r} is not a system; use one of "
+        f"{', '.join(SYSTEMS)} or ROWSxCOLS (e.g. 8x4)"
+    )
+
+
+def emulated_num_devices() -> int:
+    rows, cols = system_mesh_shape()
+    return rows * cols
+
+
+class Arch(enum.Enum, metaclass=NotEmulatedEnumType):
     GRAYSKULL = 1
     WORMHOLE_B0 = 2
     BLACKHOLE = 3
@@ -57,8 +83,10 @@ _registry_lock = threading.Lock()
 _mesh_ids = itertools.count()
 
 
-class MeshDevice:
-    """A 1×N mesh of emulated chips with real allocation and memory semantics."""
+class MeshDevice(errors.NotEmulatedAttributes):
+    """A mesh of emulated chips with real allocation and memory semantics."""
+
+    _ttnn_name = "ttnn.MeshDevice"
 
     def __init__(
         self,
@@ -71,8 +99,11 @@ class MeshDevice:
         worker_l1_size: int = DEFAULT_WORKER_L1_SIZE,
         num_command_queues: int = 1,
         config: DeviceConfig = P150,
+        chip_memories: Optional[list[dict[BufferType, BankedMemory]]] = None,
     ) -> None:
         self.config = config
+        self.worker_l1_size = worker_l1_size
+        self.submeshes: list[MeshDevice] = []
         self.mesh_shape = mesh_shape
         self.chip_ids = chip_ids
         self.mesh_id = mesh_id
@@ -102,7 +133,8 @@ class MeshDevice:
                 "TRACE", dram_top, config.dram_bank_size, config.dram_alignment, top_down=False
             ),
         }
-        self.chip_memories = [
+        # A submesh shares its parent's chips, so it is handed their memories.
+        self.chip_memories = chip_memories if chip_memories is not None else [
             {
                 BufferType.DRAM: BankedMemory(config.num_dram_banks, config.dram_unreserved_base, dram_top),
                 BufferType.L1: BankedMemory(config.num_l1_banks, config.l1_unreserved_base, l1_top),
@@ -145,6 +177,20 @@ class MeshDevice:
     def compute_with_storage_grid_size(self) -> CoreCoord:
         return CoreCoord(*self.config.compute_grid)
 
+    @property
+    def core_grid(self) -> Any:
+        """The compute grid as a ttnn.CoreGrid (13×10 on a p150)."""
+        from .types import CoreGrid
+
+        x, y = self.config.compute_grid
+        return CoreGrid(y=y, x=x)
+
+    def clear_program_cache(self) -> None:
+        """Empties the program cache (emulator/program_cache.py): every op compiles again."""
+        from .program_cache import clear
+
+        clear(self)
+
     def dram_grid_size(self) -> CoreCoord:
         return CoreCoord(self.config.num_dram_banks, 1)
 
@@ -159,6 +205,50 @@ class MeshDevice:
         from .program_cache import clear
 
         clear(self)
+
+    # --- submeshes ----------------------------------------------------------------------
+    def create_submesh(self, submesh_shape: MeshShape, offset: Any = None) -> MeshDevice:
+        """A mesh over the `submesh_shape` block of this mesh's chips at `offset` (row, column).
+        As measured on ttnn 0.81.1 (two mocked p150s): a submesh has allocators of its own,
+        starting empty, so its buffers take addresses the parent's live buffers hold on the
+        same chips; it shares the chips' memory with the parent and the other submeshes."""
+        rows, cols = _rows_cols(self.mesh_shape)
+        sub_rows, sub_cols = _rows_cols(submesh_shape)
+        row0, col0 = (0, 0) if offset is None else (int(offset[0]), int(offset[1]))
+        if row0 + sub_rows > rows or col0 + sub_cols > cols:
+            raise RuntimeError(
+                f"TT_FATAL @ tt_metal/distributed/mesh_device.cpp:0: submesh fits the mesh\ninfo:\n"
+                f"Submesh {sub_rows}x{sub_cols} at ({row0}, {col0}) does not fit a {rows}x{cols} mesh")
+        indices = [r * cols + c for r in range(row0, row0 + sub_rows) for c in range(col0, col0 + sub_cols)]
+        with _registry_lock:
+            mesh_id = next(_mesh_ids)
+        submesh = MeshDevice(
+            MeshShape(sub_rows, sub_cols),
+            [self.chip_ids[i] for i in indices],
+            mesh_id=mesh_id,
+            l1_small_size=self.l1_small_size,
+            trace_region_size=self.trace_region_size,
+            worker_l1_size=self.worker_l1_size,
+            num_command_queues=self.num_command_queues,
+            config=self.config,
+            chip_memories=[self.chip_memories[i] for i in indices],
+        )
+        self.submeshes.append(submesh)
+        return submesh
+
+    def create_submeshes(self, submesh_shape: MeshShape) -> list[MeshDevice]:
+        """This mesh tiled by `submesh_shape` blocks, in row-major order."""
+        rows, cols = _rows_cols(self.mesh_shape)
+        sub_rows, sub_cols = _rows_cols(submesh_shape)
+        if rows % sub_rows or cols % sub_cols:
+            raise RuntimeError(
+                f"TT_FATAL @ tt_metal/distributed/mesh_device.cpp:0: mesh divisible by submesh\ninfo:\n"
+                f"A {rows}x{cols} mesh cannot be split into {sub_rows}x{sub_cols} submeshes")
+        return [self.create_submesh(submesh_shape, (r, c))
+                for r in range(0, rows, sub_rows) for c in range(0, cols, sub_cols)]
+
+    def get_submeshes(self) -> list[MeshDevice]:
+        return list(self.submeshes)
 
     def num_program_cache_entries(self) -> int:
         from .program_cache import entries
@@ -283,19 +373,25 @@ class MeshDevice:
         """The values a tensor of `spec` at `desc` holds on `chip` now."""
         return decode(self.read_pages(desc, chip), spec)
 
-    def write_values(self, desc: BufferDesc, spec: TensorSpec, values: torch.Tensor, chip: int = 0) -> None:
-        """Store `values` into the buffer at `desc` on `chip`."""
+    def encode_values(self, desc: BufferDesc, spec: TensorSpec, values: torch.Tensor) -> np.ndarray:
+        """The pages `values` take in the buffer at `desc` (what write_pages stores)."""
         place = desc.placement
         page = desc.aligned_page_size if place is None or place.row_split == 1 else spec.page_size()
-        self.write_pages(desc, encode(values, spec, page), chip)
+        return encode(values, spec, page)
+
+    def write_values(self, desc: BufferDesc, spec: TensorSpec, values: torch.Tensor, chip: int = 0) -> None:
+        """Store `values` into the buffer at `desc` on `chip`."""
+        self.write_pages(desc, self.encode_values(desc, spec, values), chip)
 
 
 def _check_chip_free(chip_ids: Iterable[int]) -> None:
+    available = emulated_num_devices()
     for chip in chip_ids:
-        if not 0 <= chip < EMULATED_NUM_DEVICES:
+        if not 0 <= chip < available:
             raise RuntimeError(
                 f"TT_FATAL @ tt_metal/impl/device/device_manager.cpp:0: device_id < num_devices\ninfo:\n"
-                f"Device id {chip} is out of range: the emulator provides {EMULATED_NUM_DEVICES} devices"
+                f"Device id {chip} is out of range: the emulated system has {available} devices "
+                f"({SYSTEM_ENV_VAR} chooses it)"
             )
         if chip in _open_chips:
             raise RuntimeError(f"ttnn emulator: device {chip} is already open in this process")
@@ -312,10 +408,16 @@ def open_mesh_device(
     worker_l1_size: int = DEFAULT_WORKER_L1_SIZE,
     **_ignored: Any,
 ) -> MeshDevice:
-    """Open a mesh of emulated chips (default: every chip in a 1×N row)."""
+    """Open a mesh of emulated chips (default: the whole system mesh)."""
     if mesh_shape is None:
-        mesh_shape = MeshShape(1, EMULATED_NUM_DEVICES)
+        mesh_shape = MeshShape(*system_mesh_shape())
     n = mesh_shape.mesh_size()
+    if n > emulated_num_devices():
+        raise RuntimeError(
+            f"TT_FATAL @ tt_metal/distributed/system_mesh.cpp:0: requested_num_devices <= system_num_devices\n"
+            f"info:\nRequested mesh {list(mesh_shape)} needs {n} devices; the emulated system has "
+            f"{emulated_num_devices()} ({SYSTEM_ENV_VAR} chooses it)"
+        )
     chips = list(physical_device_ids) if physical_device_ids else list(range(n))
     with _registry_lock:
         _check_chip_free(chips)
@@ -357,8 +459,16 @@ def open_device(
     )
 
 
+def _rows_cols(shape: Any) -> tuple[int, int]:
+    dims = tuple(shape)
+    return (1, int(dims[0])) if len(dims) == 1 else (int(dims[0]), int(dims[1]))
+
+
 def close_mesh_device(mesh_device: MeshDevice) -> None:
-    """Close the mesh; its buffers and traces are gone (later frees are no-ops)."""
+    """Close the mesh (and its submeshes); its buffers and traces are gone (later frees are
+    no-ops)."""
+    for submesh in mesh_device.submeshes:
+        close_mesh_device(submesh)
     with _registry_lock:
         for chip in mesh_device.chip_ids:
             if _open_chips.get(chip) is mesh_device:
@@ -380,11 +490,11 @@ def close_device(device: MeshDevice) -> None:
 
 
 def get_num_devices() -> int:
-    return EMULATED_NUM_DEVICES
+    return emulated_num_devices()
 
 
 def get_device_ids() -> list[int]:
-    return list(range(EMULATED_NUM_DEVICES))
+    return list(range(emulated_num_devices()))
 
 
 def _cq(cq_id: Optional[int]) -> int:
@@ -400,7 +510,7 @@ def synchronize_device(device: MeshDevice, cq_id: Optional[int] = None, sub_devi
         queues_of(device).finish(None if cq_id is None else int(cq_id))
 
 
-class MeshEvent:
+class MeshEvent(errors.NotEmulatedAttributes):
     """What record_event returns, printed as ttnn 0.81.1 prints it (its id counts the events
     recorded on that queue; a mock device says 0 for every one)."""
 
@@ -417,7 +527,7 @@ class MeshEvent:
         return f"MeshEvent(id={self.event_id}, device_id={self.device.mesh_id}, mesh_cq_id={self.cq_id}, device_range={where})"
 
 
-def record_event(mesh_device: MeshDevice, cq_id: int, sub_device_ids: Any = (), device_range: Any = None) -> MeshEvent:
+def record_event(mesh_device: MeshDevice, cq_id: Optional[int] = None, sub_device_ids: Any = (), device_range: Any = None) -> MeshEvent:
     """Record an event on a command queue: it completes when everything enqueued on that
     queue before it has run (forbidden during capture, as on hardware)."""
     if mesh_device.capturing:
@@ -425,9 +535,12 @@ def record_event(mesh_device: MeshDevice, cq_id: int, sub_device_ids: Any = (), 
     return MeshEvent(mesh_device, _cq(cq_id))
 
 
-def wait_for_event(cq_id: int, event: MeshEvent) -> None:
+def wait_for_event(cq_id: int = 0, mesh_event: Optional[MeshEvent] = None) -> None:
     """Make a command queue wait for an event: nothing enqueued on `cq_id` after this runs
     before the event is done. The host does not wait (forbidden during capture)."""
+    if mesh_event is None:
+        raise TypeError("wait_for_event(): incompatible function arguments; takes (cq_id, mesh_event)")
+    event = mesh_event
     device = event.device
     if device.capturing:
         raise errors.events_in_capture()
@@ -435,8 +548,42 @@ def wait_for_event(cq_id: int, event: MeshEvent) -> None:
         queues_of(device).wait(_cq(cq_id), event._point)
 
 
-def event_synchronize(event: MeshEvent) -> None:
+def event_synchronize(mesh_event: MeshEvent) -> None:
     """The host waits until the event is done (everything before it on its queue has run)."""
+    event = mesh_event
     device = event.device
     with device.lock:
         queues_of(device).host_wait(event._point)
+
+
+class SubDeviceId(errors.NotEmulatedAttributes):
+    """The index of a sub-device within a sub-device manager (CCL ops take one as
+    `subdevice_id`; the emulator runs every op on the whole device, so it is carried as given).
+    Sub-device managers themselves (`MeshDevice.create_sub_device_manager`, …) are not
+    emulated: ttnn 0.81.1's mock device cannot load one, so their behaviour is unmeasured."""
+
+    def __init__(self, id: int) -> None:  # noqa: A002 - ttnn's parameter name
+        self.id = int(id)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SubDeviceId) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(("SubDeviceId", self.id))
+
+    def __repr__(self) -> str:
+        return f"SubDeviceId({self.id})"
+
+
+class SubDevice(errors.NotEmulatedAttributes):
+    """The cores of one sub-device (a list of CoreRangeSets, one per core type)."""
+
+    def __init__(self, cores: Any) -> None:
+        self.cores = list(cores)
+
+
+def ReadDeviceProfiler(device: MeshDevice) -> None:  # noqa: N802 - ttnn's name
+    """Read the device profiler's buffers. The emulator has no device profiler (as ttnn
+    built without one), so there is nothing to read; it still requires an open device."""
+    if not device.is_open:
+        raise RuntimeError("ttnn emulator: device is closed")

@@ -8,6 +8,8 @@ joins every chip's values back into one torch tensor.
 
 from __future__ import annotations
 
+from .errors import NotEmulatedAttributes
+
 import contextlib
 from typing import Any, Optional
 from collections.abc import Iterator, Sequence
@@ -23,7 +25,7 @@ def _grid(mesh_device: Any, mesh_shape: Optional[Sequence[int]] = None) -> tuple
     return int(shape[0]), int(shape[1])
 
 
-class TensorToMesh:
+class TensorToMesh(NotEmulatedAttributes):
     """Splits a torch tensor into per-chip values: `placements[axis]` is None (replicate)
     or the tensor dim that mesh axis shards."""
 
@@ -42,7 +44,7 @@ class TensorToMesh:
         return out
 
 
-class MeshToTensor:
+class MeshToTensor(NotEmulatedAttributes):
     """Joins per-chip values: concatenated along `dims[0]` over rows and `dims[1]` over columns."""
 
     def __init__(self, mesh_device: Any, dims: Sequence[Optional[int]], mesh_shape: Any = None) -> None:
@@ -101,12 +103,12 @@ def concat_mesh_to_tensor_composer(mesh_device: Any, dim: int) -> MeshToTensor:
     return ConcatMeshToTensor(mesh_device, dim)
 
 
-class PlacementReplicate:
+class PlacementReplicate(NotEmulatedAttributes):
     def __repr__(self) -> str:
         return "PlacementReplicate()"
 
 
-class PlacementShard:
+class PlacementShard(NotEmulatedAttributes):
     def __init__(self, dim: int) -> None:
         self.dim = int(dim)
 
@@ -114,22 +116,60 @@ class PlacementShard:
         return f"PlacementShard({self.dim})"
 
 
-class MeshMapperConfig:
-    def __init__(self, placements: Sequence[Any], mesh_shape_override: Any = None, mesh_offset_override: Any = None) -> None:
-        self.placements = list(placements)
-        self.mesh_shape_override = mesh_shape_override
+def _by_placements(placements: Sequence[Any], mesh_shape_override: Any = None, mesh_offset_override: Any = None) -> Any:
+    return locals()
 
 
-class MeshComposerConfig:
-    def __init__(self, *dims: Any, mesh_shape_override: Any = None, mesh_offset_override: Any = None) -> None:
+def _by_dims(row_dim: Optional[int] = None, col_dim: Optional[int] = None, mesh_shape_override: Any = None,
+             mesh_offset_override: Any = None) -> Any:
+    return locals()
+
+
+class MeshMapperConfig(NotEmulatedAttributes):
+    """One placement per mesh axis; or, as ttnn 0.81.1's 2D form, `row_dim`/`col_dim` (None:
+    replicate along that axis)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        first = args[0] if args else kwargs.get("placements")
+        if isinstance(first, (list, tuple)):
+            form = _by_placements(*args, **kwargs)
+            placements = list(form["placements"])
+        else:
+            form = _by_dims(*args, **kwargs)
+            placements = [PlacementReplicate() if d is None else PlacementShard(d) for d in (form["row_dim"], form["col_dim"])]
+        self.placements = placements
+        self.mesh_shape_override = form["mesh_shape_override"]
+        self.mesh_offset_override = form["mesh_offset_override"]
+
+    __init__.overloads = (_by_placements, _by_dims)  # type: ignore[attr-defined]
+
+
+class MeshComposerConfig(NotEmulatedAttributes):
+    """The tensor dim each mesh axis concatenates along: `MeshComposerConfig(dims)` or
+    `MeshComposerConfig(row_dim, col_dim)`."""
+
+    def __init__(self, *args: Any, dims: Any = None, row_dim: Optional[int] = None, col_dim: Optional[int] = None,
+                 mesh_shape_override: Any = None, mesh_offset_override: Any = None) -> None:
+        if dims is None:
+            dims = args if args else tuple(d for d in (row_dim, col_dim) if d is not None)
         if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
             dims = tuple(dims[0])
         self.dims = [int(d) for d in dims]
         self.mesh_shape_override = mesh_shape_override
+        self.mesh_offset_override = mesh_offset_override
 
 
-def create_mesh_mapper(mesh_device: Any, config: MeshMapperConfig) -> TensorToMesh:
-    """ND mapper: one placement per mesh axis (PlacementShard(dim) or PlacementReplicate())."""
+def create_mesh_mapper(mesh_device: Any = None, config: Optional[MeshMapperConfig] = None, *,
+                       mesh_shape: Any = None) -> TensorToMesh:
+    """ND mapper: one placement per mesh axis (PlacementShard(dim) or PlacementReplicate());
+    `mesh_shape` instead of a device maps for a mesh of that shape."""
+    if config is None:
+        raise TypeError("create_mesh_mapper(): config is required")
+    if mesh_shape is not None and mesh_device is None:
+        config = MeshMapperConfig(config.placements, config.mesh_shape_override or mesh_shape)
+    elif mesh_device is not None and not hasattr(mesh_device, "chip_ids"):  # create_mesh_mapper(mesh_shape, config)
+        config = MeshMapperConfig(config.placements, config.mesh_shape_override or mesh_device)
+        mesh_device = None
     dims = [p.dim if isinstance(p, PlacementShard) else None for p in config.placements]
     shape = config.mesh_shape_override
     if len(dims) == 1:
@@ -179,6 +219,27 @@ def combine_device_tensors(tensors: Sequence[Any]) -> Any:
         "(see docs/emulator.md); combine host tensors and move the result to the mesh"
     )
 
+
+@contextlib.contextmanager
+def distribute(default: Any) -> Iterator[None]:
+    """Make `ttnn.from_torch` use `default` as its mesh_mapper (a TensorToMesh) or
+    `ttnn.to_torch` use it as its mesh_composer (a MeshToTensor) inside the block, by
+    rebinding them on the ttnn module as ttnn 0.81.1's ttnn.distribute does."""
+    import functools
+    import sys
+
+    ttnn: Any = sys.modules[__name__.rsplit(".", 1)[0]]
+    original_from_torch, original_to_torch = ttnn.from_torch, ttnn.to_torch
+    try:
+        if isinstance(default, TensorToMesh):
+            ttnn.from_torch = functools.partial(original_from_torch, mesh_mapper=default)
+        elif isinstance(default, MeshToTensor):
+            ttnn.to_torch = functools.partial(original_to_torch, mesh_composer=default)
+        else:
+            raise ValueError("Argument must be an instance of either TensorToMesh or MeshToTensor.")
+        yield
+    finally:
+        ttnn.from_torch, ttnn.to_torch = original_from_torch, original_to_torch
 
 
 @contextlib.contextmanager

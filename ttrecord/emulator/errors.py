@@ -12,10 +12,12 @@ file ":0".
 
 from __future__ import annotations
 
+import enum
 import os
 import sys
 import warnings
 from types import FrameType
+from typing import Any
 
 _FD_CQ = "/project/tt_metal/distributed/fd_mesh_command_queue.cpp"
 _MESH_DEVICE = "/project/tt_metal/distributed/mesh_device.cpp"
@@ -122,3 +124,40 @@ def _user_stacklevel() -> int:
 def warn_unsafe_allocation() -> None:
     """Issue the active-trace allocation warning at the user's allocating line."""
     warnings.warn(TRACE_ALLOCATION_UNSAFE, TraceAllocationWarning, stacklevel=_user_stacklevel())
+
+
+class NotEmulatedError(AttributeError):
+    """A ttnn name (or a form of a call) the emulator does not provide. An AttributeError (so
+    `hasattr` and `getattr(ttnn, name, default)` behave), with a message that says what is
+    missing."""
+
+
+def not_emulated(qualified: str) -> NotEmulatedError:
+    return NotEmulatedError(f"ttnn emulator: {qualified} is not emulated (see docs/emulator.md)")
+
+
+class NotEmulatedAttributes:
+    """Mixin for the emulated ttnn classes (Tensor, MeshDevice, config types): a public
+    attribute the class lacks raises NotEmulatedError naming `ttnn.<Class>.<name>` instead
+    of a bare AttributeError; private and dunder names keep the plain error."""
+
+    __slots__ = ()
+    _ttnn_name = ""
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise not_emulated(f"{self._ttnn_name or 'ttnn.' + type(self).__name__}.{name}")
+
+
+class NotEmulatedEnumType(enum.EnumMeta):
+    """Metaclass of the emulated ttnn enums: a member ttnn 0.81.1 has and the emulator lacks
+    (`ttnn.DataType.INT8`) raises NotEmulatedError naming `ttnn.<Enum>.<member>`."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        member = cls.__dict__.get("_member_map_", {}).get(name)
+        if member is not None:
+            return member
+        raise not_emulated(f"ttnn.{cls.__name__}.{name}")

@@ -19,6 +19,8 @@ tests/realttnn/scripts/sharded_sequence.py):
 
 from __future__ import annotations
 
+from .errors import NotEmulatedAttributes, NotEmulatedEnumType
+
 import enum
 import functools
 from typing import Any, Optional
@@ -30,23 +32,23 @@ from .allocator import round_up
 from .types import TILE_SIZE, BufferType, Layout, Shape, TensorMemoryLayout, element_size, padded_shape
 
 
-class ShardOrientation(enum.Enum):
+class ShardOrientation(enum.Enum, metaclass=NotEmulatedEnumType):
     ROW_MAJOR = 0
     COL_MAJOR = 1
 
 
-class ShardStrategy(enum.Enum):
+class ShardStrategy(enum.Enum, metaclass=NotEmulatedEnumType):
     HEIGHT = 0
     WIDTH = 1
     BLOCK = 2
 
 
-class ShardDistributionStrategy(enum.Enum):
+class ShardDistributionStrategy(enum.Enum, metaclass=NotEmulatedEnumType):
     ROUND_ROBIN_1D = 0
     GRID_2D = 1
 
 
-class CoreCoord:
+class CoreCoord(NotEmulatedAttributes):
     """A core's logical (x, y); prints as ttnn's does (`1-2`)."""
 
     __slots__ = ("x", "y")
@@ -75,7 +77,7 @@ def _coord(value: Any) -> CoreCoord:
     return value if isinstance(value, CoreCoord) else CoreCoord(value)
 
 
-class CoreRange:
+class CoreRange(NotEmulatedAttributes):
     """The rectangle of cores from `start` to `end`, inclusive."""
 
     __slots__ = ("start", "end")
@@ -92,8 +94,12 @@ class CoreRange:
         size = self.grid_size()
         return size.x * size.y
 
-    def contains(self, core: Any) -> bool:
-        c = _coord(core)
+    def contains(self, core: Any = None, core_range: Any = None, core_range_set: Any = None) -> bool:
+        """Whether a core, or every core of a CoreRange / CoreRangeSet, lies in this range."""
+        target = next(t for t in (core, core_range, core_range_set) if t is not None)
+        if isinstance(target, (CoreRange, CoreRangeSet)):
+            return all(self.contains(c) for c in target.cores())
+        c = _coord(target)
         return self.start.x <= c.x <= self.end.x and self.start.y <= c.y <= self.end.y
 
     def cores(self, row_major: bool = True) -> list[tuple[int, int]]:
@@ -113,7 +119,7 @@ class CoreRange:
         return f"[{self.start!r} - {self.end!r}]"
 
 
-class CoreRangeSet:
+class CoreRangeSet(NotEmulatedAttributes):
     """A set of core ranges (the grid a sharded tensor lives on)."""
 
     __slots__ = ("_ranges",)
@@ -134,8 +140,12 @@ class CoreRangeSet:
             CoreCoord(max(r.end.x for r in self._ranges), max(r.end.y for r in self._ranges)),
         )
 
-    def contains(self, core: Any) -> bool:
-        return any(r.contains(core) for r in self._ranges)
+    def contains(self, core: Any = None, core_range: Any = None, core_range_set: Any = None) -> bool:
+        """Whether a core, or every core of a CoreRange / CoreRangeSet, lies in this set."""
+        target = next(t for t in (core, core_range, core_range_set) if t is not None)
+        if isinstance(target, (CoreRange, CoreRangeSet)):
+            return all(self.contains(c) for c in target.cores())
+        return any(r.contains(target) for r in self._ranges)
 
     def cores(self, row_major: bool = True) -> list[tuple[int, int]]:
         return [c for r in self._ranges for c in r.cores(row_major)]
@@ -169,7 +179,7 @@ def num_cores_to_corerangeset(target_num_cores: int, grid_size: Any, row_wise: b
     return CoreRangeSet(ranges)
 
 
-class ShardSpec:
+class ShardSpec(NotEmulatedAttributes):
     """Which cores hold the shards, each shard's [height, width], and the core order."""
 
     __slots__ = ("grid", "shape", "orientation")

@@ -50,8 +50,10 @@ def check_write(device: Any) -> None:
         raise errors.writes_in_capture(trace.trace_id)
 
 
-class Tensor:
+class Tensor(errors.NotEmulatedAttributes):
     """A ttnn tensor on the host or on an emulated device."""
+
+    _ttnn_name = "ttnn.Tensor"
 
     # _host: torch values, or one per chip (a multi-device host tensor); _chip: the one chip
     # of a mesh this tensor stands for (get_device_tensors), None for all of them.
@@ -62,48 +64,66 @@ class Tensor:
     _chip: int | None
     tensor_id: int
 
-    def __init__(
-        self,
-        data: Any,
-        data_type: Any = None,
-        device: Any = None,
-        layout: Any = None,
-        mem_config: Optional[MemoryConfig] = None,
-        tile: Any = None,
-        cq_id: Optional[int] = None,
-        pad_value: Optional[float] = None,
-        mesh_mapper: Any = None,
-        *,
-        memory_config: Optional[MemoryConfig] = None,
-        dtype: Any = None,
-    ) -> None:
-        """Tensor(numpy_or_torch, dtype, device, layout[, memory_config]) or
-        Tensor(list_of_values, shape, dtype, layout[, device]) as in real ttnn."""
-        if isinstance(data, (list, tuple)) and isinstance(data_type, (list, tuple, Shape)):
-            shape, data_type, layout, device = data_type, device, layout, mem_config
-            mem_config = None
-            values = torch.tensor(list(data), dtype=torch.float32).reshape(tuple(shape))
-        elif isinstance(data, torch.Tensor):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """ttnn 0.81.1's constructors: Tensor(numpy_or_torch, data_type, device, layout,
+        mem_config, tile, cq_id, pad_value, mesh_mapper, ...), Tensor(list_of_values, shape,
+        data_type, layout[, device][, memory_config][, tile][, pad_value]) and Tensor(tensor)
+        (the same storage). With a device the values are written to it (a write)."""
+        first = args[0] if args else kwargs.get("data", kwargs.get("tensor", kwargs.get("arg")))
+        if "arg" in kwargs or (len(args) == 1 and not kwargs and isinstance(first, Tensor)):
+            other: Any = kwargs.get("arg", first)
+            self._spec, self._host, self._buffer, self._chip = other._spec, other._host, other._buffer, other._chip
+            self.tensor_id = next(_tensor_ids)
+            return
+        if "shape" in kwargs or "data" in kwargs or (
+                len(args) >= 2 and isinstance(first, (list, tuple)) and isinstance(args[1], (list, tuple, Shape))):
+            form = _values_form(args, kwargs)
+            values = torch.tensor(list(form["data"]), dtype=torch.float32).reshape(tuple(form["shape"]))
+            self._build(values, form["data_type"], form["device"], form["layout"], form["memory_config"], None)
+            return
+        form = _tensor_form(*args, **kwargs)
+        data = form["tensor"]
+        if isinstance(data, torch.Tensor):
             values = data.detach()
         else:
             values = torch.from_numpy(np.ascontiguousarray(np.asarray(data)))
-        dtype = dtype if dtype is not None else data_type
+        dtype = form["dtype"] if form["dtype"] is not None else form["data_type"]
+        self._build(values, dtype, form["device"], form["layout"], form["memory_config"] or form["mem_config"],
+                    form["mesh_mapper"])
+
+    __init__.overloads = (  # type: ignore[attr-defined]
+        lambda arg: None,
+        lambda data, shape, data_type, layout, device=None, memory_config=None, tile=None, pad_value=None: None,
+        lambda data, shape, data_type, layout, tile=None, pad_value=None: None,
+        lambda tensor, data_type=None, device=None, layout=None, mem_config=None, tile=None, cq_id=None,
+        pad_value=None, mesh_mapper=None, preserve_nan_values=False, col_tilize=False, enable_bfloat_opt=False, *,
+        memory_config=None, dtype=None: None,
+    )
+
+    def _build(self, values: torch.Tensor, dtype: Any, device: Any, layout: Any, memory_config: Optional[MemoryConfig],
+               mesh_mapper: Any) -> None:
         if dtype is None:
             dtype = dtype_from_torch(values.dtype)
         if layout is None:
             layout = Layout.ROW_MAJOR
-        memory_config = memory_config or mem_config
         spec = TensorSpec(Shape(values.shape), DataType(dtype), Layout(layout), None)
-        host = to_storage(values, spec.dtype).contiguous()
+        host: Any = to_storage(values, spec.dtype).contiguous()
+        if mesh_mapper is not None:
+            per_chip = mesh_mapper.map(host)
+            spec = spec._replace(shape=Shape(per_chip[0].shape))
+            host = per_chip if len(per_chip) > 1 else per_chip[0]
         if device is None:
             self._init_host(spec, host)
             return
         check_write(device)
         spec = resolve_memory_config(device, spec._replace(memory_config=memory_config))
         buffer = allocate_for(device, spec)
-        for chip in range(device.num_chips):
-            device.write_values(buffer.desc, spec, host, chip)
         self._init_device(spec, buffer)
+        if isinstance(host, list):
+            for chip, values in enumerate(host):
+                device.write_values(buffer.desc, spec, values, chip)
+        else:
+            write_values(self, host)
 
     # --- construction without __init__ (used by ops and transfers) -----------------
     def _init_host(self, spec: TensorSpec, values: torch.Tensor | list[torch.Tensor]) -> None:
@@ -292,8 +312,8 @@ class Tensor:
             return mesh_composer.compose([v.clone() for v in self._read_all()])
         return self._read().clone()
 
-    def to_numpy(self) -> np.ndarray:
-        values = self._read()
+    def to_numpy(self, mesh_composer: Any = None) -> np.ndarray:
+        values = self.to_torch(mesh_composer) if mesh_composer is not None else self._read()
         if values.dtype == torch.bfloat16:
             values = values.float()
         return values.numpy().copy()
@@ -310,15 +330,23 @@ class Tensor:
             raise RuntimeError("TT_FATAL @ ttnn/core/tensor/tensor.cpp:0: logical_volume() == 1\ninfo:\nitem() needs a one-element tensor")
         return values.reshape(()).float().item() if values.is_floating_point() else values.reshape(()).item()
 
-    def to(self, device_or_layout: Any, memory_config: Optional[MemoryConfig] = None, cq_id: Optional[int] = None) -> Tensor:
-        """`to(device)` copies to a device (a write); `to(layout)` converts on the host."""
-        if isinstance(device_or_layout, Layout):
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """`to(device, mem_config=None, cq_id=None)` copies to a device (a write);
+        `to(target_layout)` converts the layout."""
+        target = args[0] if args else kwargs.get("device", kwargs.get("target_layout"))
+        if isinstance(target, Layout):
             from .ops.data_movement import to_layout
 
-            return to_layout(self, device_or_layout)
+            return to_layout(self, target)
         from .transfers import _host_to_device
 
-        return _host_to_device(self, device_or_layout, memory_config)
+        form = _to_device_form(*args, **kwargs)
+        return _host_to_device(self, form["device"], form["mem_config"] or form["memory_config"])
+
+    to.overloads = (  # type: ignore[attr-defined]
+        lambda self, device, mem_config=None, cq_id=None, *, memory_config=None: None,
+        lambda self, target_layout: None,
+    )
 
     def deallocate(self, force: bool = False) -> None:
         """Free the device buffer now (host tensors drop their values)."""
@@ -332,6 +360,38 @@ class Tensor:
         else:
             self._host = None
 
+    # --- host-only padding (tensor_ops.cpp in ttnn 0.81.1) ------------------------------
+    def _host_only(self, line: int, what: str) -> torch.Tensor:
+        if self._buffer is not None:
+            raise errors.tt_fatal("/project/ttnn/core/tensor/tensor_ops.cpp", line, "is_cpu_tensor(input_tensor)",
+                                  f"Tensor must be on host for {what}")
+        return self._values()
+
+    def _host_like(self, values: torch.Tensor) -> Tensor:
+        return Tensor.on_host(self._spec._replace(shape=Shape(values.shape)), values.contiguous())
+
+    def pad(self, output_tensor_shape: Sequence[int], input_tensor_start: Sequence[int], pad_value: float, /) -> Tensor:
+        """The tensor placed at `input_tensor_start` of `output_tensor_shape`, `pad_value` elsewhere.
+        ttnn 0.81.1 keeps the logical shape (the padding goes to the padded shape), so the values
+        read back are that window's top-left corner in the input's shape."""
+        values = self._host_only(254, "padding")
+        padded = torch.full(tuple(output_tensor_shape), float(pad_value), dtype=values.dtype)
+        padded[tuple(slice(int(b), int(b) + n) for b, n in zip(input_tensor_start, values.shape))] = values
+        return self._host_like(padded[tuple(slice(0, n) for n in values.shape)])
+
+    def unpad(self, output_tensor_start: Sequence[int], output_tensor_end: Sequence[int], /) -> Tensor:
+        """The values from `output_tensor_start` to `output_tensor_end` (exclusive, as measured)."""
+        values = self._host_only(277, "unpadding")
+        return self._host_like(values[tuple(slice(int(b), int(e)) for b, e in zip(output_tensor_start, output_tensor_end))])
+
+    def pad_to_tile(self, pad_value: float, /) -> Tensor:
+        """Tile-padded storage; the logical shape and values stay those of the input."""
+        return self._host_like(self._host_only(295, "pad_to_tile conversion").clone())
+
+    def unpad_from_tile(self, output_tensor_shape: Sequence[int], /) -> Tensor:
+        values = self._host_only(304, "unpad_from_tile conversion")
+        return self._host_like(values[tuple(slice(0, int(n)) for n in output_tensor_shape)])
+
     def reshape(self, *shape: Any) -> Tensor:
         from .ops.data_movement import reshape
 
@@ -340,6 +400,13 @@ class Tensor:
         return reshape(self, shape)
 
     # --- operators, as ttnn.Tensor forwards them to ttnn ops ---------------------------
+    def __getitem__(self, slices: Any) -> Tensor:
+        """PyTorch-style indexing, as ttnn.operations.core.__getitem__: ttnn.slice on a device
+        tensor (then ttnn.squeeze for every integer index); host tensors take unit steps only."""
+        from .ops.indexing import getitem
+
+        return getitem(self, slices)
+
     def __add__(self, other: Any) -> Tensor:
         from .ops.eltwise import add
 
@@ -396,6 +463,44 @@ class Tensor:
         )
 
 
+def _to_device_form(device: Any, mem_config: Optional[MemoryConfig] = None, cq_id: Optional[int] = None, *,
+                    memory_config: Optional[MemoryConfig] = None) -> dict[str, Any]:
+    return locals()
+
+
+def _tensor_form(
+    tensor: Any, data_type: Any = None, device: Any = None, layout: Any = None, mem_config: Any = None,
+    tile: Any = None, cq_id: Optional[int] = None, pad_value: Optional[float] = None, mesh_mapper: Any = None,
+    preserve_nan_values: bool = False, col_tilize: bool = False, enable_bfloat_opt: bool = False, *,
+    memory_config: Optional[MemoryConfig] = None, dtype: Any = None,
+) -> dict[str, Any]:
+    return locals()
+
+
+def _values_form(args: tuple, kwargs: dict) -> dict[str, Any]:
+    """Tensor(data, shape, data_type, layout, ...): after layout, nanobind tells device,
+    memory_config, tile and pad_value apart by type, so they are sorted by type here."""
+    names = ("data", "shape", "data_type", "layout")
+    form: dict[str, Any] = {"device": None, "memory_config": None, "tile": None, "pad_value": None}
+    form.update(zip(names, args))
+    for extra in args[len(names):]:
+        if extra is None:
+            continue
+        if isinstance(extra, MemoryConfig):
+            form["memory_config"] = extra
+        elif isinstance(extra, (int, float)):
+            form["pad_value"] = extra
+        elif hasattr(extra, "allocate_buffer"):
+            form["device"] = extra
+        else:
+            form["tile"] = extra
+    form.update(kwargs)
+    missing = [n for n in names if n not in form]
+    if missing:
+        raise TypeError(f"Tensor(): missing {', '.join(missing)}")
+    return form
+
+
 def resolve_memory_config(device: Any, spec: TensorSpec) -> TensorSpec:
     """`spec` with a concrete memory config: DRAM interleaved by default; a sharded config
     given without a shard spec gets one (sharding.default_shard_spec)."""
@@ -446,8 +551,12 @@ def write_values(tensor: Tensor, values: torch.Tensor, chip: Optional[int] = Non
         chips = (chip,)
     else:
         chips = range(device.num_chips)
+    if len(chips) == 1:
+        device.write_values(buffer.desc, tensor._spec, values, chips[0])
+        return
+    pages = device.encode_values(desc, tensor._spec, values)  # the same values on every chip: encoded once
     for c in chips:
-        device.write_values(buffer.desc, tensor._spec, values, c)
+        device.write_pages(desc, pages, c)
 
 
 def shapes_of(tensors: Sequence[Tensor]) -> list[Shape]:

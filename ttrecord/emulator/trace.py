@@ -38,6 +38,9 @@ _trace_ids = itertools.count()
 class MeshTraceId(int):
     """The id begin_trace_capture returns (an int, printed like ttnn's)."""
 
+    def __new__(cls, arg: int = 0, /) -> MeshTraceId:
+        return super().__new__(cls, arg)
+
     def __repr__(self) -> str:
         return f"MeshTraceId({int(self)})"
 
@@ -198,8 +201,8 @@ def release_trace(mesh_device: Any, trace_id: int) -> None:
             mesh_device.allocations_unsafe = False
 
 
-def is_trace_capture_active(mesh_device: Any) -> bool:
-    return bool(mesh_device.capturing)
+def is_trace_capture_active(device: Any) -> bool:
+    return bool(device.capturing)
 
 
 def record_op(

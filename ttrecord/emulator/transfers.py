@@ -42,6 +42,10 @@ def _write_host(device_tensor: Tensor, host_tensor: Tensor) -> None:
                 f"TT_FATAL @ ttnn/core/tensor/tensor.cpp:0: num_shards == num_devices\ninfo:\n"
                 f"host tensor has {len(host_tensor._host)} shards, the mesh has {chips} devices"
             )
+        first = host_tensor._host[0]
+        if all(values is first for values in host_tensor._host):  # replicated: encoded once
+            write_values(device_tensor, first)
+            return
         for chip, values in enumerate(host_tensor._host):
             write_values(device_tensor, values, chip)
         return
@@ -61,8 +65,13 @@ def from_torch(
     memory_config: Optional[MemoryConfig] = None,
     mesh_mapper: Any = None,
     cq_id: Optional[int] = None,
+    preserve_nan_values: bool = False,
+    col_tilize: bool = False,
+    enable_bfloat_opt: bool = False,
 ) -> Tensor:
-    """A ttnn tensor from a torch tensor; with `device` it is written to the device."""
+    """A ttnn tensor from a torch tensor; with `device` it is written to the device (the
+    conversion switches `preserve_nan_values`, `col_tilize`, `enable_bfloat_opt` are
+    accepted; values convert the one way the emulator has)."""
     if device is not None:
         check_write(device)
     dtype = dtype if dtype is not None else dtype_from_torch(tensor.dtype)
@@ -119,8 +128,12 @@ def to_torch(
 
 
 @operation("ttnn.from_device")
-def from_device(tensor: Tensor, blocking: bool = True, *, cq_id: Optional[int] = None) -> Tensor:
-    """Copy a device tensor to the host (a device read on `cq_id`; see Tensor.cpu)."""
+def from_device(
+    tensor: Tensor, blocking: bool = True, *, cq_id: Optional[int] = None, queue_id: Optional[int] = None
+) -> Tensor:
+    """Copy a device tensor to the host (a device read on `cq_id`, also spelled `queue_id`;
+    see Tensor.cpu)."""
+    cq_id = cq_id if cq_id is not None else queue_id
     if tensor.device() is None:
         return tensor
     return tensor._to_host(blocking, cq_id)
@@ -128,7 +141,8 @@ def from_device(tensor: Tensor, blocking: bool = True, *, cq_id: Optional[int] =
 
 @operation("ttnn.to_device")
 def to_device(
-    tensor: Tensor, device: Any, memory_config: Optional[MemoryConfig] = None, *, cq_id: Optional[int] = None
+    tensor: Tensor, device: Any, memory_config: Optional[MemoryConfig] = None, *, cq_id: Optional[int] = None,
+    queue_id: Optional[int] = None,
 ) -> Tensor:
     """Copy a host tensor to a device (a write)."""
     return _host_to_device(tensor, device, memory_config)
@@ -136,13 +150,18 @@ def to_device(
 
 @operation("ttnn.allocate_tensor_on_device")
 def allocate_tensor_on_device(
-    shape: Any,
-    dtype: DataType = DataType.BFLOAT16,
+    shape: Any = None,
+    dtype: Any = DataType.BFLOAT16,
     layout: Layout = Layout.ROW_MAJOR,
     mesh_device: Any = None,
     memory_config: Optional[MemoryConfig] = None,
+    *,
+    tensor_spec: Optional[TensorSpec] = None,
 ) -> Tensor:
-    """Allocate without writing: contents are whatever the memory holds."""
+    """Allocate without writing: contents are whatever the memory holds. Also
+    `allocate_tensor_on_device(tensor_spec, mesh_device)`."""
+    if tensor_spec is not None:
+        return new_device_tensor(mesh_device if mesh_device is not None else dtype, tensor_spec)
     if isinstance(shape, TensorSpec):  # allocate_tensor_on_device(spec, device)
         spec, device = shape, dtype
         return new_device_tensor(device, spec)
@@ -233,6 +252,16 @@ ones = _creation("ones", lambda shape, kw: torch.ones(shape))
 empty = _creation("empty", lambda shape, kw: torch.zeros(shape))
 
 
+def _into(result: Tensor, optional_tensor: Optional[Tensor]) -> Tensor:
+    """ttnn's `optional_tensor=`: the values go into that existing tensor, which is returned."""
+    if optional_tensor is None:
+        return result
+    from .ops.data_movement import copy
+
+    copy(result, optional_tensor)
+    return optional_tensor
+
+
 @operation("ttnn.full")
 def full(
     shape: Sequence[int],
@@ -241,27 +270,33 @@ def full(
     layout: Any = None,
     device: Any = None,
     memory_config: Optional[MemoryConfig] = None,
+    optional_tensor: Optional[Tensor] = None,
 ) -> Tensor:
     shape = tuple(int(d) for d in shape)
-    return _filled("full", shape, torch.full(shape, float(fill_value)), dtype, layout, device, memory_config)
+    made = _filled("full", shape, torch.full(shape, float(fill_value)), dtype, layout, device, memory_config)
+    return _into(made, optional_tensor)
 
 
 @operation("ttnn.rand")
 def rand(
     shape: Sequence[int],
+    device: Any = None,
     *,
     dtype: Any = DataType.BFLOAT16,
     layout: Any = Layout.TILE,
-    device: Any = None,
     memory_config: Optional[MemoryConfig] = None,
     low: float = 0.0,
     high: float = 1.0,
     seed: int = 0,
+    mesh_mapper: Any = None,
 ) -> Tensor:
     """Uniform random values in [low, high) (generated on the host, then written)."""
     shape = tuple(int(d) for d in shape)
     generator = torch.Generator().manual_seed(seed) if seed else None
     values = torch.rand(shape, generator=generator) * (high - low) + low
+    if mesh_mapper is not None:  # the values are split over the mesh as from_torch splits them
+        return from_torch(values, dtype, layout=layout, device=device, memory_config=memory_config,
+                          mesh_mapper=mesh_mapper)
     scratch = None
     if device is not None and Layout(layout) == Layout.ROW_MAJOR:
         # generated in TILE layout, then untilized: the tiled values are an intermediate
@@ -275,17 +310,17 @@ def rand(
 
 
 def _like(name: str, fill: Optional[float]) -> FastOperation:
-    def op(
+    def make(
         tensor: Tensor,
-        fill_value: float = 0.0,
-        *,
-        dtype: Any = None,
-        layout: Any = None,
-        device: Any = None,
-        memory_config: Optional[MemoryConfig] = None,
+        fill_value: float,
+        dtype: Any,
+        layout: Any,
+        device: Any,
+        memory_config: Optional[MemoryConfig],
+        optional_tensor: Optional[Tensor],
     ) -> Tensor:
         value = fill if fill is not None else float(fill_value)
-        return _filled(
+        return _into(_filled(
             name,
             tuple(tensor.shape),
             torch.full(tuple(tensor.shape), value),
@@ -293,7 +328,19 @@ def _like(name: str, fill: Optional[float]) -> FastOperation:
             layout if layout is not None else tensor.layout,
             device if device is not None else tensor.device(),
             memory_config or tensor.memory_config(),
-        )
+        ), optional_tensor)
+
+    op: Callable[..., Tensor]
+    if fill is None:  # full_like(tensor, fill_value, dtype, layout, device, memory_config, optional_tensor)
+
+        def op(tensor: Tensor, fill_value: float, dtype: Any = None, layout: Any = None, device: Any = None,
+               memory_config: Optional[MemoryConfig] = None, optional_tensor: Optional[Tensor] = None) -> Tensor:
+            return make(tensor, fill_value, dtype, layout, device, memory_config, optional_tensor)
+    else:  # zeros_like / ones_like(tensor, dtype, layout, device, memory_config, optional_tensor)
+
+        def op(tensor: Tensor, dtype: Any = None, layout: Any = None, device: Any = None,
+               memory_config: Optional[MemoryConfig] = None, optional_tensor: Optional[Tensor] = None) -> Tensor:
+            return make(tensor, fill, dtype, layout, device, memory_config, optional_tensor)
 
     op.__name__ = name
     return operation(f"ttnn.{name}")(op)
@@ -311,3 +358,28 @@ def is_tensor_storage_on_device(tensor: Tensor) -> bool:
 def get_memory_config(tensor: Tensor) -> Optional[MemoryConfig]:
     """The tensor's memory config if it is on a device, else None (as ttnn.get_memory_config)."""
     return tensor.memory_config() if tensor.device() is not None else None
+
+
+@operation("ttnn.arange")
+def arange(
+    start: int = 0,
+    end: Optional[int] = None,
+    step: int = 1,
+    *,
+    dtype: Any = DataType.BFLOAT16,
+    device: Any = None,
+    memory_config: Optional[MemoryConfig] = DRAM_MEMORY_CONFIG,
+    layout: Any = Layout.ROW_MAJOR,
+) -> Tensor:
+    """[start, end) by `step` as a rank-1 tensor (`arange(end)` counts from 0). Built on the
+    host and written, so with `device` it is a write (forbidden inside a capture)."""
+    if end is None:
+        start, end = 0, start
+    start, end, step = int(start), int(end), int(step)
+    if step == 0 or (end - start) * step < 0:
+        raise RuntimeError(
+            "TT_FATAL @ ttnn/cpp/ttnn/operations/creation.hpp:0: step != 0 && (end - start) / step >= 0\n"
+            f"info:\nThe step {step} must be non-zero and go from start {start} towards end {end}"
+        )
+    values = torch.arange(start, end, step, dtype=torch.float64)
+    return _filled("arange", (len(values),), values, dtype, layout, device, memory_config)

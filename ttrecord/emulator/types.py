@@ -9,8 +9,10 @@ member is truthy (`layout or ttnn.TILE_LAYOUT` keeps ROW_MAJOR) and prints as
 
 from __future__ import annotations
 
+from .errors import NotEmulatedAttributes, NotEmulatedEnumType
+
 import enum
-from typing import Optional
+from typing import Any, Optional
 from collections.abc import Iterable, Iterator
 
 import torch
@@ -18,7 +20,7 @@ import torch
 TILE_SIZE = 32
 
 
-class DataType(enum.Enum):
+class DataType(enum.Enum, metaclass=NotEmulatedEnumType):
     BFLOAT16 = 0
     FLOAT32 = 1
     UINT32 = 2
@@ -30,13 +32,13 @@ class DataType(enum.Enum):
     INVALID = 8
 
 
-class Layout(enum.Enum):
+class Layout(enum.Enum, metaclass=NotEmulatedEnumType):
     ROW_MAJOR = 0
     TILE = 1
     INVALID = 2
 
 
-class BufferType(enum.Enum):
+class BufferType(enum.Enum, metaclass=NotEmulatedEnumType):
     DRAM = 0
     L1 = 1
     SYSTEM_MEMORY = 2
@@ -44,14 +46,14 @@ class BufferType(enum.Enum):
     TRACE = 4
 
 
-class TensorMemoryLayout(enum.Enum):
+class TensorMemoryLayout(enum.Enum, metaclass=NotEmulatedEnumType):
     INTERLEAVED = 0
     HEIGHT_SHARDED = 2
     WIDTH_SHARDED = 3
     BLOCK_SHARDED = 4
 
 
-class StorageType(enum.Enum):
+class StorageType(enum.Enum, metaclass=NotEmulatedEnumType):
     HOST = 0
     DEVICE = 1
 
@@ -115,7 +117,7 @@ def dtype_from_torch(dtype: torch.dtype) -> DataType:
     return _FROM_TORCH.get(dtype, DataType.FLOAT32)
 
 
-class MemoryConfig:
+class MemoryConfig(NotEmulatedAttributes):
     """Where a device tensor lives: buffer type, memory layout and, when sharded, the shard spec."""
 
     __slots__ = ("memory_layout", "buffer_type", "shard_spec", "nd_shard_spec")
@@ -174,11 +176,11 @@ L1_WIDTH_SHARDED_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.WIDTH_SHARDED, 
 L1_BLOCK_SHARDED_MEMORY_CONFIG = MemoryConfig(TensorMemoryLayout.BLOCK_SHARDED, BufferType.L1)
 
 
-class Shape(tuple):
+class Shape(NotEmulatedAttributes, tuple):
     """A tensor shape; a tuple of ints that prints like ttnn's `Shape([1, 32])`."""
 
-    def __new__(cls, dims: Iterable[int] = ()) -> Shape:
-        return super().__new__(cls, (int(d) for d in dims))
+    def __new__(cls, shape: Iterable[int] = ()) -> Shape:
+        return super().__new__(cls, (int(d) for d in shape))
 
     @classmethod
     def of(cls, dims: tuple) -> Shape:
@@ -217,15 +219,17 @@ class Shape(tuple):
     __str__ = __repr__
 
 
-class MeshShape:
+class MeshShape(NotEmulatedAttributes):
     """Rows × columns of devices in a mesh."""
 
     __slots__ = ("_dims",)
 
-    def __init__(self, *dims: int) -> None:
-        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-            dims = tuple(dims[0])
-        self._dims = tuple(int(d) for d in dims)
+    def __init__(self, s0: Any = None, s1: Optional[int] = None, s2: Optional[int] = None, *dims: int,
+                 shape: Any = None) -> None:
+        """MeshShape(rows, cols), MeshShape(a, b, c), or MeshShape(shape) with a sequence."""
+        if shape is None:
+            shape = s0 if isinstance(s0, (tuple, list, MeshShape)) else [d for d in (s0, s1, s2, *dims) if d is not None]
+        self._dims = tuple(int(d) for d in shape)
 
     def mesh_size(self) -> int:
         n = 1
@@ -265,7 +269,7 @@ def padded_shape(shape: Shape, layout: Layout) -> Shape:
     return Shape(dims)
 
 
-class CoreGrid:
+class CoreGrid(NotEmulatedAttributes):
     """A grid of worker cores (accepted by ops such as matmul; the emulator ignores it)."""
 
     __slots__ = ("x", "y")

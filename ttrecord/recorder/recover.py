@@ -81,6 +81,10 @@ def _from_log(p: Path, log: Path, info: SessionInfo) -> Recovered:
                     break
         finally:
             reader.close()
+        from ttrecord.native.recover import native_records  # a --native run's own logs
+
+        native, native_logs = native_records(p, python_program=decoder.end.header is not None)
+        decoder.feed(native)
         if decoder.end.header is not None:
             h = decoder.end.header
             writer.update_session(backend=h.backend, backend_reason=h.backend_reason,
@@ -108,6 +112,8 @@ def _from_log(p: Path, log: Path, info: SessionInfo) -> Recovered:
     for suffix in ("-wal", "-shm"):
         Path(str(p) + suffix).unlink(missing_ok=True)
     log.unlink(missing_ok=True)
+    for path in native_logs:
+        Path(path).unlink(missing_ok=True)
     return Recovered(p, status, decoder.released, True, note)
 
 

@@ -95,6 +95,10 @@ class Supervisor:
         }
         return [sys.executable, "-m", "ttrecord.recorder.child", json.dumps(config), *o.argv]
 
+    def _child_env(self) -> dict[str, str] | None:
+        """The child's environment (None: this process's; the native recorder adds to it)."""
+        return None
+
     def _open_log(self, log_path: Path) -> int:
         """Take the log's lock (refusing a session another run is recording) and empty it
         (refusing to touch a file of the same name that is not a ttrecord log)."""
@@ -143,7 +147,7 @@ class Supervisor:
         started = time.monotonic()
         hung = False
         try:
-            proc = subprocess.Popen(self._child_command(log_path))
+            proc = subprocess.Popen(self._child_command(log_path), env=self._child_env())
             relay.block()
             header_seen = False
             while True:

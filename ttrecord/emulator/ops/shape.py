@@ -4,6 +4,7 @@ unsqueeze_to_4D, (un)squeeze, repeat, repeat_interleave, plus_one (in place)."""
 from __future__ import annotations
 
 import builtins
+import inspect
 from typing import Any, Optional
 from collections.abc import Sequence
 
@@ -79,22 +80,62 @@ def untilize_with_unpadding(
     return run("ttnn.untilize_with_unpadding", [input_tensor], fn, layout=Layout.ROW_MAJOR, memory_config=memory_config)
 
 
+def _pad_by_padding(
+    input_tensor: Tensor, padding: Sequence[Sequence[int]], value: float, *, use_multicore: bool = True,
+    memory_config: Optional[MemoryConfig] = None, sub_core_grids: Any = None,
+    output_tensor_shape: Optional[Sequence[int]] = None, input_tensor_start: Optional[Sequence[int]] = None,
+) -> Any:
+    return locals()
+
+
+def _pad_to_shape(
+    input_tensor: Tensor, output_padded_shape: Sequence[int], input_tensor_start: Sequence[int], value: float, *,
+    use_multicore: bool = True, memory_config: Optional[MemoryConfig] = None, sub_core_grids: Any = None,
+) -> Any:
+    return locals()
+
+
+def _pad_form(args: tuple, kwargs: dict) -> dict:
+    """The arguments of the first of ttnn 0.81.1's two pad overloads the call fits, as
+    nanobind tries them in order (the padding form needs (before, after) pairs)."""
+    try:
+        bound = inspect.signature(_pad_by_padding).bind(*args, **kwargs)
+        bound.apply_defaults()
+        form = dict(bound.arguments)
+        if all(isinstance(p, Sequence) and len(p) == 2 for p in form["padding"]):
+            return form
+    except TypeError:
+        pass
+    try:
+        bound = inspect.signature(_pad_to_shape).bind(*args, **kwargs)
+    except TypeError:
+        if "output_tensor_shape" in kwargs:  # the emulator's earlier keyword form
+            bound = inspect.signature(_pad_by_padding).bind(*args[:1], None, *args[1:], **kwargs)
+            bound.apply_defaults()
+            return dict(bound.arguments)
+        raise TypeError(
+            "pad(): incompatible function arguments; ttnn 0.81.1 takes pad(input_tensor, padding, value) or "
+            "pad(input_tensor, output_padded_shape, input_tensor_start, value)"
+        ) from None
+    bound.apply_defaults()
+    form = dict(bound.arguments)
+    form["output_tensor_shape"] = form.pop("output_padded_shape")
+    form["padding"] = None
+    return form
+
+
 @operation("ttnn.pad")
-def pad(
-    input_tensor: Tensor,
-    padding: Any = None,
-    value: float = 0.0,
-    *,
-    output_tensor_shape: Optional[Sequence[int]] = None,
-    input_tensor_start: Optional[Sequence[int]] = None,
-    memory_config: Optional[MemoryConfig] = None,
-    **_: Any,
-) -> Tensor:
-    """Pad with `value`: `padding` is [(before, after)] per dim (from the first), or
-    `output_tensor_shape` + `input_tensor_start`."""
+def pad(*args: Any, **kwargs: Any) -> Tensor:
+    """Pad with `value`, in ttnn 0.81.1's two forms: `pad(t, padding, value)` with padding
+    [(before, after)] per dim (from the first), or `pad(t, output_padded_shape,
+    input_tensor_start, value)`."""
+    form = _pad_form(args, kwargs)
+    input_tensor = form["input_tensor"]
+    padding, value, memory_config = form["padding"], form["value"], form["memory_config"]
+    output_tensor_shape, input_tensor_start = form["output_tensor_shape"], form["input_tensor_start"]
     fill = float(value)
     if padding is None and output_tensor_shape is not None:
-        start = list(input_tensor_start or [0] * len(output_tensor_shape))
+        start = [int(s) for s in (input_tensor_start or [0] * len(output_tensor_shape))]
         padding = [(s, int(o) - s - int(d)) for s, o, d in zip(start, output_tensor_shape, input_tensor.shape)]
     pairs = [tuple(int(v) for v in p) for p in padding]
 
@@ -188,3 +229,6 @@ def plus_one(input_tensor: Tensor, *, sub_core_grids: Any = None, skip_negative_
         return torch.where(keep, a, a + 1)
 
     return run("ttnn.plus_one", [input_tensor], fn, output_tensor=input_tensor)
+
+
+pad.function.overloads = (_pad_by_padding, _pad_to_shape)  # type: ignore[attr-defined]  # the signatures pad accepts

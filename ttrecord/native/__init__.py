@@ -1,0 +1,1 @@
+"""The native recorder: records C++ programs that call tt-metal/ttnn directly (see docs/native.md)."""
