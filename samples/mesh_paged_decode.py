@@ -79,7 +79,7 @@ class Decoder:
         ttnn.experimental.paged_update_cache(self.v_cache, v, update_idxs_tensor=current_pos, page_table=self.page_table)
         attn = ttnn.transformer.paged_scaled_dot_product_attention_decode(
             q, self.k_cache, self.v_cache, self.page_table, cur_pos_tensor=current_pos, scale=HEAD_DIM ** -0.5)
-        partial = ttnn.linear(ttnn.experimental.nlp_concat_heads_decode(attn, num_heads=self.q_per_chip), self.wo)
+        partial = ttnn.linear(ttnn.slice(ttnn.experimental.nlp_concat_heads_decode(attn, num_heads=self.q_per_chip), [0, 0, 0, 0], [1, 1, USERS, self.q_per_chip * HEAD_DIM]), self.wo)  # heads come back padded to 32 users
         scattered = ttnn.experimental.reduce_scatter_minimal_async(
             partial, dim=3, multi_device_global_semaphore=self.semaphores, num_links=1, topology=ttnn.Topology.Linear)
         attn_out = ttnn.experimental.all_gather_async(

@@ -123,8 +123,11 @@ class MeshDevice(errors.NotEmulatedAttributes):
             BufferType.DRAM: BankAllocator(
                 "DRAM", config.dram_unreserved_base, dram_top, config.dram_alignment, top_down=False
             ),
+            # Pages are 16-byte aligned in L1, but the allocator hands out multiples of the
+            # larger (DRAM) alignment in every bank (ttnn 0.81.1, measured: a 16-byte L1
+            # buffer takes 64 bytes)
             BufferType.L1: BankAllocator(
-                "L1", config.l1_unreserved_base, l1_top, config.l1_alignment, top_down=True
+                "L1", config.l1_unreserved_base, l1_top, max(config.l1_alignment, config.dram_alignment), top_down=True
             ),
             BufferType.TRACE: BankAllocator(
                 "TRACE", dram_top, config.dram_bank_size, config.dram_alignment, top_down=False

@@ -27,6 +27,12 @@ def rotary_embedding(
     """Rotary position embedding: x·cos + rotate_half(x)·sin, caches indexed by
     `token_index` (a Python int, so a trace bakes in the position)."""
     position = token_index
+    width = input_tensor.shape[-1]
+    if width != 32 and width % 64:
+        raise RuntimeError(
+            "TT_FATAL @ ttnn/cpp/ttnn/operations/experimental/transformer/rotary_embedding/device/"
+            f"rotary_embedding_device_operation.cpp:0\ninfo:\nInput X dimension ({width}) must be either 32 (single "
+            "tile) or divisible by 64 (rotate_half midpoint must align with a tile boundary).")
 
     def fn(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
         x, cos, sin = as_float(x), as_float(cos), as_float(sin)

@@ -42,7 +42,8 @@ class _Capture:
             "num_cores": 0,
             "page_size": desc.page_size,
             "size": desc.num_pages * desc.page_size,
-            "type": desc.buffer_type.name,
+            # a trace buffer is a DRAM buffer to the graph (get_buffers says TRACE)
+            "type": "DRAM" if desc.buffer_type.name == "TRACE" else desc.buffer_type.name,
         }
 
     def on_allocate(self, mesh: Any, desc: Any) -> None:

@@ -297,7 +297,16 @@ def rand(
     if mesh_mapper is not None:  # the values are split over the mesh as from_torch splits them
         return from_torch(values, dtype, layout=layout, device=device, memory_config=memory_config,
                           mesh_mapper=mesh_mapper)
-    return _filled("rand", shape, values, dtype, layout, device, memory_config)
+    scratch = None
+    if device is not None and Layout(layout) == Layout.ROW_MAJOR:
+        # generated in TILE layout, then untilized: the tiled values are an intermediate
+        # (ttnn 0.81.1, measured)
+        tiled = TensorSpec(Shape(shape), DataType(dtype), Layout.TILE, memory_config or DRAM_MEMORY_CONFIG)
+        scratch = new_device_tensor(device, tiled)
+    out = _filled("rand", shape, values, dtype, layout, device, memory_config)
+    if scratch is not None:
+        scratch._release()
+    return out
 
 
 def _like(name: str, fill: Optional[float]) -> FastOperation:

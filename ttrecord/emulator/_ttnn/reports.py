@@ -95,11 +95,24 @@ def get_buffers(devices: Union[Any, Iterable[Any], None] = None) -> list[BufferI
                 if infos[i] is None:
                     d = descs[i]
                     layout = TensorMemoryLayout.INTERLEAVED if d.placement is None else d.placement.memory_layout
-                    infos[i] = BufferInfo(mesh_id, d.address, d.size_per_bank, d.buffer_type, layout)
+                    infos[i] = BufferInfo(mesh_id, d.address, _reported_size(mesh, d), d.buffer_type, layout)
         answer = infos[::-1]
         mesh.__dict__["_get_buffers_cache"] = (ids, answer, dict(zip(ids, infos)))
         out += answer
     return out
+
+
+def _reported_size(mesh: Any, d: Any) -> int:
+    """`max_size_per_bank` as ttnn 0.81.1's get_buffers reports it: pages per bank times the
+    page size *before* alignment (a ROW_MAJOR [1024, 16] bf16 DRAM buffer reserves 8192 B per
+    bank but reports 4096); graph capture's buffer nodes report the aligned size."""
+    if d.page_size == d.aligned_page_size:
+        return int(d.size_per_bank)
+    if d.placement is not None:
+        return int(d.placement.pages_per_shard * d.page_size)
+    config = mesh.config
+    banks = config.num_l1_banks if d.buffer_type == BufferType.L1 else config.num_dram_banks
+    return int(-(-d.num_pages // banks) * d.page_size)
 
 
 def get_buffer_pages(devices: Union[Any, Iterable[Any], None] = None) -> list[BufferPageInfo]:

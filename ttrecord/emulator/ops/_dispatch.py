@@ -37,14 +37,17 @@ def run(
     layout: Optional[Layout] = None,
     memory_config: Optional[MemoryConfig] = None,
     output_tensor: Optional[Tensor] = None,
-    temporary: bool = False,
+    temporary: bool | str | tuple = False,
     after_output: Optional[Callable[[Any], None]] = None,
     host_ok: bool = False,
     collective: bool = False,
+    free_first: Sequence[Tensor] = (),
 ) -> Tensor:
     """Run op `name` = fn(*values of inputs); the output spec defaults to input 0's.
 
-    `temporary`: the op allocates a scratch buffer shaped like input 0 before its
+    `temporary`: the op allocates a scratch buffer shaped like input 0 (or, with
+    "output", like its output: an unfused activation's intermediate; or with a shape,
+    holding the result in that shape: a reduction's keepdim result) before its
     output, writes it, and frees it before returning (as ttnn's reductions do);
     a trace then writes that freed address on every replay. `after_output` runs
     right after the output is allocated (for op-owned buffers that outlive the call).
@@ -52,7 +55,8 @@ def run(
     ttnn; other ops need device tensors. The op runs on every chip of the mesh (each
     chip's values in, that chip's result out) or, for a chip view from
     get_device_tensors, on that chip only; `collective` ops (CCLs) get every chip's
-    inputs at once and return every chip's result.
+    inputs at once and return every chip's result. `free_first`: inputs the op frees once it
+    has read them, before its output is allocated (conv2d's deallocate_activation).
     """
     for t in inputs:
         if not isinstance(t, Tensor):
@@ -95,8 +99,18 @@ def run(
         words = _program_cache.garbage(device, program)
         if words is not None:  # a replay overwrote this program's binary: it computes garbage
             results = [_program_cache.garbage_like(words, r) for r in results]
-        scratch = new_device_tensor(device, first.spec) if temporary else None
         result = results[0]
+        scratch = None
+        scratch_shape = tuple(result.shape) if temporary == "output" else (
+            temporary if isinstance(temporary, tuple) else None)
+        if scratch_shape is not None:
+            scratch = new_device_tensor(device, TensorSpec(
+                Shape.of(scratch_shape), out_dtype, out_layout,
+                memory_config or inherited_memory_config(first, Shape.of(result.shape), out_layout)))
+        elif temporary:
+            scratch = new_device_tensor(device, first.spec)
+        for t in free_first:
+            t._release()
         if output_tensor is not None:
             out = output_tensor
             if tuple(out.shape) != tuple(result.shape):
@@ -105,11 +119,7 @@ def run(
                     f"{list(result.shape)}"
                 )
         else:
-            out_memory = memory_config or first.spec.memory_config
-            if memory_config is None and out_memory is not None and out_memory.memory_layout is not _INTERLEAVED and (
-                tuple(result.shape) != tuple(first.shape) or out_layout != first.layout
-            ):  # the input's shard spec does not fit another shape: interleaved in the same memory
-                out_memory = MemoryConfig(TensorMemoryLayout.INTERLEAVED, out_memory.buffer_type)
+            out_memory = memory_config or inherited_memory_config(first, Shape.of(result.shape), out_layout)
             spec = TensorSpec(Shape.of(result.shape), out_dtype, out_layout, out_memory)
             out = new_device_tensor(device, spec)
             if views:
@@ -126,13 +136,31 @@ def run(
             if device.capturing:
                 _trace.record_op(device, name, fn, list(inputs), [out], recorded_chips, collective, program)
             return out
-        for c, values in zip(chips, per_chip):
-            write_values(scratch, values[0], c)
+        for c, values, r in zip(chips, per_chip, results):
+            write_values(scratch, values[0] if scratch_shape is None else r.reshape(scratch_shape), c)
         if device.capturing:
-            _trace.record_op(device, name, _with_scratch(fn), list(inputs), [scratch, out], recorded_chips,
+            replay = _with_scratch(fn) if scratch_shape is None else _with_result_scratch(fn, scratch_shape)
+            _trace.record_op(device, name, replay, list(inputs), [scratch, out], recorded_chips,
                              program=program)
         scratch._release()
     return out
+
+
+def inherited_memory_config(first: Tensor, shape: Shape, layout: Layout) -> Optional[MemoryConfig]:
+    """The memory config of an output given no `memory_config`: input 0's, as ttnn's ops
+    default to. A sharded input's spec carries over while the output has the input's shape
+    (tilize and untilize of a sharded activation stay sharded, measured on ttnn 0.81.1) and
+    its shard shape still fits the output's layout; another shape gets an interleaved
+    output in the same memory."""
+    memory = first.spec.memory_config
+    if memory is None or memory.memory_layout is _INTERLEAVED:
+        return memory
+    spec: Any = memory.shard_spec
+    same_shape = tuple(shape) == tuple(first.shape)
+    fits = spec is None or layout != Layout.TILE or all(d % 32 == 0 for d in spec.shape)
+    if same_shape and fits:
+        return memory
+    return MemoryConfig(TensorMemoryLayout.INTERLEAVED, memory.buffer_type)
 
 
 def _with_scratch(fn: Callable[..., torch.Tensor]) -> Callable[..., tuple]:
@@ -140,6 +168,16 @@ def _with_scratch(fn: Callable[..., torch.Tensor]) -> Callable[..., tuple]:
 
     def replay(*values: torch.Tensor) -> tuple:
         return values[0], fn(*values)
+
+    return replay
+
+
+def _with_result_scratch(fn: Callable[..., torch.Tensor], shape: tuple) -> Callable[..., tuple]:
+    """Replay of an op whose scratch holds its result (in the scratch's shape)."""
+
+    def replay(*values: torch.Tensor) -> tuple:
+        out = fn(*values)
+        return out.reshape(shape), out
 
     return replay
 

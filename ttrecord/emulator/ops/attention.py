@@ -16,7 +16,8 @@ import torch
 
 from ..decorators import operation
 from ..tensor import Tensor
-from ..types import MemoryConfig
+from ..sharding import CoreCoord, ShardSpec, num_cores_to_corerangeset
+from ..types import BufferType, MemoryConfig, TensorMemoryLayout
 from ._dispatch import as_float, run, run_multi
 
 
@@ -95,13 +96,23 @@ def nlp_concat_heads(input_tensor: Tensor, *, memory_config: Optional[MemoryConf
 def nlp_concat_heads_decode(
     input_tensor: Tensor, *, num_heads: int, memory_config: Optional[MemoryConfig] = None, **_: Any
 ) -> Tensor:
-    """[1, B, nh(padded), hd] → [1, 1, B, nh·hd]."""
+    """[1, B, nh(padded), hd] → [1, 1, 32, nh·hd]: the users padded to a tile row (rows past
+    B are zero), width-sharded in L1 one head per core over the first nh cores of the compute
+    grid unless `memory_config` says otherwise (ttnn 0.81.1, measured)."""
     nh = int(num_heads)
+    hd = int(input_tensor.shape[-1])
 
     def fn(x: torch.Tensor) -> torch.Tensor:
-        batch, hd = x.shape[1], x.shape[-1]
-        return x[0, :, :nh, :].reshape(1, 1, batch, nh * hd)
+        batch = x.shape[1]
+        out = torch.zeros(1, 1, max(32, batch), nh * hd, dtype=x.dtype)
+        out[0, 0, :batch] = x[0, :, :nh, :].reshape(batch, nh * hd)
+        return out
 
+    if memory_config is None:
+        device = input_tensor.device()
+        grid = device.compute_with_storage_grid_size() if device is not None else CoreCoord(13, 10)
+        cores = num_cores_to_corerangeset(nh, (grid.x, grid.y), row_wise=True)
+        memory_config = MemoryConfig(TensorMemoryLayout.WIDTH_SHARDED, BufferType.L1, ShardSpec(cores, [32, hd]))
     return run("ttnn.experimental.nlp_concat_heads_decode", [input_tensor], fn, memory_config=memory_config)
 
 
@@ -126,7 +137,8 @@ def rotary_embedding_llama(
         x, cos, sin, trans = as_float(x), as_float(cos), as_float(sin), as_float(trans)
         tile = trans.shape[-1]
         hd = x.shape[-1]
-        rotated = (x.reshape(*x.shape[:-1], hd // tile, tile) @ trans.reshape(tile, tile)).reshape(x.shape)
+        # decode passes the matrix repeated once per user ([1, 1, 32·users, 32], height-sharded)
+        rotated = (x.reshape(*x.shape[:-1], hd // tile, tile) @ trans.reshape(-1, tile, tile)[0]).reshape(x.shape)
         if decode:
             cos, sin = cos[:, :, :1, :], sin[:, :, :1, :]
         else:

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from ..decorators import operation
 from ..tensor import Tensor
-from ..types import DataType, Layout, MemoryConfig
+from ..types import DRAM_MEMORY_CONFIG, BufferType, DataType, Layout, MemoryConfig
 from ._dispatch import as_float, run
 
 
@@ -39,6 +39,27 @@ def _nchw(x: torch.Tensor, n: int, h: int, w: int, c: int) -> torch.Tensor:
 def _flat(y: torch.Tensor) -> torch.Tensor:
     n, c, h, w = y.shape
     return y.permute(0, 2, 3, 1).reshape(1, 1, n * h * w, c)
+
+
+def _conv_activation(activation: Any) -> Any:
+    """Conv2dConfig.activation: "", None, a name ("relu") or a UnaryWithParam/UnaryOpType."""
+    if not activation:
+        return lambda y: y
+    act = getattr(activation, "op_type", activation)
+    name = act.name if hasattr(act, "name") else str(act).rsplit(".", 1)[-1]
+    fns = {"relu": torch.relu, "silu": F.silu, "gelu": F.gelu, "sigmoid": torch.sigmoid, "tanh": torch.tanh}
+    try:
+        return fns[name.lower()]
+    except KeyError:
+        raise RuntimeError(f"ttnn emulator: conv2d activation {name!r} is not emulated (see docs/emulator.md)") from None
+
+
+def _on_device(tensor: Optional[Tensor], device: Any) -> Optional[Tensor]:
+    if tensor is None or tensor.device() is not None:
+        return tensor
+    from ..transfers import _host_to_device
+
+    return _host_to_device(tensor, device, DRAM_MEMORY_CONFIG)
 
 
 @operation("ttnn.conv2d")
@@ -79,17 +100,29 @@ def conv2d(
     out_h = (h + pad[2] + pad[3] - dilation_[0] * (kh - 1) - 1) // stride_[0] + 1
     out_w = (w + pad[0] + pad[1] - dilation_[1] * (kw - 1) - 1) // stride_[1] + 1
 
+    act = _conv_activation(getattr(conv_config, "activation", None))
+
     def fn(x: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
         rest_iter = iter(rest)
         wt = weights if weights is not None else as_float(next(rest_iter))
         b = bias if bias is not None or bias_tensor is None else as_float(next(rest_iter)).reshape(-1)[:cout]
         y = F.conv2d(F.pad(_nchw(x, n, h, w, cin), pad), wt.reshape(cout, cin // groups, kh, kw), b,
                      stride=stride_, dilation=dilation_, groups=int(groups))
-        return _flat(y)
+        return _flat(act(y))
 
-    out = run("ttnn.conv2d", inputs, fn, dtype=dtype, layout=Layout.TILE, memory_config=memory_config)
+    # deallocate_activation frees an L1 input once the op has read it, before the output is
+    # allocated (ttnn 0.81.1, measured); a DRAM input is left alone.
+    frees = [input_tensor] if getattr(conv_config, "deallocate_activation", False) and (
+        input_tensor.memory_config().buffer_type == BufferType.L1) else []
+    out_memory = memory_config
+    if out_memory is None and not input_tensor.is_sharded():
+        out_memory = DRAM_MEMORY_CONFIG  # an interleaved activation gives a DRAM output (measured)
+    out = run("ttnn.conv2d", inputs, fn, dtype=dtype, layout=Layout.TILE, memory_config=out_memory, free_first=frees)
     if return_weights_and_bias:
-        return (out, [out_h, out_w], [weight_tensor, bias_tensor]) if return_output_dim else (out, [weight_tensor, bias_tensor])
+        # ttnn returns the weights (and bias) it moved to the device; passed back in, they are
+        # read from there (by the next calls and by a trace)
+        prepared = [_on_device(t, device) for t in (weight_tensor, bias_tensor)]
+        return (out, [out_h, out_w], prepared) if return_output_dim else (out, prepared)
     return (out, [out_h, out_w]) if return_output_dim else out
 
 

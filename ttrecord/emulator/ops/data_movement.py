@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 from ..decorators import operation
 from ..tensor import Tensor
-from ..types import DataType, Layout, MemoryConfig
+from ..types import DRAM_MEMORY_CONFIG, DataType, Layout, MemoryConfig, Shape
 from ._dispatch import run
 
 
@@ -24,13 +24,55 @@ from ._dispatch import run
 def reshape(
     input_tensor: Tensor, shape: Sequence[int], *, memory_config: Optional[MemoryConfig] = None, **_: Any
 ) -> Tensor:
-    """Same values, new shape (a Python shape: baked into a trace)."""
-    target = tuple(int(d) for d in shape)
+    """Same values, new shape (a Python shape: baked into a trace). A view of the input's
+    buffer when the pages stay the same (see `view`), else a copy."""
+    target = resolve_shape(input_tensor.shape, shape)
+    if memory_config is None or memory_config == input_tensor.memory_config():
+        same = view(input_tensor, target)
+        if same is not None:
+            return same
 
     def fn(a: torch.Tensor) -> torch.Tensor:
         return a.reshape(target)
 
     return run("ttnn.reshape", [input_tensor], fn, memory_config=memory_config, host_ok=True)
+
+
+def resolve_shape(current: Sequence[int], shape: Sequence[int]) -> tuple[int, ...]:
+    """`shape` with a -1 resolved against the volume of `current`."""
+    dims = [int(d) for d in shape]
+    if -1 in dims:
+        known = 1
+        for d in dims:
+            known *= d if d != -1 else 1
+        volume = 1
+        for d in current:
+            volume *= int(d)
+        dims[dims.index(-1)] = volume // max(known, 1)
+    return tuple(dims)
+
+
+def view(tensor: Tensor, shape: Sequence[int]) -> Optional[Tensor]:
+    """The device tensor `tensor` seen with another shape, sharing its buffer (no allocation,
+    as ttnn 0.81.1's reshape, squeeze and unsqueeze do, measured), when its pages do not
+    change: same last dimension, and for TILE layout the same rows of tiles (the second-last
+    dimension unchanged or a multiple of the tile height in both shapes). None otherwise."""
+    buffer = tensor._buffer
+    if buffer is None:
+        return None
+    old, new = tuple(tensor.shape), tuple(int(d) for d in shape)
+    volume = 1
+    for d in new:
+        volume *= d
+    if volume != tensor.shape.volume() or not old or not new or old[-1] != new[-1]:
+        return None
+    if tensor.layout == Layout.TILE:
+        old_h, new_h = old[-2] if len(old) > 1 else 1, new[-2] if len(new) > 1 else 1
+        if old_h != new_h and (old_h % 32 or new_h % 32):
+            return None
+    out = Tensor.on_device(tensor.spec._replace(shape=Shape(new)), buffer)
+    out._chip = tensor._chip
+    return out
 
 
 @operation("ttnn.permute")
@@ -67,6 +109,8 @@ def concat(
     def fn(*values: torch.Tensor) -> torch.Tensor:
         return torch.cat(values, dim=dim)
 
+    if memory_config is None and output_tensor is None and tensors and not tensors[0].is_sharded():
+        memory_config = DRAM_MEMORY_CONFIG  # interleaved inputs, even in L1: a DRAM output (measured)
     return run("ttnn.concat", list(tensors), fn, memory_config=memory_config, output_tensor=output_tensor)
 
 
@@ -128,11 +172,14 @@ def embedding(
     memory_config: Optional[MemoryConfig] = None,
     **_: Any,
 ) -> Tensor:
-    """Rows of `weight` selected by the integer ids in `input_tensor`."""
+    """Rows of `weight` selected by the integer ids in `input_tensor`. As in ttnn 0.81.1
+    (measured), the ids are read as [batch = dim 0, sentence = last dim] and the output is
+    [batch, sentence, hidden]: a decode's [1, 1, 1, 32] tokens give [1, 32, hidden]."""
 
     def fn(ids: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         table = w.reshape(-1, w.shape[-1])
-        return F.embedding(ids.long().clamp(0, table.shape[0] - 1), table)
+        rows = ids.reshape(ids.shape[0] if ids.dim() > 1 else 1, ids.shape[-1]) if ids.dim() else ids.reshape(1, 1)
+        return F.embedding(rows.long().clamp(0, table.shape[0] - 1), table)
 
     return run(
         "ttnn.embedding",

@@ -66,6 +66,9 @@ def matmul(
         dtype=dtype,
         memory_config=memory_config or DRAM_MEMORY_CONFIG,
         output_tensor=optional_output_tensor,
+        # without a program config the activation is a separate op after the product: its
+        # input is an intermediate the size of the output (ttnn 0.81.1, measured)
+        temporary="output" if activation and program_config is None and optional_output_tensor is None else False,
     )
 
 
@@ -96,4 +99,7 @@ def linear(
         dtype=dtype,
         memory_config=memory_config or DRAM_MEMORY_CONFIG,
         output_tensor=optional_output_tensor,
+        # without a program config the activation is a separate op after the product: its
+        # input is an intermediate the size of the output (ttnn 0.81.1, measured)
+        temporary="output" if activation and program_config is None and optional_output_tensor is None else False,
     )

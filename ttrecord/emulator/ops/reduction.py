@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import builtins
+
 from collections.abc import Callable
 from typing import Any, Optional
 
@@ -41,11 +43,24 @@ def argmax(
     )
 
 
-def _reduce_scaler(device: Any) -> None:
-    """Measured on ttnn 0.81.1: the first reduction on a device leaves a 512 B/bank
-    DRAM buffer alive (owned by the op, right after the first output)."""
-    if "reduce_scaler" not in device.op_owned:
-        device.op_owned["reduce_scaler"] = device.allocate_buffer(BufferType.DRAM, 1, 512)
+def _reduce_scaler(key: tuple, width: int) -> Callable[[Any], None]:
+    """Measured on ttnn 0.81.1: the first keepdim=False reduction of each input shape leaves
+    a DRAM buffer alive (right after the output; sum and mean of one shape share it): one
+    512-byte page per 32 columns of the output."""
+
+    def allocate(device: Any) -> None:
+        if key not in device.op_owned:
+            device.op_owned[key] = device.allocate_buffer(BufferType.DRAM, builtins.max(1, -(-width // 32)), 512)
+
+    return allocate
+
+
+def _out_width(shape: Any, dims: Any) -> int:
+    """The last dimension of a keepdim=False reduction's output."""
+    if dims is None:
+        return 1
+    out = torch.empty(tuple(shape), device="meta").sum(dim=dims).shape
+    return int(out[-1]) if len(out) else 1
 
 
 def _reduce(name: str, torch_fn: Callable[..., torch.Tensor]) -> FastOperation:
@@ -60,6 +75,10 @@ def _reduce(name: str, torch_fn: Callable[..., torch.Tensor]) -> FastOperation:
         **_: Any,
     ) -> Tensor:
         dims = dim
+        kept: Any = True
+        if not keepdim:  # the intermediate: the result with the reduced dims kept
+            kept = tuple(torch.empty(tuple(input_tensor.shape), device="meta").sum(
+                dim=dims, keepdim=True).shape) if dims is not None else (1,) * max(len(input_tensor.shape), 1)
 
         def fn(a: torch.Tensor) -> torch.Tensor:
             a = as_float(a)
@@ -72,8 +91,11 @@ def _reduce(name: str, torch_fn: Callable[..., torch.Tensor]) -> FastOperation:
             [input_tensor],
             fn,
             memory_config=memory_config,
-            temporary=True,
-            after_output=_reduce_scaler,
+            # keepdim=False reduces into an intermediate, then drops the dim; keepdim=True
+            # writes the output directly (ttnn 0.81.1, measured)
+            temporary=False if keepdim else kept,
+            after_output=None if keepdim else _reduce_scaler(
+                ("reduce_scaler", tuple(input_tensor.shape), str(dims)), _out_width(input_tensor.shape, dims)),
         )
 
     op.__name__ = name

@@ -13,8 +13,10 @@ import torch.nn.functional as F
 
 from ..decorators import operation
 from ..tensor import Tensor
-from ..types import DataType, Layout, MemoryConfig
+from ..sharding import ShardSpec
+from ..types import DataType, Layout, MemoryConfig, TensorMemoryLayout
 from ._dispatch import run
+from .data_movement import view
 
 
 def _same(a: torch.Tensor) -> torch.Tensor:
@@ -56,8 +58,21 @@ def tilize_with_val_padding(
 def untilize_with_unpadding(
     input_tensor: Tensor, output_tensor_end: Sequence[int], *, memory_config: Optional[MemoryConfig] = None, **_: Any
 ) -> Tensor:
-    """TILE → ROW_MAJOR keeping [0, end] (inclusive) of each dim."""
+    """TILE → ROW_MAJOR keeping [0, end] (inclusive) of each dim. A height-sharded input
+    gives an output height-sharded over the same cores, each shard the output's rows over
+    the cores (ttnn 0.81.1, measured)."""
     index = tuple(builtins.slice(0, int(e) + 1) for e in output_tensor_end)
+    memory = input_tensor.memory_config()
+    spec: Any = memory.shard_spec
+    if memory_config is None and memory.memory_layout == TensorMemoryLayout.HEIGHT_SHARDED and spec is not None:
+        out_shape = [int(e) + 1 for e in output_tensor_end]
+        rows = 1
+        for d in out_shape[:-1]:
+            rows *= d
+        cores = spec.num_cores()
+        if rows % cores == 0:
+            memory_config = MemoryConfig(TensorMemoryLayout.HEIGHT_SHARDED, memory.buffer_type,
+                                         ShardSpec(spec.grid, [rows // cores, out_shape[-1]], spec.orientation))
 
     def fn(a: torch.Tensor) -> torch.Tensor:
         return a[index].contiguous()
@@ -142,6 +157,9 @@ def unsqueeze_to_4D(tensor: Tensor) -> Tensor:  # noqa: N802 - ttnn's name
     if rank > 4:
         raise RuntimeError("TT_FATAL: unsqueeze_to_4D: tensor rank is greater than 4")
     target = (1,) * (4 - rank) + tuple(tensor.shape)
+    same = view(tensor, target)
+    if same is not None:
+        return same
 
     def fn(a: torch.Tensor) -> torch.Tensor:
         return a.reshape(target)
@@ -151,6 +169,12 @@ def unsqueeze_to_4D(tensor: Tensor) -> Tensor:  # noqa: N802 - ttnn's name
 
 @operation("ttnn.unsqueeze")
 def unsqueeze(input_tensor: Tensor, dim: int, **_: Any) -> Tensor:
+    dims = list(input_tensor.shape)
+    dims.insert(dim if dim >= 0 else len(dims) + 1 + dim, 1)
+    same = view(input_tensor, dims)
+    if same is not None:
+        return same
+
     def fn(a: torch.Tensor) -> torch.Tensor:
         return a.unsqueeze(dim)
 
@@ -159,6 +183,13 @@ def unsqueeze(input_tensor: Tensor, dim: int, **_: Any) -> Tensor:
 
 @operation("ttnn.squeeze")
 def squeeze(input_tensor: Tensor, dim: Any = None, **_: Any) -> Tensor:
+    if input_tensor.device() is not None:
+        shape = tuple(torch.empty(tuple(input_tensor.shape), device="meta").squeeze(
+            *(() if dim is None else (tuple(dim) if isinstance(dim, (list, tuple)) else (dim,)))).shape)
+        same = view(input_tensor, shape)
+        if same is not None:
+            return same
+
     def fn(a: torch.Tensor) -> torch.Tensor:
         if dim is None:
             return a.squeeze()
