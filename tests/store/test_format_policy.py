@@ -71,3 +71,30 @@ def test_the_schema_page_lists_the_vocabulary():
     assert {k.value for k in Kind} <= named and {n.value for n in NoteKind} <= named
     kinds_row = next(line for line in page.splitlines() if line.startswith("| `kind` |"))
     assert set(re.findall(r"`([a-z_0-9]+)`", kinds_row)) - {"kind", "name"} == {k.value for k in Kind}
+
+
+_SQL_WORDS = re.compile(r"\b(kind|phase)\s*(?:=|!=|<>)\s*'(\w+)'|\b(kind|phase)\s+IN\s*\(('[^)]*')\)")
+_NOTE_WORDS = re.compile(r"kind = 'note' AND name\s*(?:=\s*('\w+')|IN\s*\(('[^)]*')\))")
+
+
+def test_kinds_and_phases_in_the_store_sql_are_members_of_the_vocabulary():
+    # GIVEN the store's SQL, which names kinds, phases and note kinds as text
+    known = {"kind": {k.value for k in Kind}, "phase": {p.value for p in Phase}}
+    notes = {n.value for n in NoteKind}
+    used: dict[str, set[str]] = {"kind": set(), "phase": set(), "note": set()}
+    for path in sorted((ROOT / "ttrecord" / "store").rglob("*.py")):
+        source = path.read_text()
+        for m in _SQL_WORDS.finditer(source):
+            if m.group(1):
+                used[m.group(1)].add(m.group(2))
+            else:
+                used[m.group(3)] |= set(re.findall(r"'(\w+)'", m.group(4)))
+        for m in _NOTE_WORDS.finditer(source):
+            used["note"] |= set(re.findall(r"'(\w+)'", m.group(1) or m.group(2)))
+    # THEN every one is a member of ttrecord/events.py (a renamed member cannot leave the SQL
+    # asking for a kind no ttrecord writes), and the scan is not blind
+    assert used["kind"] <= known["kind"], used["kind"] - known["kind"]
+    assert used["phase"] <= known["phase"], used["phase"] - known["phase"]
+    assert used["note"] <= notes, used["note"] - notes
+    assert {"op", "h2d", "d2h", "alloc", "trace_execute"} <= used["kind"]
+    assert {"prep", "capture"} <= used["phase"] and "program_cache_miss" in used["note"]
