@@ -66,7 +66,10 @@ def _args(cache: dict[str, Any], text: str | None) -> dict[str, Any] | None:
     return dict(value) if isinstance(value, dict) else value
 
 
-_kind, _phase, _status = vocabulary.kind, vocabulary.phase, vocabulary.status
+# The mapping's dicts, looked up inline: a function call per row costs as much as the row.
+_KINDS, _PHASES, _STATUSES, _kind = (
+    vocabulary.KINDS, vocabulary.PHASES, vocabulary.STATUSES, vocabulary.kind
+)
 
 
 @lru_cache(maxsize=4096)
@@ -208,9 +211,9 @@ class Session(AnalysisQueries):
          status, error, args, region, buffer_id) = row  # fmt: skip
         return Event(
             seq=seq,
-            kind=_kind(kind),
+            kind=(_KINDS.get(kind) or _kind(kind)),
             name=name,
-            phase=_phase(phase),
+            phase=_PHASES[phase],
             t_ns=t_ns,
             dur_ns=dur_ns,
             thread=thread,
@@ -219,7 +222,7 @@ class Session(AnalysisQueries):
             trace=trace,
             parent=parent,
             callsite=self.callsites().get(site) if site is not None else None,
-            status=_status(status),
+            status=_STATUSES[status],
             error=error,
             args=_loads(args),
             region=region,
@@ -522,10 +525,10 @@ class Session(AnalysisQueries):
         for r in rows:
             buffer = BufferRef(*r[16:23]) if r[17] is not None else None
             events.append(Event(
-                seq=r[0], kind=_kind(r[5]), name=r[6], phase=_phase(r[7]), t_ns=r[2],
+                seq=r[0], kind=(_KINDS.get(r[5]) or _kind(r[5])), name=r[6], phase=_PHASES[r[7]], t_ns=r[2],
                 dur_ns=r[3], thread=r[4], device=r[8], cq=r[9], trace=r[10], parent=r[1],
                 callsite=sites.get(r[11]) if r[11] is not None else None,
-                status=_status(r[12]), error=r[13], args=_args(parsed, r[14]), region=r[15],
+                status=_STATUSES[r[12]], error=r[13], args=_args(parsed, r[14]), region=r[15],
                 buffer=buffer,
             ))  # fmt: skip
         if with_tensors and events:

@@ -9,12 +9,11 @@ carry it through, docs/schema.md "Format policy"); an unknown phase or status is
 
 from __future__ import annotations
 
-from ttrecord.events import Kind, NoteKind, Phase, Status
+from ttrecord.events import Kind, Phase, Status
 
 KINDS: dict[str, Kind] = {k.value: k for k in Kind}
 PHASES: dict[str, Phase] = {p.value: p for p in Phase}
 STATUSES: dict[str, Status] = {s.value: s for s in Status}
-NOTE_KINDS: dict[str, NoteKind] = {n.value: n for n in NoteKind}
 # Member -> text by identity, for the recorder's hot path (`Enum.value` is a Python property).
 KIND_TEXT_BY_ID: dict[int, str] = {id(k): k.value for k in Kind}
 
@@ -22,14 +21,4 @@ KIND_TEXT_BY_ID: dict[int, str] = {id(k): k.value for k in Kind}
 def kind(text: str) -> Kind:
     """The member for a stored kind, an unknown member for one this ttrecord does not know."""
     return KINDS.get(text) or Kind(text)
-
-
-def phase(text: str) -> Phase:
-    """The member for a stored phase (KeyError for a text no ttrecord writes)."""
-    return PHASES[text]
-
-
-def status(text: str) -> Status:
-    """The member for a stored status (KeyError for a text no ttrecord writes)."""
-    return STATUSES[text]
 
