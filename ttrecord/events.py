@@ -15,6 +15,13 @@ from typing import Any
 
 
 class Kind(str, Enum):
+    """What an event is. The stored text of each member is its value (docs/schema.md).
+
+    A kind this ttrecord does not know (a session from a newer recorder) is not an error:
+    `Kind(text)` gives an unknown member carrying the text, which readers show as
+    "unknown kind <text>" and the rules, matching only the kinds they know, pass over.
+    """
+
     OP = "op"
     H2D = "h2d"
     D2H = "d2h"
@@ -28,13 +35,61 @@ class Kind(str, Enum):
     DEVICE_OPEN = "device_open"
     DEVICE_CLOSE = "device_close"
     WARNING = "warning"
-    ERROR = "error"
-    NOTE = "note"
+    NOTE = "note"  # its name is a `NoteKind` (or a note kind this ttrecord does not know)
     # Audit mode: a would-be capture region entered/left (args: {"region": qualname}).
     REGION_BEGIN = "region_begin"
     REGION_END = "region_end"
     # Replay verification: how one verified replay compared with an eager re-run of its ops.
     VERIFY = "verify"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def _missing_(cls, value: object) -> Kind | None:
+        """An unknown member for a kind's text this ttrecord does not know (see the class)."""
+        if not isinstance(value, str):
+            return None
+        member = str.__new__(cls, value)
+        member._name_ = _UNKNOWN
+        member._value_ = value
+        if len(cls._value2member_map_) < _MAX_UNKNOWN_KINDS:  # a hostile file cannot grow it
+            cls._value2member_map_[value] = member
+        return member
+
+    @property
+    def known(self) -> bool:
+        """False for a kind read from a session written by a newer ttrecord."""
+        return self._name_ != _UNKNOWN
+
+    @property
+    def label(self) -> str:
+        """How a reader prints the kind: its text, or "unknown kind <text>"."""
+        return self._value_ if self.known else f"unknown kind {self._value_}"
+
+
+_UNKNOWN = "UNKNOWN"
+_MAX_UNKNOWN_KINDS = 256
+
+
+def kind_label(text: str) -> str:
+    """How a reader prints a kind's stored text (see `Kind.label`)."""
+    return Kind(text).label
+
+
+class NoteKind(str, Enum):
+    """The names of NOTE events: what the recorder noticed around a call.
+
+    Like kinds, a note kind is part of the format (docs/schema.md); readers carry a note kind
+    they do not know through as a note and the rules ignore it.
+    """
+
+    PROGRAM_CACHE_MISS = "program_cache_miss"  # a call compiled a program (args: the cache)
+    FORK = "fork"  # the program forked; the child's calls are not recorded
+    RECORDER_ERROR = "recorder_error"  # the recorder failed on a call and let it through
+    NATIVE_BENCH = "native_bench"  # a native benchmark entry
+    CORRUPTIBLE_SCOPE_BEGIN = "corruptible_scope_begin"
+    CORRUPTIBLE_SCOPE_END = "corruptible_scope_end"
 
     def __str__(self) -> str:
         return self.value
@@ -186,5 +241,5 @@ class Event:
 # `corruptible_allocation_scope` are notes (args {"device": id}).
 ACKNOWLEDGE_CORRUPTIBLE = "acknowledge_corruptible"
 CORRUPTIBLE_SCOPE = "corruptible_allocation_scope"
-CORRUPTIBLE_SCOPE_BEGIN = "corruptible_scope_begin"
-CORRUPTIBLE_SCOPE_END = "corruptible_scope_end"
+CORRUPTIBLE_SCOPE_BEGIN = NoteKind.CORRUPTIBLE_SCOPE_BEGIN.value
+CORRUPTIBLE_SCOPE_END = NoteKind.CORRUPTIBLE_SCOPE_END.value

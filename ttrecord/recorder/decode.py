@@ -13,7 +13,8 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any
 
-from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, Status, TensorRef
+from ttrecord.events import BufferRef, CallSite, Event, Status, TensorRef
+from ttrecord.store import vocabulary
 from ttrecord.store.storable import storable
 from ttrecord.recorder.records import (
     RECORDS, Begin, BufferDesc, BufferSpan, End, Point, RecordType, Site, TensorDesc,
@@ -21,9 +22,10 @@ from ttrecord.recorder.records import (
 
 
 _tensors: dict[tuple, TensorRef] = {}  # description -> its (frozen) TensorRef
-_KINDS = {k.value: k for k in Kind}  # Kind(value) runs Enum's Python-level lookup
-_PHASES = {p.value: p for p in Phase}
-_STATUSES = {s.value: s for s in Status}
+# The mapping's dicts, looked up inline: a function call per row costs as much as the row.
+_KINDS, _PHASES, _STATUSES, _kind = (
+    vocabulary.KINDS, vocabulary.PHASES, vocabulary.STATUSES, vocabulary.kind
+)
 _RECORDS = RECORDS
 _BEGIN, _END, _POINT = RecordType.BEGIN, RecordType.END, RecordType.POINT
 
@@ -123,8 +125,8 @@ class Decoder:
 
     def _call(self, b: Begin, e: End | None) -> Event:
         ev = Event(
-            seq=b.seq, kind=_KINDS.get(b.kind) or Kind(b.kind), name=b.name,
-            phase=_PHASES.get(b.phase) or Phase(b.phase), t_ns=b.t_ns, thread=b.thread,
+            seq=b.seq, kind=(_KINDS.get(b.kind) or _kind(b.kind)), name=b.name,
+            phase=_PHASES[b.phase], t_ns=b.t_ns, thread=b.thread,
             device=b.device, cq=b.cq, trace=b.trace, parent=b.parent,
             callsite=self.sites.get(b.site_id) if b.site_id is not None else None,
             args=dict(b.args) if b.args else None, inputs=tuple(_tensor(d) for d in b.inputs),
@@ -132,7 +134,7 @@ class Decoder:
         )  # fmt: skip
         if e is not None:
             ev.dur_ns = e.t_ns - b.t_ns
-            ev.status = _STATUSES.get(e.status) or Status(e.status)
+            ev.status = _STATUSES[e.status]
             ev.error = e.error if e.error is None else storable(e.error)
             ev.outputs = tuple(_tensor(d) for d in e.outputs)
             if e.device is not None:
@@ -150,8 +152,8 @@ class Decoder:
             b = BufferSpan._make(buf[:4])
             buffer = BufferRef(b.device, b.buffer_type, b.address, b.size)
         return Event(
-            seq=p.seq, kind=_KINDS.get(p.kind) or Kind(p.kind), name=storable(p.name),
-            phase=_PHASES.get(p.phase) or Phase(p.phase), t_ns=p.t_ns, thread=p.thread,
+            seq=p.seq, kind=(_KINDS.get(p.kind) or _kind(p.kind)), name=storable(p.name),
+            phase=_PHASES[p.phase], t_ns=p.t_ns, thread=p.thread,
             device=p.device, trace=p.trace, parent=p.parent,
             callsite=self.sites.get(p.site_id) if p.site_id is not None else None,
             args=dict(p.args) if p.args else None, buffer=buffer, region=storable(p.region),

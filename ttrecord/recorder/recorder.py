@@ -36,6 +36,7 @@ from ttrecord.recorder.records import TENSOR_BUFFER as _BUF
 from ttrecord.recorder.records import new_begin, new_end, new_point
 from ttrecord.recorder.queues import queue_facts
 from ttrecord.recorder.temporaries import Temporaries
+from ttrecord.store import vocabulary
 from ttrecord.recorder.tensors import TensorDescriber, describe_torch
 
 _SCALARS = frozenset({int, float, bool, str})
@@ -50,7 +51,7 @@ _DECISIONS = frozenset({Kind.TRACE_BEGIN, Kind.TRACE_END, Kind.TRACE_RELEASE, Ki
 _OP = Kind.OP
 # Calls whose queue, blocking flag or event TR012 needs (ops carry theirs as cq_id/queue_id).
 _QUEUED = frozenset({Kind.SYNC, Kind.H2D, Kind.D2H, Kind.TRACE_EXECUTE})
-_KIND_VALUES = {id(k): k.value for k in Kind}  # Enum.value is a Python-level property
+_KIND_VALUES = vocabulary.KIND_TEXT_BY_ID
 _now = time.monotonic_ns
 _getframe = sys._getframe
 _native_id = threading.get_native_id

@@ -24,6 +24,7 @@ from ttrecord import terminal, textsafe
 from ttrecord.analysis import STEPS
 from ttrecord.analysis.check import check_and_store, current_summary
 from ttrecord.analysis.run_summary import RegionSummary, RunSummary, TraceSummary
+from ttrecord.events import kind_label
 from ttrecord.findings import Finding, Severity
 from ttrecord.progress import Progress
 from ttrecord.report import keep_going
@@ -188,7 +189,7 @@ def _counts(counts: dict[tuple[str, str], int]) -> Table:
     table.add_column("total", justify="right", style="bold")
     for kind in kinds:
         row = [counts.get((p, kind), 0) for p in phases]
-        table.add_row(kind, *(f"{n:,}" if n else "" for n in row), f"{sum(row):,}")
+        table.add_row(Text(kind_label(kind)), *(f"{n:,}" if n else "" for n in row), f"{sum(row):,}")
     return table
 
 

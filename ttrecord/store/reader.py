@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ttrecord.errors import SessionError
-from ttrecord.events import BufferRef, CallSite, Event, Kind, Phase, Status, TensorRef
+from ttrecord.events import BufferRef, CallSite, Event, TensorRef
 from ttrecord.findings import Finding, Severity
-from ttrecord.store import liveness, schema
+from ttrecord.store import liveness, schema, vocabulary
 from ttrecord.store.opening import abnormal_message, connect_read_only, read_head
 from ttrecord.store.queries import AnalysisQueries, BufferLife, EagerCallGroup  # noqa: F401
 from ttrecord.store.buffer_rows import (  # noqa: F401  (re-exported)
@@ -66,10 +66,10 @@ def _args(cache: dict[str, Any], text: str | None) -> dict[str, Any] | None:
     return dict(value) if isinstance(value, dict) else value
 
 
-# Value -> member lookups: calling an Enum class per row costs more than the rest of the row.
-_KINDS = {k.value: k for k in Kind}
-_PHASES = {p.value: p for p in Phase}
-_STATUSES = {s.value: s for s in Status}
+# The mapping's dicts, looked up inline: a function call per row costs as much as the row.
+_KINDS, _PHASES, _STATUSES, _kind = (
+    vocabulary.KINDS, vocabulary.PHASES, vocabulary.STATUSES, vocabulary.kind
+)
 
 
 @lru_cache(maxsize=4096)
@@ -211,7 +211,7 @@ class Session(AnalysisQueries):
          status, error, args, region, buffer_id) = row  # fmt: skip
         return Event(
             seq=seq,
-            kind=_KINDS[kind],
+            kind=(_KINDS.get(kind) or _kind(kind)),
             name=name,
             phase=_PHASES[phase],
             t_ns=t_ns,
@@ -535,15 +535,14 @@ class Session(AnalysisQueries):
         )
         sites = self.callsites()
         parsed: dict[str, Any] = {}  # args texts repeat (every execute_trace has the same)
-        kinds, phases, statuses = ({m.value: m for m in Kind}, {m.value: m for m in Phase}, {m.value: m for m in Status})
         events = []
         for r in rows:
             buffer = BufferRef(*r[16:23]) if r[17] is not None else None
             events.append(Event(
-                seq=r[0], kind=kinds[r[5]], name=r[6], phase=phases[r[7]], t_ns=r[2],
+                seq=r[0], kind=(_KINDS.get(r[5]) or _kind(r[5])), name=r[6], phase=_PHASES[r[7]], t_ns=r[2],
                 dur_ns=r[3], thread=r[4], device=r[8], cq=r[9], trace=r[10], parent=r[1],
                 callsite=sites.get(r[11]) if r[11] is not None else None,
-                status=statuses[r[12]], error=r[13], args=_args(parsed, r[14]), region=r[15],
+                status=_STATUSES[r[12]], error=r[13], args=_args(parsed, r[14]), region=r[15],
                 buffer=buffer,
             ))  # fmt: skip
         if with_tensors and events:

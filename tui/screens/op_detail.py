@@ -100,7 +100,7 @@ class OpDetailScreen(Screen):
         self.event = ev
         text = Text()
         text.append(f"#{ev.seq} {ev.name}", "bold")
-        text.append(f"  {ev.kind}  ")
+        text.append(f"  {ev.kind.label}  ")
         text.append(str(ev.phase), PHASE_COLOR.get(str(ev.phase), ""))
         if ev.trace is not None:
             text.append(f"  trace {ev.trace}")
@@ -131,7 +131,7 @@ class OpDetailScreen(Screen):
                 ])  # fmt: skip
         fill_table(self.query_one("#tensors", DataTable), TENSOR_COLUMNS, tensors)
         fill_table(self.query_one("#children", DataTable), CHILD_COLUMNS,
-                   [[c.seq, str(c.kind), c.name, hexaddr(c.buffer.address) if c.buffer else ""]
+                   [[c.seq, c.kind.label, c.name, hexaddr(c.buffer.address) if c.buffer else ""]
                     for c in children])  # fmt: skip
 
     def action_timeline(self) -> None:

@@ -21,6 +21,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ttrecord.errors import SessionError
+from ttrecord.events import kind_label
 from ttrecord.store.reader import EventFilter, TimelineRow
 from ttrecord.tui.columns import MIDDLE, NEVER, Column, fit, shorten
 from ttrecord.tui.format import PHASE_COLOR, duration, hexaddr, site
@@ -73,7 +74,7 @@ def row_cells(row: TimelineRow) -> list[str]:
     else:
         addrs = " ".join(f"{'→' if role == 'out' else ''}{hexaddr(a)}" for role, a in row.tensors)
     return [
-        str(row.seq), row.phase, row.kind, row.name,
+        str(row.seq), row.phase, kind_label(row.kind), row.name,
         "" if row.device is None else str(row.device),
         "" if row.trace is None else str(row.trace),
         site(row.file, row.line), duration(row.dur_ns), addrs,
