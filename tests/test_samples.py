@@ -36,6 +36,7 @@ EXPECTED_MARKERS = {
     "tracer_class.py": [],
     "readback_in_capture.py": ["TR001"],
     "host_write_in_capture.py": ["TR002"],
+    "creation_in_capture.py": ["TR002"],
     "sync_in_capture.py": ["TR003"],
     "alloc_after_capture.py": ["TR004"],
     "alloc_after_capture_safe.py": [],
@@ -72,6 +73,7 @@ RUNS = {
     "tracer_class": ["tracer_class.py"],
     "readback_in_capture": ["readback_in_capture.py"],
     "host_write_in_capture": ["host_write_in_capture.py"],
+    "creation_in_capture": ["creation_in_capture.py"],
     "sync_in_capture": ["sync_in_capture.py"],
     "alloc_after_capture": ["alloc_after_capture.py"],
     "alloc_after_capture_safe": ["alloc_after_capture_safe.py"],
@@ -304,6 +306,7 @@ def test_threads_both_workers_match_torch(results):
     [
         ("readback_in_capture", "Reads are not supported during trace capture."),
         ("host_write_in_capture", "Writes are not supported during trace capture. trace id: 0"),
+        ("creation_in_capture", "Writes are not supported during trace capture. trace id: 0"),
         ("sync_in_capture", "Event Synchronization is not supported during trace capture."),
     ],
 )
