@@ -114,7 +114,8 @@ def _buffer(reg: Region | None, t: TraceInfo) -> tuple[int | None, int | None, b
         return None, None, True
     for misfit in reg.misfits:
         if misfit.end.trace == t.trace_id and (t.end is None or misfit.end.seq == t.end.seq):
-            return misfit.own, reg.per_bank(misfit.own), False
+            own = misfit.own
+            return own, reg.per_bank(own) if own is not None else None, False
     size = reg.sizes.get(t.trace_id)
     return (size, reg.per_bank(size), True) if size is not None else (None, None, True)
 
@@ -129,7 +130,8 @@ def _regions(regions: dict[int | None, Region]) -> list[RegionSummary]:
         out.append(RegionSummary(
             device, reg.banks, reg.size, reg.size_per_bank,
             reg.peak, reg.per_bank(reg.peak),
-            first.needed if first else None, reg.per_bank(first.needed) if first else None,
+            first.needed if first else None,
+            reg.per_bank(first.needed) if first and first.needed is not None else None,
             first.end.trace if first else None,
         ))  # fmt: skip
     return out
