@@ -181,6 +181,11 @@ class Event:
         return self.buffer
 
 
+# The program cache switched on a device (`device.disable_and_clear_program_cache()`, ...): notes
+# with args {"device": id, "method": name} at the user's line.
+PROGRAM_CACHE_CLEAR = "program_cache_clear"
+PROGRAM_CACHE_ENABLE = "program_cache_enable"
+
 # ttnn's trace allocation tracker opt-outs (`ttnn.tools.trace_allocation_tracker`), as recorded:
 # `acknowledge_corruptible` is a call on its tensor; entering and leaving a
 # `corruptible_allocation_scope` are notes (args {"device": id}).

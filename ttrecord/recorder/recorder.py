@@ -28,6 +28,7 @@ from ttrecord.events import Kind, Phase
 from ttrecord.recorder import lifetimes
 from ttrecord.recorder.allocations import Devices
 from ttrecord.recorder.callsite import CallSites
+from ttrecord.recorder import program_cache
 from ttrecord.recorder.classify import refine
 from ttrecord.recorder.ledger import Ledger
 from ttrecord.recorder.log import LogWriter
@@ -463,6 +464,7 @@ class Recorder(MemoryRecords):
                 opened = list(result.values())
             for dev in opened:
                 extra = self.devices.add(dev)
+                program_cache.watch(type(dev), self)
             device = self.devices.id_of(opened[0]) if opened else device
             with self._lock:
                 self._cache_grew()  # the baseline the device's compiles are counted from
