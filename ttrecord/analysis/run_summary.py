@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ttrecord.analysis.context import Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import where
+from ttrecord.analysis.baked_list import baked_values
 from ttrecord.analysis.trace_region import Region
 from ttrecord.events import Kind
 
@@ -41,6 +42,8 @@ class TraceSummary:
     buffer_bytes: int | None = None
     buffer_per_bank: int | None = None
     fits: bool = True  # False: end_trace_capture raised "Creating trace buffers ..."
+    # every scalar and shape its captured ops were called with (`baked_list.baked_values`)
+    baked: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,8 @@ def summarize(session: Session, ctx: Context) -> RunSummary:
         state = "released" if t.release else ("never ended" if t.end is None else "not released")
         traces.append(TraceSummary(t.device, t.trace_id, _span(ctx, t), t.ops, len(t.executes),
                                    sum(written.values()), state, verified.get(id(t), {}),
-                                   *_buffer(ctx.trace_regions.get(t.device), t)))  # fmt: skip
+                                   *_buffer(ctx.trace_regions.get(t.device), t),
+                                   baked_values(ctx, t)))  # fmt: skip
     return RunSummary(session.counts(), traces, _regions(ctx.trace_regions))
 
 

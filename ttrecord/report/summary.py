@@ -56,6 +56,9 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
             console.print(_traces(textsafe.clean_deep(summary.traces), console.width))
         for region in summary.regions:
             console.print(_region(region, [t for t in summary.traces if t.device == region.device]))
+        for t in summary.traces:
+            if t.baked:
+                console.print(_baked(textsafe.clean_deep(t)))
         _findings(console, findings, session)
 
 
@@ -229,6 +232,22 @@ def _region(region: RegionSummary, traces: list[TraceSummary]) -> Table:
     full = region.size is not None and region.high_water > 0.9 * region.size
     row("high-water mark", region.high_water, region.high_water_per_bank, "yellow" if full else "")
     row("trace_region_size", region.size, region.size_per_bank, "bold")
+    return table
+
+
+BAKED_ROWS = 20  # per trace in the text report; `--format json` has them all
+
+
+def _baked(t: TraceSummary) -> Table:
+    """The Python values a trace's captured ops were called with: each replay repeats them."""
+    table = Table(title=f"Values baked into trace {t.trace_id} (device {t.device})",
+                  title_justify="left")  # fmt: skip
+    for col in ("op", "parameter", "value", "line"):
+        table.add_column(col, overflow="fold")
+    for row in t.baked[:BAKED_ROWS]:
+        table.add_row(str(row["op"]), str(row["parameter"]), repr(row["value"]), str(row["line"]))
+    if len(t.baked) > BAKED_ROWS:
+        table.add_row("", f"and {len(t.baked) - BAKED_ROWS} more", "", "")
     return table
 
 
