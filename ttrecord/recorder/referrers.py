@@ -10,8 +10,9 @@ reach, for the tensors owning those buffers, and writes a `referrers` note under
 ...]}]}`.
 
 It costs nothing when no such buffer exists: the ledger's generation (bumped by every
-allocation and free it records) is compared with its value at the trace's end first, and the
-live set is only diffed when it moved.
+allocation and free it records) is compared with its value when the trace's buffers were last
+found clean, and the tensors the ledger knows are only looked at when it moved
+(`python -m benchmarks.referrer_scan`).
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ class Referrers:
             if entry[_LIVE] and key[0] == device and key[1] != "TRACE" and key not in before:
                 owners[ident] = key
                 hazards.add(key)
-        if not hazards:
+        if not hazards:  # the next replay need not look again until something changes
+            self._at_end[(device, trace)] = (ledger.generation, before)
             return None
         held = _held_by(owners, self._recorder)
         return {"buffers": [
