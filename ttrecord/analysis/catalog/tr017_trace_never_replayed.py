@@ -13,8 +13,8 @@ RULE = Rule(
     levels="info",
     summary="a trace was captured but never replayed (wasted capture and trace-region memory)",
     reported_when=(
-        "a trace whose capture ended is released, or left live at the end of a run that ended "
-        "normally, without one `execute_trace`"
+        "a trace whose capture ended is released without one `execute_trace`, on a device where "
+        "the program replays other traces (a trace never released is TR009's)"
     ),
     at="the `begin_trace_capture`",
     why=(
