@@ -236,6 +236,16 @@ class Event:
         return self.buffer
 
 
+# The program cache switched on a device (`device.disable_and_clear_program_cache()`, ...): notes
+# with args {"device": id, "method": name} at the user's line.
+PROGRAM_CACHE_CLEAR = "program_cache_clear"
+PROGRAM_CACHE_ENABLE = "program_cache_enable"
+
+# At an execute_trace, buffers allocated after that trace's capture and still alive, with the
+# Python references holding them: a note under the execute_trace call, args
+# {"buffers": [{"buffer_type", "address", "held_by": ["function: name[0].attr", ...]}]}.
+REFERRERS = "referrers"
+
 # ttnn's trace allocation tracker opt-outs (`ttnn.tools.trace_allocation_tracker`), as recorded:
 # `acknowledge_corruptible` is a call on its tensor; entering and leaving a
 # `corruptible_allocation_scope` are notes (args {"device": id}).

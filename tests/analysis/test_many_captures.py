@@ -57,7 +57,8 @@ def _decode_loop(captures: int = 6, eager_steps: int = 3, replays: int = 30) -> 
 
 def test_only_allocations_live_at_a_replay_are_reported_in_a_loop_of_captures(analyze_both):
     # GIVEN six captures, each followed by eager steps over the same addresses
-    findings = analyze_both(_decode_loop())
+    # the loop recaptures at one call path (TR018's performance note); TR004 is what is tested
+    findings = [f for f in analyze_both(_decode_loop()) if f.rule != "TR018"]
     # THEN the scratch buffers kept across replays (cycles 0, 2, 4) are one mistake at one
     # place: one TR004 counting them, none for the eager traffic
     assert [(f.rule, f.trace) for f in findings] == [("TR004", 0)]

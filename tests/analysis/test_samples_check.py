@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
 TTRECORD = Path(sys.executable).with_name("ttrecord")
 HAZARDS = [
-    "readback_in_capture", "host_write_in_capture", "sync_in_capture", "alloc_after_capture",
+    "readback_in_capture", "host_write_in_capture", "creation_in_capture", "trace_churn", "dynamic_trace_region",
+    "cache_cleared_before_capture", "sync_in_capture", "alloc_after_capture",
     "stale_input", "freed_input", "aliasing", "baked_value", "host_op_in_capture",
     "trace_lifecycle", "overlapping_traces", "multi_trace", "trace_region_too_small",
     "compile_in_capture", "prep_differs", "compile_after_capture", "two_cq_missing_wait",

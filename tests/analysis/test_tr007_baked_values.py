@@ -60,7 +60,8 @@ def test_one_finding_per_call_site_however_many_captures(analyze_both):
             b.op("ttnn.add", [x], [out], line=21, args={"step": step})
             b.d2h(out, line=30)
         b.free(out)
-    findings = analyze_both(b)
+    # the recaptures at one call path are TR018's performance note; TR007 is what is tested
+    findings = [f for f in analyze_both(b) if f.rule != "TR018"]
     assert rules_at(findings) == [("TR007", 21)]
     occ = findings[0].evidence["occurrences"]
     assert occ["count"] == 3

@@ -55,7 +55,9 @@ def test_second_trace_output_on_the_first_trace_intermediate_is_reported(analyze
 
 
 def test_first_trace_released_before_the_second_capture_is_not_reported(analyze_both):
-    assert analyze_both(_two_traces(release_a_first=True, b_output=H)) == []
+    # (trace A, released unreplayed while B replays, is TR017's performance note, not TR010's)
+    findings = analyze_both(_two_traces(release_a_first=True, b_output=H))
+    assert [f.rule for f in findings if f.rule != "TR017"] == []
 
 
 def test_disjoint_traces_are_not_reported(analyze_both):

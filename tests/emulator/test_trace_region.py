@@ -28,15 +28,20 @@ def test_capture_larger_than_the_region_fails_with_real_message(tile):
         ttnn.close_device(device)
 
 
-def test_default_region_is_zero_so_any_captured_op_fails(tile):
+def test_default_region_is_zero_so_trace_buffers_are_placed_dynamically(tile):
+    """ttnn 0.81.1 with trace_region_size=0 (the default) keeps no region: end_trace_capture
+    places the trace buffer top-down in DRAM (tt-metal PR #36999) instead of refusing it."""
     device = ttnn.open_device(device_id=1)
     try:
         x = tile(device, 1.0)
         ttnn.relu(x)  # warm-up
         tid = ttnn.begin_trace_capture(device)
         ttnn.relu(x)
-        with pytest.raises(RuntimeError, match="but only 0B is allocated for trace region"):
-            ttnn.end_trace_capture(device, tid)
+        ttnn.end_trace_capture(device, tid)
+        buf = device.traces[int(tid)].buffer.desc
+        assert buf.buffer_type == ttnn.BufferType.DRAM and buf.address > x.buffer_address()
+        ttnn.execute_trace(device, tid, blocking=True)
+        ttnn.release_trace(device, tid)
     finally:
         ttnn.close_device(device)
 

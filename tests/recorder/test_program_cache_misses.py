@@ -61,3 +61,32 @@ def test_emulator_cache_key_includes_shape_dtype_layout_and_memory_config():
         assert device.num_program_cache_entries() == 0
     finally:
         emulator.close_device(device)
+
+
+def _clear_body(ttnn):
+    device = ttnn.open_device(device_id=0, trace_region_size=800768)
+    x = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
+    ttnn.relu(x)
+    ttnn.gelu(x)
+    ttnn.exp(x)  # three entries
+    tid = ttnn.begin_trace_capture(device, cq_id=0)
+    ttnn.relu(x)
+    ttnn.end_trace_capture(device, tid, cq_id=0)
+    device.disable_and_clear_program_cache()  # trace live: the count drops from 3 to 0
+    device.enable_program_cache()
+    ttnn.relu(x)  # compiles again (1 entry, fewer than before the clear): still noted
+    ttnn.release_trace(device, tid)
+    ttnn.close_device(device)
+
+
+def test_a_compile_after_a_cache_clear_is_noted_and_the_clear_is_an_event(tmp_path):
+    events = record_inprocess(emulator, _clear_body, tmp_path)
+    by_seq = {e.seq: e for e in events}
+    notes = [e for e in events if e.kind is Kind.NOTE and e.name.startswith("program_cache")]
+    assert [e.name for e in notes] == ["program_cache_clear", "program_cache_enable", "program_cache_miss"]
+    clear, enable, miss = notes
+    device = next(e.device for e in events if e.kind is Kind.DEVICE_OPEN)
+    assert clear.args == {"device": device, "method": "disable_and_clear_program_cache"}
+    assert enable.args == {"device": device, "method": "enable_program_cache"}
+    assert clear.callsite is not None and enable.callsite.line == clear.callsite.line + 1
+    assert by_seq[miss.parent].name == "relu" and miss.phase is Phase.EAGER

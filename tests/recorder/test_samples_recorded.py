@@ -19,6 +19,9 @@ EXPECTED_STATUS = {
     "sync_in_capture": ("error", 1),
     "trace_region_too_small": ("error", 1),
     "compile_in_capture": ("error", 1),  # ttnn's "Cannot load new binaries during trace capture"
+    "cache_cleared_before_capture": ("error", 1),  # the same, after a program-cache clear
+    "creation_in_capture": ("error", 1),  # "Writes are not supported during trace capture"
+    "dynamic_trace_region": ("error", 1),  # "Trace buffer at address ... overlaps with ..."
 }
 SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.py"))
 

@@ -111,3 +111,21 @@ def _env() -> dict[str, str]:
     import os
 
     return {k: v for k, v in os.environ.items() if k != "TTRECORD_EMULATOR_FAULT"}
+
+
+def _classmethod_body(ttnn):
+    tracker = ttnn.tools.trace_allocation_tracker
+    device = ttnn.open_device(device_id=0, trace_region_size=800768)
+    a = _tensor(ttnn, device, 1.0)
+    tracker.TraceAllocationTracker.acknowledge_corruptible(a)
+    assert isinstance(tracker.TraceAllocationTracker(), tracker.TraceAllocationTracker)
+    ttnn.close_device(device)
+
+
+def test_classmethod_acknowledgement_is_recorded_as_the_function_form(tmp_path):
+    events = record_inprocess(emulator, _classmethod_body, tmp_path)
+    allocs = [e for e in events if e.kind is Kind.ALLOC]
+    (ack,) = [e for e in events if e.name.endswith("acknowledge_corruptible")]
+    assert ack.name.endswith("TraceAllocationTracker.acknowledge_corruptible")
+    assert ack.kind is Kind.OP and ack.parent is None
+    assert [_where(r.buffer) for r in ack.inputs] == [_where(allocs[0].buffer)]

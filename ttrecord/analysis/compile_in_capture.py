@@ -10,6 +10,8 @@ incomplete.
 
 The recorder asks the device for `num_program_cache_entries()` after each op while a trace is
 being captured or live and records a `program_cache_miss` note under a call that made it grow.
+A clear of the program cache (`device.disable_and_clear_program_cache()`) is recorded as a
+`program_cache_clear` note; one between the warm-up call and the capture is named as the cause.
 Rule: per capture, the first captured call that compiled is reported (one warm-up mistake
 usually makes several ops compile; the rest are listed in the message), naming the op, the key
 fields that differ from the warm-up call at the same line, or saying there was none.
@@ -21,7 +23,7 @@ from collections.abc import Sequence
 
 from ttrecord.analysis.context import Context
 from ttrecord.analysis.rules import finding, where
-from ttrecord.events import Event, Kind, Phase, Status, TensorRef
+from ttrecord.events import PROGRAM_CACHE_CLEAR, Event, Kind, Phase, Status, TensorRef
 from ttrecord.findings import Finding
 
 _FIELDS = ("shape", "dtype", "layout", "memory_config")
@@ -61,6 +63,12 @@ def _compiled(ctx: Context, calls: list[Event], trace: int | None) -> Finding:
             evidence["differs"] = diffs
             why = (f"The warm-up call at {where(ctx, warm)} compiled it with a different key: "
                    + "; ".join(diffs) + ".")  # fmt: skip
+        elif (clear := _cleared_between(ctx, first.device, warm.seq, begin)) is not None:
+            method = (clear.args or {}).get("method", "disable_and_clear_program_cache")
+            evidence["cache_cleared"] = where(ctx, clear)
+            why = (f"The warm-up call at {where(ctx, warm)} compiled the same key, but the program"
+                   f" cache was cleared at {where(ctx, clear)} (`{method}`) between the warm-up"
+                   " and the capture, so the capture compiled it again.")  # fmt: skip
         else:
             why = (f"The warm-up call at {where(ctx, warm)} had the same shapes, dtypes, layouts"
                    " and memory configs: the program cache was emptied since (e.g."
@@ -85,6 +93,18 @@ def _compiled(ctx: Context, calls: list[Event], trace: int | None) -> Finding:
     related = [warm.seq] if warm is not None else []
     return finding("TR013", ctx, first, message, fix=fix, related=related + [c.seq for c in calls[1:]],
                    evidence=evidence, trace=trace)  # fmt: skip
+
+
+def _cleared_between(ctx: Context, device: int | None, after: int, before: int) -> Event | None:
+    """The last program-cache clear the recorder noted on `device` between two calls."""
+    found = None
+    for ev in ctx.events:
+        if ev.seq >= before:
+            break
+        if (ev.seq > after and ev.kind is Kind.NOTE and ev.name == PROGRAM_CACHE_CLEAR
+                and (ev.args or {}).get("device") in (device, None)):  # fmt: skip
+            found = ev
+    return found
 
 
 def _key_diff(warm: Sequence[TensorRef], captured: Sequence[TensorRef]) -> list[str]:

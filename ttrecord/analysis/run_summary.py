@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ttrecord.analysis.context import Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import where
+from ttrecord.analysis.baked_list import baked_values
 from ttrecord.analysis.trace_region import Region
 from ttrecord.events import Kind
 
@@ -41,6 +42,8 @@ class TraceSummary:
     buffer_bytes: int | None = None
     buffer_per_bank: int | None = None
     fits: bool = True  # False: end_trace_capture raised "Creating trace buffers ..."
+    # every scalar and shape its captured ops were called with (`baked_list.baked_values`)
+    baked: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,8 @@ def summarize(session: Session, ctx: Context) -> RunSummary:
         state = "released" if t.release else ("never ended" if t.end is None else "not released")
         traces.append(TraceSummary(t.device, t.trace_id, _span(ctx, t), t.ops, len(t.executes),
                                    sum(written.values()), state, verified.get(id(t), {}),
-                                   *_buffer(ctx.trace_regions.get(t.device), t)))  # fmt: skip
+                                   *_buffer(ctx.trace_regions.get(t.device), t),
+                                   baked_values(ctx, t)))  # fmt: skip
     return RunSummary(session.counts(), traces, _regions(ctx.trace_regions))
 
 
@@ -114,7 +118,8 @@ def _buffer(reg: Region | None, t: TraceInfo) -> tuple[int | None, int | None, b
         return None, None, True
     for misfit in reg.misfits:
         if misfit.end.trace == t.trace_id and (t.end is None or misfit.end.seq == t.end.seq):
-            return misfit.own, reg.per_bank(misfit.own), False
+            own = misfit.own
+            return own, reg.per_bank(own) if own is not None else None, False
     size = reg.sizes.get(t.trace_id)
     return (size, reg.per_bank(size), True) if size is not None else (None, None, True)
 
@@ -129,7 +134,8 @@ def _regions(regions: dict[int | None, Region]) -> list[RegionSummary]:
         out.append(RegionSummary(
             device, reg.banks, reg.size, reg.size_per_bank,
             reg.peak, reg.per_bank(reg.peak),
-            first.needed if first else None, reg.per_bank(first.needed) if first else None,
+            first.needed if first else None,
+            reg.per_bank(first.needed) if first and first.needed is not None else None,
             first.end.trace if first else None,
         ))  # fmt: skip
     return out

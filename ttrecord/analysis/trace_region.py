@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ttrecord import ttnn_versions
 from ttrecord.analysis.context import Context
-from ttrecord.analysis.rules import finding, where
+from ttrecord.analysis.rules import finding, hexdec, where
+from ttrecord.analysis.trace_region_messages import CAUSES, TraceFit, parse
 from ttrecord.events import BufferRef, Event, Kind, Status
 from ttrecord.findings import Finding, Severity
 
@@ -34,18 +34,30 @@ WARN_FRACTION = 0.9
 
 @dataclass(frozen=True)
 class Misfit:
-    """A capture that did not fit: what ttnn's message said, and what was live then."""
+    """A capture that did not fit: what ttnn's message said (one of the wordings of
+    `trace_region_messages`), and what was live then."""
 
     end: Event  # the end_trace_capture that raised
-    needed: int  # all trace buffers with this one (total over banks), per the message
-    mesh: int
-    allocated: int  # trace_region_size, per the message
+    fit: TraceFit
     live: int  # trace buffers (total) already live when it raised
 
     @property
-    def own(self) -> int:
+    def needed(self) -> int | None:
+        """All trace buffers with this one (total over banks), per a fixed region's message."""
+        return self.fit.values.get("needed")
+
+    @property
+    def mesh(self) -> int | None:
+        return self.fit.values.get("device")
+
+    @property
+    def allocated(self) -> int | None:
+        return self.fit.values.get("allocated")
+
+    @property
+    def own(self) -> int | None:
         """This capture's own trace buffer: what it needed beyond the live ones."""
-        return max(self.needed - self.live, 0)
+        return None if self.needed is None else max(self.needed - self.live, 0)
 
 
 @dataclass
@@ -62,6 +74,15 @@ class Region:
     sizes: dict[int, int] = field(default_factory=dict)  # trace id -> buffer bytes (total)
     live: dict[tuple, int] = field(default_factory=dict)  # buffer key -> total bytes
     misfits: list[Misfit] = field(default_factory=list)
+    # trace_region_size=0: trace buffers are DRAM buffers placed top-down; each trace's
+    # buffer, and the lowest address live trace buffers reached (their bank-local bottom)
+    placements: dict[int, BufferRef] = field(default_factory=dict)
+    lowest: int | None = None
+
+    @property
+    def dynamic(self) -> bool:
+        """No fixed region: ttnn places each trace buffer top-down in DRAM (PR #36999)."""
+        return self.size == 0
 
     def per_bank(self, total: int) -> int:
         return -(-total // self.banks)
@@ -76,6 +97,7 @@ def scan(events: Sequence[Event]) -> dict[int | None, Region]:
     """Each device's trace region, following the trace-buffer allocations (children of
     `end_trace_capture`), their frees (`release_trace`) and captures that did not fit."""
     regions: dict[int | None, Region] = {}
+    ends: set[int] = set()  # end_trace_capture calls: a dynamic trace buffer is their child
     for ev in events:
         kind = ev.kind
         if kind is Kind.DEVICE_OPEN and ev.status is Status.OK:
@@ -83,26 +105,34 @@ def scan(events: Sequence[Event]) -> dict[int | None, Region]:
             size = args.get("trace_region_size")
             regions[ev.device] = Region(ev, int(size) if isinstance(size, int) else None,
                                         int(args.get("num_dram_banks") or 1))  # fmt: skip
-        elif kind is Kind.ALLOC and ev.buffer is not None and ev.buffer.buffer_type == "TRACE":
+        elif kind is Kind.ALLOC and ev.buffer is not None and (
+            ev.buffer.buffer_type == "TRACE" or (ev.parent in ends and ev.buffer.buffer_type == "DRAM"
+                                                 and _region(regions, ev.device).dynamic)
+        ):  # fmt: skip
             reg = _region(regions, ev.device)
             nbytes = _total(ev.buffer, reg.banks)
             reg.live[_key(ev.buffer)] = nbytes
             reg.used += nbytes
             if ev.trace is not None:
                 reg.sizes[ev.trace] = reg.sizes.get(ev.trace, 0) + nbytes
+                if reg.dynamic:
+                    reg.placements[ev.trace] = ev.buffer
+            if reg.dynamic and (reg.lowest is None or ev.buffer.address < reg.lowest):
+                reg.lowest = ev.buffer.address
             if reg.used > reg.peak:
                 reg.peak, reg.peak_at = reg.used, ev
-        elif kind is Kind.FREE and ev.buffer is not None and ev.buffer.buffer_type == "TRACE":
-            reg = _region(regions, ev.device)
-            reg.used -= reg.live.pop(_key(ev.buffer), 0)
-        elif kind is Kind.TRACE_END and ev.status is Status.RAISED and ev.error:
-            misfit = ttnn_versions.parse_trace_region_too_small(ev.error)  # any release's form
-            if misfit:
+        elif kind is Kind.FREE and ev.buffer is not None and ev.buffer.buffer_type in ("TRACE", "DRAM"):
+            holder = regions.get(ev.device)
+            if holder is not None and _key(ev.buffer) in holder.live:
+                holder.used -= holder.live.pop(_key(ev.buffer))
+        elif kind is Kind.TRACE_END:
+            ends.add(ev.seq)
+            fit = parse(ev.error) if ev.status is Status.RAISED and ev.error else None
+            if fit is not None:
                 reg = _region(regions, ev.device)
-                needed, mesh, allocated = misfit.needed, misfit.mesh, misfit.allocated
                 if reg.size is None:
-                    reg.size = allocated
-                reg.misfits.append(Misfit(ev, needed, mesh, allocated, reg.used))
+                    reg.size = 0 if fit.dynamic else fit.values.get("allocated")
+                reg.misfits.append(Misfit(ev, fit, reg.used))
     return regions
 
 
@@ -152,14 +182,15 @@ def _evidence(reg: Region, needed: int | None = None) -> dict:
 
 
 def _too_small(ctx: Context, reg: Region, misfit: Misfit) -> Finding:
-    end, needed, allocated = misfit.end, misfit.needed, misfit.allocated
+    if misfit.fit.dynamic:
+        return _no_room(ctx, reg, misfit)
+    end, needed, allocated = misfit.end, misfit.needed or 0, misfit.allocated or 0
     others = f"; live traces already hold {_sizes(reg, misfit.live)}" if misfit.live else ""
     culprit = reg.open_ev or end
     message = (
         f"end_trace_capture at {where(ctx, end)} needs {_sizes(reg, needed)} of trace buffers"
         f"{others}, but trace_region_size is {_sizes(reg, allocated)}."
-        f" ttnn: \"Creating trace buffers of size {needed}B on MeshDevice {misfit.mesh}, but only"
-        f" {allocated}B is allocated for trace region.\""
+        f" ttnn: \"{misfit.fit.text}.\""
     )
     fix = (f"Open the device with trace_region_size of at least {needed} (plus headroom for"
            " longer sequences), or release a trace before capturing the next.")  # fmt: skip
@@ -181,3 +212,26 @@ def _nearly_full(ctx: Context, reg: Region) -> Finding:
     fix = "Open the device with a larger trace_region_size (at least 10% headroom)."
     return finding("TR016", ctx, reg.open_ev, message, fix=fix, severity=Severity.WARNING,
                    related=[at.parent or at.seq] if at else (), evidence=_evidence(reg))  # fmt: skip
+
+
+def _no_room(ctx: Context, reg: Region, misfit: Misfit) -> Finding:
+    """trace_region_size=0: the top-down trace buffer landed below DRAM the capture (or a live
+    trace's capture) used, and ttnn refused it."""
+    end, fit = misfit.end, misfit.fit
+    address, mark = fit.values["address"], fit.mark
+    live = [f"trace {t} at {hexdec(b.address)}" for t, b in sorted(reg.placements.items())]
+    message = (
+        f"end_trace_capture at {where(ctx, end)} found no room for its trace buffer: with"
+        f" trace_region_size=0 ttnn places it top-down in DRAM, and it landed at {hexdec(address)},"
+        f" below {CAUSES[fit.kind]} (up to {hexdec(mark)}), which a replay would overwrite"
+        f" (live trace buffers: {', '.join(live) or 'none'}). ttnn: \"{fit.text}.\""
+    )
+    fix = ("Open the device with a non-zero trace_region_size (a fixed region is reserved before"
+           " any tensor), or leave DRAM free above what the capture allocates (a smaller KV cache),"
+           " or release the other live trace first.")  # fmt: skip
+    evidence = _evidence(reg)
+    evidence.update({"dynamic": True, "message": fit.kind, "trace_buffer_address": hexdec(address),
+                     "high_water_mark": hexdec(mark),
+                     "live_trace_buffers": {str(t): hexdec(b.address) for t, b in reg.placements.items()}})
+    return finding("TR016", ctx, reg.open_ev or end, message, fix=fix, related=[end.seq],
+                   evidence=evidence, trace=end.trace)  # fmt: skip

@@ -109,6 +109,9 @@ class MeshDevice(errors.NotEmulatedAttributes):
         self.mesh_id = mesh_id
         self.l1_small_size = l1_small_size
         self.trace_region_size = trace_region_size
+        # trace_region_size=0 while capturing: the highest DRAM end (per bank) allocated and
+        # freed since begin_trace_capture (tt-metal's DRAM high-water-mark tracking)
+        self.dram_marks: Optional[list[int]] = None
         self.num_command_queues = num_command_queues
         self.queues = CommandQueues(num_command_queues)  # emulator/queues.py: CQ modes
         self.is_open = True
@@ -314,6 +317,8 @@ class MeshDevice(errors.NotEmulatedAttributes):
                 placement,
             )
             self.live_buffers[desc.unique_id] = desc
+            if self.dram_marks is not None and buffer_type == BufferType.DRAM:
+                self.dram_marks[0] = max(self.dram_marks[0], address + per_bank)
             if _tracker.TRACE_ALLOC_TRACKING and buffer_type != BufferType.TRACE:
                 _tracker.on_allocate(self, desc.unique_id)
             self._drain_deferred()
@@ -335,6 +340,8 @@ class MeshDevice(errors.NotEmulatedAttributes):
         if self.live_buffers.pop(desc.unique_id, None) is None:
             return
         self.allocators[desc.buffer_type].free(desc.address)
+        if self.dram_marks is not None and desc.buffer_type == BufferType.DRAM:
+            self.dram_marks[1] = max(self.dram_marks[1], desc.address + desc.size_per_bank)
         if self.unsafe_tracked:
             _tracker.on_free(self, desc.unique_id)
         for listener in GRAPH_LISTENERS:

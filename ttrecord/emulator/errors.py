@@ -29,6 +29,27 @@ EVENTS_IN_CAPTURE = "Event Synchronization is not supported during trace capture
 TRACE_REGION_TOO_SMALL = (
     "Creating trace buffers of size {}B on MeshDevice {}, but only {}B is allocated for trace region."
 )
+# trace_region_size=0 (dynamic trace buffers, top-down in DRAM): the buffer must sit above the
+# DRAM the capture allocated or freed and above every live trace's mark (0.81.1's wording).
+TRACE_BUFFER_OVER_ALLOCATIONS = (
+    "Trace buffer at address {} overlaps with buffers allocated during trace capture (allocation high"
+    " water mark: {}). Reduce allocations during trace capture or set a non-zero trace_region_size."
+)
+TRACE_BUFFER_OVER_DELETIONS = (
+    "Trace buffer at address {} overlaps with buffers deallocated during trace capture (deletion high"
+    " water mark: {}). Avoid deallocating DRAM buffers during trace capture or set a non-zero"
+    " trace_region_size."
+)
+TRACE_BUFFER_OVER_BOTH = (
+    "Trace buffer at address {} overlaps with DRAM activity during trace capture. Allocation high"
+    " water mark: {}, Deletion high water mark: {}. Reduce allocations during trace capture or set a"
+    " non-zero trace_region_size."
+)
+TRACE_BUFFER_OVER_LIVE_TRACE = (
+    "Trace buffer at address {} overlaps with DRAM activity captured by another live trace (maximum"
+    " live trace high water mark: {}). Release the existing trace before capturing this trace or set"
+    " a non-zero trace_region_size."
+)
 TRACE_ALLOCATION_UNSAFE = (
     "Allocating device buffers is potentially unsafe due to the existence of an active trace. "
     "These buffers may be corrupted once a trace is executed if they are not released before then. "
@@ -64,6 +85,19 @@ def trace_region_too_small(total: int, mesh_id: int, region: int) -> RuntimeErro
         "mesh_cq.device()->get_trace_buffers_size() <= trace_region_size",
         TRACE_REGION_TOO_SMALL.format(total, mesh_id, region),
     )
+
+
+def trace_buffer_overlaps(address: int, allocated: int, deleted: int, live: int) -> RuntimeError:
+    """The dynamic trace buffer landed below DRAM the capture (or a live trace) used."""
+    if allocated > address and deleted > address:
+        message = TRACE_BUFFER_OVER_BOTH.format(address, allocated, deleted)
+    elif deleted > address:
+        message = TRACE_BUFFER_OVER_DELETIONS.format(address, deleted)
+    elif allocated > address:
+        message = TRACE_BUFFER_OVER_ALLOCATIONS.format(address, allocated)
+    else:
+        message = TRACE_BUFFER_OVER_LIVE_TRACE.format(address, live)
+    return tt_fatal(_MESH_TRACE, 122, "false", message)
 
 
 def cq_already_tracing(cq_id: int, trace_id: int) -> RuntimeError:

@@ -68,6 +68,7 @@ class Trace:
         self.records: list[OpRecord] = []
         self.buffer: Optional[DeviceBuffer] = None
         self.size = 0
+        self.dram_high_water_mark = 0  # trace_region_size=0: the top of DRAM its capture used
 
     def reads(self) -> list[BufferDesc]:
         return [d for r in self.records for d, _ in r.inputs]
@@ -130,6 +131,8 @@ def begin_trace_capture(mesh_device: Any, *, cq_id: Optional[int] = None) -> Mes
         if cq in mesh_device.capturing:
             raise errors.cq_already_tracing(cq, trace_id)
         mesh_device.allocations_unsafe = False  # tt-metal: mark_allocations_safe()
+        if mesh_device.trace_region_size == 0:  # tt-metal: begin_dram_high_water_mark_tracking
+            mesh_device.dram_marks = [0, 0]
         mesh_device.capturing[cq] = Trace(trace_id, cq)
     return trace_id
 
@@ -152,9 +155,20 @@ def end_trace_capture(mesh_device: Any, trace_id: int, *, cq_id: Optional[int] =
         else:  # measured: an empty trace still gets a one-page (1024 B/bank) buffer, sized 0
             page, padded = config.trace_page_min, 0
         total = mesh_device.trace_buffers_size + padded
-        if total > mesh_device.trace_region_size:
+        dynamic = mesh_device.trace_region_size == 0
+        if total > mesh_device.trace_region_size and not dynamic:
             raise errors.trace_region_too_small(total, mesh_device.mesh_id, mesh_device.trace_region_size)
+        marks, mesh_device.dram_marks = mesh_device.dram_marks, None
         trace.buffer = mesh_device.allocate_buffer(BufferType.TRACE, max(padded // page, 1), page)
+        if dynamic and marks is not None:
+            # tt-metal (0.81.1): the top-down buffer must clear the DRAM the capture allocated
+            # or freed and every live trace's mark
+            trace.dram_high_water_mark = max(marks)
+            live = max((t.dram_high_water_mark for t in mesh_device.traces.values()), default=0)
+            address = trace.buffer.desc.address
+            if address < max(trace.dram_high_water_mark, live):
+                trace.buffer.release()
+                raise errors.trace_buffer_overlaps(address, marks[0], marks[1], live)
         trace.size = padded
         mesh_device.trace_buffers_size = total
         mesh_device.traces[trace.trace_id] = trace

@@ -1,7 +1,8 @@
 """Which kind of event each ttnn call is, in one table.
 
 Module functions and `ttnn.Tensor` methods are classified by name. A few names depend on their
-arguments (`from_torch` is a host->device write only when given a device; `Tensor.to` moves data
+arguments (`from_torch` and the creation calls (`zeros`, `full`, `arange`, ...) are host->device
+writes only when given a device; `Tensor.to` moves data
 only when given a device; a readback of a host tensor reads nothing from a device); the recorder
 settles those with `refine()` once it knows the call's tensors.
 """
@@ -16,6 +17,9 @@ MODULE_KINDS: dict[str, Kind] = {
     "copy_host_to_device_tensor": Kind.H2D,
     "from_torch": Kind.H2D,  # only with a device, see refine()
     "as_tensor": Kind.H2D,  # only with a device
+    # creation calls: filled on the host, then written to the device given (see CREATION)
+    **dict.fromkeys(("zeros", "ones", "full", "arange", "zeros_like", "ones_like", "full_like"),
+                    Kind.H2D),
     # device -> host reads
     "to_torch": Kind.D2H,
     "from_device": Kind.D2H,
@@ -78,11 +82,28 @@ def module_kind(name: str) -> Kind | None:
 # the host, `Tensor.to(layout)` changes layout).
 NEEDS_DEVICE_ARG = frozenset({"from_torch", "as_tensor", "to", "to_device"})
 
+# ttnn's creation calls build the tensor on the host and write it to the device they are given
+# (`ttnn::full` -> `Tensor::to_device`): inside a capture real ttnn refuses them as writes
+# ("Writes are not supported during trace capture", tt-mlir #8173 from `ttnn::zeros`). Without
+# a device they make a host tensor. The `_like` forms write only when they copy a host tensor
+# to a device; of a device tensor they run a fill op on it. On ttnn 0.81.1's mock device
+# (tests/realttnn/test_creation_calls.py) these return inside a capture like the other host
+# writes, while `rand`, `randn` and the `_like` forms of a device tensor are ops (they crash
+# it, as every op in a capture does); `empty` and `empty_like` only allocate (ops here).
+CREATION = frozenset({"zeros", "ones", "full", "arange"})
+CREATION_LIKE = frozenset({"zeros_like", "ones_like", "full_like"})
+ALLOCATING = frozenset({"empty", "empty_like"})
+DEVICE_OPS = frozenset({"rand", "randn"})
+
 
 def refine(kind: Kind, name: str, has_device_arg: bool, has_device_input: bool) -> Kind:
     """Settle argument-dependent kinds once the call's arguments are known."""
-    if kind is Kind.H2D and name in NEEDS_DEVICE_ARG and not has_device_arg:
+    if kind is Kind.H2D and not has_device_arg and (
+        name in NEEDS_DEVICE_ARG or name in CREATION or name in CREATION_LIKE
+    ):
         return Kind.OP
+    if kind is Kind.H2D and name in CREATION_LIKE and has_device_input:
+        return Kind.OP  # a fill op on the device tensor's device
     if kind is Kind.D2H and not has_device_input:
         return Kind.OP  # reading a host tensor reads nothing from a device
     return kind

@@ -113,6 +113,8 @@ class Installation:
             if self._tensor_class is None:
                 self._tensor_class = TensorClassProxy(value, self.recorder)
             return self._tensor_class
+        if isinstance(value, type) and value.__name__ == tracker.TRACKER_CLASS and self._is_backend(value):
+            return self._tracker_class(value, qualname)
         if isinstance(value, type) or not callable(value):
             return value
         short = qualname.rsplit(".", 1)[-1]
@@ -129,6 +131,13 @@ class Installation:
         wrapped = wrapt.FunctionWrapper(value, wrapper)
         self._functions[id(value)] = (value, wrapped)
         return wrapped
+
+    def _tracker_class(self, cls: type, qualname: str) -> Any:
+        known = self._functions.get(id(cls))
+        if known is None or known[0] is not cls:
+            known = (cls, tracker.TrackerClassProxy(cls, self.recorder, qualname))
+            self._functions[id(cls)] = known
+        return known[1]
 
     def module_proxy(self, module: types.ModuleType, qualname: str) -> Any:
         name = module.__name__

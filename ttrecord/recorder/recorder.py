@@ -24,10 +24,12 @@ import time
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from ttrecord.events import Kind, Phase
+from ttrecord.events import REFERRERS, Kind, Phase
 from ttrecord.recorder import lifetimes
 from ttrecord.recorder.allocations import Devices
 from ttrecord.recorder.callsite import CallSites
+from ttrecord.recorder import program_cache
+from ttrecord.recorder.referrers import Referrers
 from ttrecord.recorder.classify import refine
 from ttrecord.recorder.ledger import Ledger
 from ttrecord.recorder.log import LogWriter
@@ -104,6 +106,7 @@ class Recorder(MemoryRecords):
             self.devices.id_of, self.allocations.size_of, self.devices.num_banks
         )
         self.tensor_type = ttnn.Tensor
+        self.referrers = Referrers(self)
         for name in ("MeshDevice", "Device"):
             cls = getattr(ttnn, name, None)
             if isinstance(cls, type):
@@ -314,6 +317,10 @@ class Recorder(MemoryRecords):
                 kind=_KIND_VALUES[id(kind)], name=name, phase=phase, device=device, cq=cq,
                 trace=trace, site_id=site, args=scalars, inputs=tuple(inputs), region=region))
         tl.call, tl.phase, tl.trace, tl.device = seq, phase, trace, device
+        if kind is Kind.TRACE_EXECUTE:  # who holds buffers allocated since its capture
+            holders = self.referrers.on_execute(device, trace)
+            if holders is not None:
+                self.point("note", REFERRERS, holders)
         graphed = phase == _CAPTURE and kind is _OP and self.temporaries.begin()
         return _new_state(CallState, (seq, kind, phase, trace, device, tid, region, graphed, held, name))
 
@@ -464,6 +471,7 @@ class Recorder(MemoryRecords):
                 opened = list(result.values())
             for dev in opened:
                 extra = self.devices.add(dev)
+                program_cache.watch(type(dev), self)
             device = self.devices.id_of(opened[0]) if opened else device
             with self._lock:
                 self._cache_grew()  # the baseline the device's compiles are counted from
@@ -483,6 +491,7 @@ class Recorder(MemoryRecords):
                 self._live_traces.setdefault(device, set()).add(trace)
                 self._cache_grew()  # the count the calls while it lives compare against
         elif kind is Kind.TRACE_RELEASE:
+            self.referrers.on_release(device, trace)
             live = self._live_traces.get(device)
             if live is not None:
                 live.discard(trace)
@@ -491,6 +500,7 @@ class Recorder(MemoryRecords):
         elif kind is Kind.TRACE_END:
             with self._lock:
                 self._capturing.pop(device, None)
+                self.referrers.on_end(device, trace)
         return extra, device, trace
 
     # -- point events ----------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """Recording ttnn's trace allocation tracker opt-outs (`ttnn.tools.trace_allocation_tracker`).
 
 `acknowledge_corruptible(tensor)` is recorded as an ordinary call (its input is the tensor,
-so the event names the acknowledged buffer). `corruptible_allocation_scope(mesh_device)` is a
+so the event names the acknowledged buffer), and so is the classmethod form
+`TraceAllocationTracker.acknowledge_corruptible(tensor)`: the class reaches the program behind
+a proxy whose `acknowledge_corruptible` records (everything else is the class's own). `corruptible_allocation_scope(mesh_device)` is a
 context manager: its call is recorded too, and the manager it returns is wrapped so entering
 and leaving it become `corruptible_scope_begin` / `corruptible_scope_end` notes on that
 device. TR004 reads both to tell an acknowledged post-capture allocation from a mistake.
@@ -9,6 +11,7 @@ device. TR004 reads both to tell an acknowledged post-capture allocation from a 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import wrapt
@@ -17,6 +20,33 @@ from ttrecord.events import CORRUPTIBLE_SCOPE, CORRUPTIBLE_SCOPE_BEGIN, CORRUPTI
 from ttrecord.recorder.recorder import Recorder
 
 SCOPE = CORRUPTIBLE_SCOPE
+TRACKER_CLASS = "TraceAllocationTracker"
+ACKNOWLEDGE = "acknowledge_corruptible"
+
+
+class TrackerClassProxy(wrapt.ObjectProxy):
+    """`TraceAllocationTracker` as the program sees it: its classmethod acknowledgement is
+    recorded as `TraceAllocationTracker.acknowledge_corruptible`, the module function's twin."""
+
+    def __init__(self, cls: type, recorder: Recorder, qualname: str) -> None:
+        super().__init__(cls)
+        method = getattr(cls, ACKNOWLEDGE, None)
+        self._self_ack = None if method is None else wrapt.FunctionWrapper(
+            method, functools.partial(recorder.call, f"{qualname}.{ACKNOWLEDGE}", Kind.OP))
+
+    def __getattr__(self, name: str) -> Any:
+        if name == ACKNOWLEDGE and self._self_ack is not None:
+            return self._self_ack
+        return getattr(self.__wrapped__, name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__wrapped__(*args, **kwargs)
+
+    def __instancecheck__(self, obj: Any) -> bool:
+        return isinstance(obj, self.__wrapped__)
+
+    def __mro_entries__(self, bases: tuple) -> tuple:
+        return (self.__wrapped__,)
 
 
 class _RecordedScope(wrapt.ObjectProxy):

@@ -59,6 +59,9 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
             console.print(_traces(textsafe.clean_deep(summary.traces), console.width))
         for region in summary.regions:
             console.print(_region(region, [t for t in summary.traces if t.device == region.device]))
+        for t in summary.traces:
+            if t.baked:
+                console.print(_baked(textsafe.clean_deep(t)))
         _drive(console, session)
         from ttrecord.report.outcome import of_session
         from ttrecord.report.result import changed_line
@@ -285,6 +288,22 @@ def _drive(console: Console, session: Session) -> None:
                 code[: len(code) - len(code.lstrip())] + "# " + comment, code]  # comment above
             for text in lines:
                 console.print(Text("    " + terminal.fit(text, room), style="cyan"), soft_wrap=True)
+
+
+BAKED_ROWS = 20  # per trace in the text report; `--format json` has them all
+
+
+def _baked(t: TraceSummary) -> Table:
+    """The Python values a trace's captured ops were called with: each replay repeats them."""
+    table = Table(title=f"Values baked into trace {t.trace_id} (device {t.device})",
+                  title_justify="left")  # fmt: skip
+    for col in ("op", "parameter", "value", "line"):
+        table.add_column(col, overflow="fold")
+    for row in t.baked[:BAKED_ROWS]:
+        table.add_row(str(row["op"]), str(row["parameter"]), repr(row["value"]), str(row["line"]))
+    if len(t.baked) > BAKED_ROWS:
+        table.add_row("", f"and {len(t.baked) - BAKED_ROWS} more", "", "")
+    return table
 
 
 def _bytes(n: int | None) -> str:

@@ -97,7 +97,8 @@ def _trace(t: TraceSummary, verified: bool) -> dict[str, Any]:
             "replays": t.replays, "bytes_per_replay": t.bytes_per_replay, "state": t.state,
             "verified": dict(sorted(t.verified.items())) if verified else None,
             "trace_buffer": None if t.buffer_bytes is None else {
-                "total": t.buffer_bytes, "per_bank": t.buffer_per_bank, "fits": t.fits}}  # fmt: skip
+                "total": t.buffer_bytes, "per_bank": t.buffer_per_bank, "fits": t.fits},
+            "baked_values": list(t.baked)}  # fmt: skip
 
 
 def _region(r: RegionSummary) -> dict[str, Any]:

@@ -17,13 +17,17 @@ RULE = Rule(
     ),
     reported_when=(
         "`end_trace_capture` raised \"Creating trace buffers of size NB on MeshDevice M, but only "
-        "KB is allocated for trace region.\"; warning when the live trace buffers' high-water mark "
-        "exceeds 90% of `trace_region_size`"
+        "KB is allocated for trace region.\" (or the older \"on device D\" wording), or, with "
+        "`trace_region_size=0` (dynamic trace buffers placed top-down in DRAM), \"Trace buffer at "
+        "address A overlaps with ...\" (DRAM the capture allocated or freed, or a live trace's "
+        "mark); warning when the live trace buffers' high-water mark exceeds 90% of a fixed "
+        "`trace_region_size`"
     ),
     at="the `open_device` call (where `trace_region_size` is set)",
     why=(
         "A capture's trace buffers do not fit in the trace_region_size the device was opened with "
-        "(end_trace_capture raises), or live traces fill more than 90% of it."
+        "(end_trace_capture raises), a dynamic trace buffer (trace_region_size=0) lands on DRAM "
+        "its capture used, or live traces fill more than 90% of the region."
     ),
     fix="Open the device with a larger trace_region_size (at least 10% headroom).",
     detect=trace_region.detect,
