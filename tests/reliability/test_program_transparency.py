@@ -3,6 +3,7 @@ programs runs both ways and everything they can observe is compared."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 
@@ -58,6 +59,25 @@ def test_program_sees_the_same_as_under_plain_python(tmp_path, name):
     assert recorded.stdout == plain.stdout
     assert recorded.returncode == plain.returncode
     assert _traceback(recorded.stderr) == _traceback(plain.stderr)
+
+
+def _nohup() -> None:
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+def test_a_signal_ignored_at_start_stays_ignored_in_the_program(tmp_path):
+    """GIVEN `ttrecord run` started with SIGHUP ignored (as `nohup` and many CI runners start
+    it) WHEN the program reads its signal dispositions THEN it sees SIGHUP ignored, as under
+    plain python (the relay installs no handler for it, so exec does not reset it)."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(BATTERY["process_state"])
+    plain = subprocess.run([sys.executable, str(prog), "a", "b"], cwd=tmp_path,
+                           env=fake_env(tmp_path), capture_output=True, text=True, timeout=60,
+                           preexec_fn=_nohup)  # fmt: skip
+    recorded = run_cli(tmp_path, "run", "--backend", "ttnn", "-o", str(tmp_path / "s.db"),
+                       str(prog), "a", "b", preexec_fn=_nohup)  # fmt: skip
+    assert "SIGHUP 1\n" in plain.stdout  # SIG_IGN
+    assert recorded.stdout == plain.stdout
 
 
 def test_spawned_workers_import_the_emulator(tmp_path):

@@ -67,6 +67,7 @@ class SignalRelay:
         self._presses: dict[int, int] = {}  # family (INT, or TERM+HUP) -> count
         self.killed = False
         self._previous: dict[signal.Signals, Any] = {}
+        self._ignored: set[int] = set()  # ignored at start: never forwarded
         self._blocked = False
         self._canary_pid: int | None = None
         self._canary_fd: int | None = None
@@ -74,8 +75,13 @@ class SignalRelay:
         self._last: tuple[int, int | None, float] | None = None  # last group signal
 
     def install(self) -> None:
-        """Before the child exists: remember signals with plain handlers; start the canary."""
+        """Before the child exists: remember signals with plain handlers; start the canary.
+        A signal ignored when ttrecord started (`nohup`) stays ignored, so the program inherits
+        SIG_IGN as it would under plain python."""
         for signum in HANDLED:
+            if signal.getsignal(signum) == signal.SIG_IGN:
+                self._ignored.add(signum)
+                continue
             self._previous[signum] = signal.signal(signum, self._early)
         self._start_canary()
 
@@ -112,6 +118,8 @@ class SignalRelay:
         while self._handled < len(self.received):
             signum, from_terminal, sender = self.received[self._handled]
             self._handled += 1
+            if signum in self._ignored:
+                continue
             now = time.monotonic()
             to_group = (not from_terminal and sender is not None
                         and self._canary_got(signum, sender))  # fmt: skip
