@@ -227,8 +227,6 @@ VARIANTS = [
 # program, or program/variant id, or program@adversarial -> why it fails today (each one an entry
 # of the gap list kept with the analysis and emulator work).
 KNOWN_GAPS: dict[str, str] = {
-    "whisper_decoder_executor/inputs_staged_after_capture": "analysis: TR004 placed on the innermost line, a helper "
-    "that harmless calls share, not on the caller whose allocation is live across the replay",
     "cnn_conv_wrapper_traced_executor/debug_read_between_layers": "analysis: the clean program's TR007 on the "
     "wrapper line",
     "yolov4_performant_runner": "emulator: ttnn.pad's positional (output_padded_shape, input_tensor_start, value) "
@@ -241,12 +239,6 @@ KNOWN_GAPS: dict[str, str] = {
     "each replay reading them; TR007 on a shape that differs between traces keyed by it",
     "llm_prefill_decode_generator/prefill_inputs_as_new_tensors": "analysis: the clean program's false TR004/TR007",
     "llm_prefill_decode_generator/decode_read_before_event": "analysis: the clean program's false TR004/TR007",
-    "acestep_traced_denoise/latent_not_read_back": "analysis: the read after the replay is not what TR004 reports "
-    "(same findings as the clean program, at the helper line)",
-    "tt_transformers_decode_on_device_sampling/reset_into_new_tensors": "analysis: TR005 placed on the helper "
-    "line (copy_host_to_device) instead of the caller that passes no device_tensors",
-    "dit_tracer_denoise/outputs_kept_across_calls": "analysis: TR006 is a warning though the overwritten outputs "
-    "were read (traced != eager)",
 }
 
 
