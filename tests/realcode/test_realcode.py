@@ -235,10 +235,8 @@ KNOWN_GAPS: dict[str, str] = {
     "yolov4_performant_runner@adversarial": "the clean program's emulator gaps (pad, conv2d)",
     "yolov4_performant_runner/missing_wait_for_write": "the clean program's emulator gaps (pad, conv2d)",
     "yolov4_performant_runner/to_memory_config_not_in_place": "the clean program's emulator gaps (pad, conv2d)",
-    "llm_prefill_decode_generator": "analysis: TR004 on a later prefill trace's inputs that are refreshed before "
-    "each replay reading them; TR007 on a shape that differs between traces keyed by it",
-    "llm_prefill_decode_generator/prefill_inputs_as_new_tensors": "analysis: the clean program's false TR004/TR007",
-    "llm_prefill_decode_generator/decode_read_before_event": "analysis: the clean program's false TR004/TR007",
+    "llm_prefill_decode_generator/prefill_inputs_as_new_tensors": "analysis: besides the TR005 at the caller, a "
+    "second TR005 at the capture's copy_host_to_device and a TR004 error on the new tensors, not folded under it",
 }
 
 
