@@ -208,3 +208,23 @@ def test_two_traces_with_the_same_value_of_a_varying_argument_are_reported(analy
     them is replayed for a length it was not captured with."""
     findings = analyze_both(_trace_per_key([32, 32]))
     assert [(r, line) for r, line in rules_at(findings) if r == "TR007"] == [("TR007", 21)]
+
+
+def test_a_capture_cut_off_before_its_end_is_not_reported(analyze_both):
+    """GIVEN a capture whose next call raised (a readback inside it), so it never ended and is
+    never replayed THEN no TR007: no replay uses the value it captured (TR001 is the finding)."""
+    b = SessionBuilder()
+    b.open_device()
+    x = b.alloc(X)
+    for v in (1.0, 0.5):
+        out = b.alloc(H)
+        b.op("ttnn.multiply", [x], [out], line=21, args={"1": v})
+        b.d2h(out, line=30)
+        b.free(out)
+    b.begin_trace(line=40)
+    out = b.alloc(H)
+    b.op("ttnn.multiply", [x], [out], line=21, args={"1": 0.25})
+    b.d2h(out, line=22)
+    b.raised("RuntimeError: TT_FATAL: Reads are not supported during trace capture.")
+    rules = [r for r, _ in rules_at(analyze_both(b))]
+    assert "TR001" in rules and "TR007" not in rules

@@ -227,8 +227,6 @@ VARIANTS = [
 # program, or program/variant id, or program@adversarial -> why it fails today (each one an entry
 # of the gap list kept with the analysis and emulator work).
 KNOWN_GAPS: dict[str, str] = {
-    "cnn_conv_wrapper_traced_executor/debug_read_between_layers": "analysis: the clean program's TR007 on the "
-    "wrapper line",
     "yolov4_performant_runner": "emulator: ttnn.pad's positional (output_padded_shape, input_tensor_start, value) "
     "form raises TypeError; conv2d ignores deallocate_activation (the runner's address assert fails); then "
     "analysis: TR007 on the Conv.__call__ wrapper line",

@@ -62,8 +62,13 @@ def _captured(events: Sequence[Event], ctx: Context) -> list[Finding]:
     eager_index: dict[tuple, dict[str, dict[Any, list]]] = {}
     on_path: dict[tuple, bool] = {}  # path -> the eager run made calls along it
     captured: dict[tuple, list[Event]] = {}  # (path, device, trace) -> its calls, in order
+    # A capture cut off before end_trace_capture (a call inside it raised) is never replayed:
+    # no replay uses what it captured.
+    unfinished = {t.key for t in ctx.traces if t.end is None}
     for cap in events:
         if cap.kind is not Kind.OP or cap.phase is not Phase.CAPTURE or cap.parent is not None:
+            continue
+        if cap.trace is not None and (cap.device, cap.trace) in unfinished:
             continue
         key = _site_key(cap)
         if key is None or not cap.args:

@@ -32,7 +32,10 @@ def place(findings: Sequence[Finding], ctx: Context) -> None:
             tops[id(f)] = top
             if top is not None:
                 culprits.setdefault(f.rule, set()).add(top.seq)
-    paths: dict[tuple, list[tuple[int, tuple]]] = {}
+    # Per (site, rule): the distinct callers of its harmless calls; per (site, rule, path): the
+    # depth found. A decode loop repeats one mistake per step: each is decided once.
+    harmless_at: dict[tuple, set[tuple]] = {}
+    depth_of: dict[tuple, int | None] = {}
     for f in findings:
         top = tops.get(id(f))
         if top is None or top.callsite is None or "helper" in f.evidence:
@@ -41,21 +44,28 @@ def place(findings: Sequence[Finding], ctx: Context) -> None:
         if (s.file, s.line) != (f.file, f.line) or not f.stack:
             continue
         site = (s.file, s.line, s.function, top.name)
-        if site not in paths:
-            paths[site] = ctx.facts.call_paths(site)
+        if (site, f.rule) not in harmless_at:
+            harmless_at[site, f.rule] = {p for seq, p in ctx.facts.call_paths(site)
+                                         if seq not in culprits[f.rule]}  # fmt: skip
         own = tuple((str(fr[0]), int(fr[1]), str(fr[2])) for fr in f.stack)
-        # Harmless calls that came the culprit's own way cannot tell it apart (a loop whose
-        # first turns were safe): only the other paths through the helper can.
-        harmless = [p for seq, p in paths[site] if seq not in culprits[f.rule] and p != own]
-        if not harmless:
-            continue
-        depth = next((d for d in range(1, len(own) + 1)
-                      if all(p[:d] != own[:d] for p in harmless)), None)  # fmt: skip
+        if (site, f.rule, own) not in depth_of:
+            depth_of[site, f.rule, own] = _depth(own, harmless_at[site, f.rule])
+        depth = depth_of[site, f.rule, own]
         if depth is None:
             continue
         f.evidence["helper"] = f"{f.file}:{f.line} in {f.function}"
         f.file, f.line, f.function = own[depth - 1]
         f.stack = list(own[depth:])
+
+
+def _depth(own: tuple, harmless: set[tuple]) -> int | None:
+    """How many frames up the culprit's path the first frame is that no harmless call came
+    through, or None. Harmless calls that came the culprit's own way (the first, safe turns of
+    the same loop) cannot tell it apart: only the other paths through the helper count."""
+    others = [p for p in harmless if p != own]
+    if not others:
+        return None
+    return next((d for d in range(1, len(own) + 1) if all(p[:d] != own[:d] for p in others)), None)
 
 
 def _top_call(ctx: Context, seq: int) -> Event | None:
