@@ -36,7 +36,7 @@ def main():
         ttnn.execute_trace(device, trace_id, cq_id=0, blocking=True)
         outputs.append(out)  # a handle to the trace's output buffer, not a copy
 
-    values = [ttnn.to_torch(o)[0, 0].item() for o in outputs]  # expect: TR006
+    values = [ttnn.to_torch(o)[0, 0].item() for o in outputs]  # expect: TR006 error
     expected = [100.0 + step for step in range(3)]
     print(f"read:     {values}")
     print(f"expected: {expected}")

@@ -3,10 +3,11 @@
 import json
 
 from ttrecord.cli.main import main
+from ttrecord.events import Kind
 from ttrecord.store.reader import Session
-from ttrecord.testing import SessionBuilder
+from ttrecord.testing import SessionBuilder, host_tensor
 
-from analysis_helpers import H, captured_step
+from analysis_helpers import H, W, X, captured_step
 
 
 def _session(tmp_path, hazard: str | None) -> str:
@@ -17,12 +18,22 @@ def _session(tmp_path, hazard: str | None) -> str:
     b.execute(tid, line=31)
     if hazard == "error":
         b.d2h(kept, line=35)  # reads what the replay overwrote
-    if hazard == "warning":  # reads after the output was overwritten by later replays
-        b.execute(tid, line=31)
-        b.d2h(y, line=32)
-        b.d2h(y, line=32)
     b.release(tid, line=33)
+    if hazard == "warning":  # work on host tensors inside a capture (TR008)
+        return _host_op_in_capture().write(tmp_path / f"{hazard}.db")
     return b.write(tmp_path / f"{hazard}.db")
+
+
+def _host_op_in_capture() -> SessionBuilder:
+    b = SessionBuilder()
+    b.open_device()
+    x, w = b.alloc(X), b.alloc(W)
+    tid = b.begin_trace(line=20)
+    b._add(Kind.OP, "ttnn.to_layout", 12, inputs=(host_tensor(),), outputs=(host_tensor(),))
+    b.op("ttnn.matmul", [x, w], [b.alloc(H)], line=11)
+    b.end_trace(tid, line=21)
+    b.release(tid, line=22)
+    return b
 
 
 def test_exit_status_follows_the_fail_level(tmp_path, capsys):

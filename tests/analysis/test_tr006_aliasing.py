@@ -19,7 +19,9 @@ def test_outputs_collected_over_replays_and_read_afterwards_are_reported(analyze
     # THEN one TR006 at the read line, saying three replays wrote the buffer
     assert rules_at(findings) == [("TR006", 32)]
     assert findings[0].evidence["replays_before_read"] == 3
-    assert findings[0].severity.value == "warning"
+    # AND it is an error: the reads used values later replays had overwritten
+    assert findings[0].severity.value == "error"
+    assert "consequence" in findings[0].evidence
 
 
 def test_reading_each_replay_before_the_next_is_not_reported(analyze_both):

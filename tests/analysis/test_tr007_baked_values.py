@@ -171,3 +171,61 @@ def test_the_longest_path_shared_with_the_eager_run_is_compared(analyze_both):
     b.release(tid, line=43)
     # THEN no TR007: along the shared path each position passed one value
     assert [f for f in analyze_both(b) if f.rule == "TR007"] == []
+
+
+def _trace_per_key(captured: list[int]) -> SessionBuilder:
+    """An LLM prefill keeping one trace per sequence length: eager prefills of lengths 32 and
+    64 at line 21, then one capture per length at the same line, each replayed."""
+    b = SessionBuilder()
+    b.open_device()
+    x = b.alloc(X)
+    for length in (32, 64, 32, 64):  # eager prefills
+        out = b.alloc(H)
+        b.op("ttnn.slice", [x], [out], line=21, args={"2": [1, 1, length, 64]})
+        b.d2h(out, line=30)
+        b.free(out)
+    tids = []
+    for length in captured:
+        tid = b.begin_trace(line=40)
+        b.op("ttnn.slice", [x], [b.alloc(H)], line=21, args={"2": [1, 1, length, 64]})
+        b.end_trace(tid, line=41)
+        tids.append(tid)
+    for tid in tids:
+        b.execute(tid, line=42)
+    for tid in tids:
+        b.release(tid, line=43)
+    return b
+
+
+def test_one_trace_per_key_each_with_its_own_eager_value_is_not_reported(analyze_both):
+    """GIVEN a trace per sequence length, each captured with the value the eager prefill of
+    that length passed THEN no TR007: every trace replays its own key's value (the two traces'
+    outputs sharing memory is TR010's question)."""
+    assert [f for f in analyze_both(_trace_per_key([32, 64])) if f.rule == "TR007"] == []
+
+
+def test_two_traces_with_the_same_value_of_a_varying_argument_are_reported(analyze_both):
+    """GIVEN the eager run passed 32 and 64 but both traces captured 32 THEN TR007: one of
+    them is replayed for a length it was not captured with."""
+    findings = analyze_both(_trace_per_key([32, 32]))
+    assert [(r, line) for r, line in rules_at(findings) if r == "TR007"] == [("TR007", 21)]
+
+
+def test_a_capture_cut_off_before_its_end_is_not_reported(analyze_both):
+    """GIVEN a capture whose next call raised (a readback inside it), so it never ended and is
+    never replayed THEN no TR007: no replay uses the value it captured (TR001 is the finding)."""
+    b = SessionBuilder()
+    b.open_device()
+    x = b.alloc(X)
+    for v in (1.0, 0.5):
+        out = b.alloc(H)
+        b.op("ttnn.multiply", [x], [out], line=21, args={"1": v})
+        b.d2h(out, line=30)
+        b.free(out)
+    b.begin_trace(line=40)
+    out = b.alloc(H)
+    b.op("ttnn.multiply", [x], [out], line=21, args={"1": 0.25})
+    b.d2h(out, line=22)
+    b.raised("RuntimeError: TT_FATAL: Reads are not supported during trace capture.")
+    rules = [r for r, _ in rules_at(analyze_both(b))]
+    assert "TR001" in rules and "TR007" not in rules

@@ -227,52 +227,14 @@ VARIANTS = [
 # program, or program/variant id, or program@adversarial -> why it fails today (each one an entry
 # of the gap list kept with the analysis and emulator work).
 KNOWN_GAPS: dict[str, str] = {
-    "cnn_traced_executor/reshard_not_in_place": "analysis: a captured input freed and re-allocated inside the "
-    "capture is not taken as the trace input, so a never-refreshed input is reported as TR004 on the new "
-    "tensor instead of TR005",
-    "whisper_decoder_executor/output_tensor_dropped": "analysis: the same as cnn_traced_executor/reshard_not_in_place "
-    "(TR004 on the new to_memory_config output instead of TR005)",
-    "whisper_decoder_executor/inputs_staged_after_capture": "analysis: TR004 placed on the innermost line, a helper "
-    "that harmless calls share, not on the caller whose allocation is live across the replay",
-    "cnn_conv_wrapper_traced_executor": "analysis: TR007 on the Conv.__call__ wrapper line (layers' constants "
-    "pooled by file:line)",
-    "cnn_conv_wrapper_traced_executor/release_before_execute": "analysis: the clean program's TR007 on the wrapper "
-    "line",
-    "cnn_conv_wrapper_traced_executor/debug_read_between_layers": "analysis: the clean program's TR007 on the "
-    "wrapper line",
-    "trace_release_idempotent": "analysis: TR009 error on a second release_trace, which tt-metal's own test "
-    "asserts is a no-op",
-    "multi_device_single_trace": "analysis: TR012 on the compile run's reads racing with the first CQ 1 write, "
-    "though the compile run's outputs are never read",
-    "multi_device_single_trace/missing_event_before_read": "analysis: the clean program's false TR012 (compile run)",
-    "multi_device_single_trace/input_as_new_tensor": "analysis: the clean program's false TR012 (compile run), "
-    "and TR004 not folded under the TR005 of the same call",
-    "multi_device_multi_trace": "analysis: TR012 on the compile run's reads racing with the first CQ 1 write, "
-    "though the compile run's outputs are never read",
-    "multi_device_multi_trace/missing_event_before_execute": "analysis: the clean program's false TR012 (compile run)",
-    "multi_device_multi_trace/missing_event_before_read": "analysis: the clean program's false TR012 (compile run), "
-    "and one TR012 per read line for the one missing event",
     "yolov4_performant_runner": "emulator: ttnn.pad's positional (output_padded_shape, input_tensor_start, value) "
     "form raises TypeError; conv2d ignores deallocate_activation (the runner's address assert fails); then "
     "analysis: TR007 on the Conv.__call__ wrapper line",
     "yolov4_performant_runner@adversarial": "the clean program's emulator gaps (pad, conv2d)",
     "yolov4_performant_runner/missing_wait_for_write": "the clean program's emulator gaps (pad, conv2d)",
     "yolov4_performant_runner/to_memory_config_not_in_place": "the clean program's emulator gaps (pad, conv2d)",
-    "llm_prefill_decode_generator": "analysis: TR004 on a later prefill trace's inputs that are refreshed before "
-    "each replay reading them; TR007 on a shape that differs between traces keyed by it",
-    "llm_prefill_decode_generator/prefill_inputs_as_new_tensors": "analysis: the clean program's false TR004/TR007",
-    "llm_prefill_decode_generator/decode_read_before_event": "analysis: the clean program's false TR004/TR007",
-    "single_device_multi_trace/input_as_new_tensor": "analysis: TR004 on the new tensor not folded under the "
-    "TR005 of the same call when two traces read the replaced input",
-    "acestep_traced_denoise": "analysis: TR004 on tensors copied into the trace inputs before the replay and "
-    "never read after it",
-    "acestep_traced_denoise/latent_not_read_back": "analysis: the read after the replay is not what TR004 reports "
-    "(same findings as the clean program, at the helper line)",
-    "acestep_traced_denoise/trace_not_released": "analysis: the clean program's false TR004s",
-    "tt_transformers_decode_on_device_sampling/reset_into_new_tensors": "analysis: TR005 placed on the helper "
-    "line (copy_host_to_device) instead of the caller that passes no device_tensors",
-    "dit_tracer_denoise/outputs_kept_across_calls": "analysis: TR006 is a warning though the overwritten outputs "
-    "were read (traced != eager)",
+    "llm_prefill_decode_generator/prefill_inputs_as_new_tensors": "analysis: besides the TR005 at the caller, a "
+    "second TR005 at the capture's copy_host_to_device and a TR004 error on the new tensors, not folded under it",
 }
 
 

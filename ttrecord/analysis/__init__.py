@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from ttrecord.analysis.call_paths import place
 from ttrecord.analysis.context import Context
 from ttrecord.analysis.grouping import group
 from ttrecord.events import Event
@@ -35,6 +36,7 @@ def run_detectors(events: Sequence[Event], ctx: Context | None = None,
         if on_step is not None:
             on_step(f"checking {rule.id} {rule.title[0].lower()}{rule.title[1:]}")
         found += rule.detect(events, ctx)
+    place(found, ctx)
     findings = group(found)
     findings.sort(key=lambda f: (-f.severity.rank, f.file or "", f.line or 0, f.rule, f.events[:1]))
     return findings

@@ -62,8 +62,13 @@ def _captured(events: Sequence[Event], ctx: Context) -> list[Finding]:
     eager_index: dict[tuple, dict[str, dict[Any, list]]] = {}
     on_path: dict[tuple, bool] = {}  # path -> the eager run made calls along it
     captured: dict[tuple, list[Event]] = {}  # (path, device, trace) -> its calls, in order
+    # A capture cut off before end_trace_capture (a call inside it raised) is never replayed:
+    # no replay uses what it captured.
+    unfinished = {t.key for t in ctx.traces if t.end is None}
     for cap in events:
         if cap.kind is not Kind.OP or cap.phase is not Phase.CAPTURE or cap.parent is not None:
+            continue
+        if cap.trace is not None and (cap.device, cap.trace) in unfinished:
             continue
         key = _site_key(cap)
         if key is None or not cap.args:
@@ -95,7 +100,31 @@ def _captured(events: Sequence[Event], ctx: Context) -> list[Finding]:
                 groups.setdefault((path, tuple(varying)), []).append((cap, varying))
             if k > 1 and not on_path[path]:
                 break  # compared with the whole line: one comparison per trace, as before
-    return [_captured_finding(ctx, caps, eager_index[path]) for (path, _), caps in groups.items()]
+    return [_captured_finding(ctx, caps, eager_index[path]) for (path, _), caps in groups.items()
+            if not _one_trace_per_value(caps, eager_index[path])]  # fmt: skip
+
+
+def _one_trace_per_value(caps: list[tuple[Event, dict[str, Any]]], index: dict[str, dict[Any, list]]) -> bool:
+    """The program keeps one trace per value (a prefill trace per sequence length, a capture
+    per step released after its replay): at this call path each trace captured one value of
+    its own, each a value the eager run passed. Each trace then replays the value it was
+    captured with, as the eager call of its own key did, so no replay computes another result.
+    Which trace a replay picks is the program's key, not a value baked into one trace."""
+    per_trace: dict[tuple, dict[str, set]] = {}
+    for cap, varying in caps:
+        values = per_trace.setdefault((cap.device, cap.trace), {})
+        for name, value in varying.items():
+            if _canon(value) not in index.get(name, {}):
+                return False
+            values.setdefault(name, set()).add(_canon(value))
+    if len(per_trace) < 2:
+        return False
+    names = {n for values in per_trace.values() for n in values}
+    for name in names:
+        seen = [values.get(name, set()) for values in per_trace.values()]
+        if any(len(v) != 1 for v in seen) or len({next(iter(v)) for v in seen}) != len(seen):
+            return False
+    return True
 
 
 def _by_position(ctx: Context, path: tuple, k: int) -> list[dict[str, dict[Any, list]]]:

@@ -118,6 +118,17 @@ class EventFacts:
                 out.append(ev.args)
         return out
 
+    def call_paths(self, site: SiteKey) -> list[tuple[int, tuple]]:
+        """(seq, callers) of each eager/prep call of op `site[3]` at a call site: the paths a
+        finding's location is chosen among (`call_paths.place`)."""
+        out = []
+        for ev in self._events:
+            s = ev.callsite
+            if (ev.parent is None and s is not None and ev.phase in (Phase.EAGER, Phase.PREP)
+                    and (s.file, s.line, s.function, ev.name) == site):  # fmt: skip
+                out.append((ev.seq, _path(s.stack)))
+        return out
+
     def last_call_at(self, site: SiteKey, before: int) -> Event | None:
         """The last eager/prep call of op `site[3]` at a call site before `before` (a warm-up)."""
         found = None
@@ -256,6 +267,10 @@ class SessionFacts:
                 if parsed:
                     out.append(parsed)
         return out
+
+    def call_paths(self, site: SiteKey) -> list[tuple[int, tuple]]:
+        return [(seq, _path(tuple(tuple(f) for f in json.loads(text))) if text else ())
+                for seq, text in self._session.call_paths_at(*site)]  # fmt: skip
 
     def last_call_at(self, site: SiteKey, before: int) -> Event | None:
         seq = self._session.last_eager_call(*site, before)

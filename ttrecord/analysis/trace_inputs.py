@@ -32,7 +32,7 @@ from typing import Any
 from ttrecord.analysis.context import Access, Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
 from ttrecord.events import Event, Kind, Phase, TensorRef
-from ttrecord.findings import Finding
+from ttrecord.findings import Finding, Severity
 
 
 def detect_stale_inputs(events: Sequence[Event], ctx: Context) -> list[Finding]:
@@ -388,4 +388,11 @@ def _overwritten_finding(ctx: Context, t: TraceInfo, ev: Event, ref: TensorRef, 
         "Read each replay's output (ttnn.to_torch) or ttnn.clone it before the next"
         " execute_trace; a trace's output tensor is one buffer reused by every replay."
     )
-    return finding("TR006", ctx, ev, message, fix=fix, trace=t.trace_id, evidence=evidence)
+    # The consequence is in the recording: the program reads the buffer once per replay it
+    # kept, so it used values that later replays had overwritten (outputs never read again
+    # are not reported: nothing expected them).
+    evidence["consequence"] = (
+        f"read {runs} replays' results from one buffer that holds only the last one"
+    )
+    return finding("TR006", ctx, ev, message, fix=fix, trace=t.trace_id, evidence=evidence,
+                   severity=Severity.ERROR)  # fmt: skip

@@ -254,6 +254,16 @@ class AnalysisQueries:
             (file, line, function, name),
         )
 
+    def call_paths_at(self, file: str, line: int, function: str, name: str) -> list[tuple[int, str]]:
+        """(seq, the call site's callers JSON) of every eager and prep call of `name` at a line
+        (ops, transfers and allocations alike), in order."""
+        return self._query(
+            "SELECT e.seq, c.stack FROM events e JOIN callsites c ON c.id = e.callsite"
+            " WHERE c.file = ? AND c.line = ? AND c.function = ? AND e.name = ?"
+            " AND e.parent IS NULL AND e.phase IN ('eager', 'prep') ORDER BY e.seq",
+            (file, line, function, name),
+        )
+
     def last_eager_call(self, file: str, line: int, function: str, name: str,
                         before: int) -> int | None:  # fmt: skip
         """Seq of the last eager or prep call of op `name` at a call site before `before`."""

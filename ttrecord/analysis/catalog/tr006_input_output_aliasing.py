@@ -10,12 +10,13 @@ RULE = Rule(
     id="TR006",
     title="Trace input/output aliasing",
     severity=Severity.WARNING,
-    levels="warning",
+    levels="warning / error",
     summary="input/output aliasing",
     reported_when=(
         "two different tensors the trace takes as inputs share memory; a captured op (other than "
         "an in-place cache update) writes into a trace input; or one trace output is read more "
-        "than once after a single replay although two or more replays ran since its last read"
+        "than once after a single replay although two or more replays ran since its last read "
+        "(an error: the values it reads were overwritten)"
     ),
     at="the captured op / the repeated read",
     why=(

@@ -18,7 +18,9 @@ RULE = Rule(
         "longest call path the captured call shares with them (its line and its nearest callers:"
         " one wrapper line called per layer is one"
         " path per layer; the j-th of k calls along one path in a capture is compared with the eager"
-        " calls at position j modulo k) when there are any, else every eager call at its line (one finding per"
+        " calls at position j modulo k) when there are any, else every eager call at its line; not"
+        " when several traces each captured a value of their own at that path, each one the eager"
+        " run passed (one trace per key, e.g. a prefill trace per sequence length) (one finding per"
         " call path, counting the traces that captured it; warning in audit mode, where nothing"
         " was captured)"
     ),
