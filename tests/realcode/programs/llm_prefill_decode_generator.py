@@ -21,8 +21,8 @@ Changes:
     attention block on a paged KV cache (paged_fill_cache with the user id as a device tensor in
     prefill, paged_update_cache / paged SDPA decode at the device-side positions in decode) and
     an LM head; logits, argmax on the host;
-  * get_padded_prefill_len pads to 32 or 64 (not 128 / 1024); the user page table padded to the
-    8 users here (not 32);
+  * get_padded_prefill_len pads to 32 or 64 (not 128 / 1024); the user page table padded to
+    the 32 users of a decode batch, as upstream;
   * a driver in place of the demo: ttnn.open_device; 4 users prefilled (prompt lengths giving
     both trace keys), then 3 decode steps with reset_inputs=True (host sampling); the same with
     a generator whose model supports no traced sequence length and enable_trace=False (the
@@ -37,7 +37,7 @@ import torch
 
 import ttnn
 
-USERS, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 8, 64, 2, 1, 32, 64
+USERS, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 32, 64, 2, 1, 32, 64
 BLOCK, BLOCKS_PER_USER, STEPS = 32, 3, 3
 PROMPT_LENS = [20, 50, 31, 64]
 

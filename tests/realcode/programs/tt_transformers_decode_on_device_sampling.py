@@ -19,7 +19,7 @@ Changes:
     upstream tail (argmax, _increment_decode_positions_device with plus_one, ttnn.copy of the
     sampled tokens into the tokens input);
   * read_decode_output reads the tokens with a blocking to_torch;
-  * a driver in place of the demo: ttnn.open_device; 8 users decoding 4 steps from their first
+  * a driver in place of the demo: ttnn.open_device; 32 users (a decode batch) decoding 4 steps from their first
     token, traced, and the same with enable_trace=False (the eager reference, on its own KV cache,
     the tokens and positions passed from the host each step); tokens compared, exit 1 on mismatch.
 """
@@ -30,7 +30,7 @@ import torch
 
 import ttnn
 
-USERS, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 8, 64, 2, 1, 32, 64
+USERS, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, VOCAB = 32, 64, 2, 1, 32, 64
 BLOCK, BLOCKS_PER_USER, STEPS = 32, 1, 4
 
 
