@@ -20,6 +20,7 @@ from ttrecord.errors import SessionError
 from ttrecord.events import BufferRef, CallSite, Event, TensorRef
 from ttrecord.findings import Finding, Severity
 from ttrecord.store import liveness, schema, vocabulary
+from ttrecord.store import snapshot as snapshot_store
 from ttrecord.store.opening import abnormal_message, connect_read_only, read_head
 from ttrecord.store.queries import AnalysisQueries, BufferLife, EagerCallGroup  # noqa: F401
 from ttrecord.store.buffer_rows import (  # noqa: F401  (re-exported)
@@ -103,10 +104,18 @@ class Session(AnalysisQueries):
         self._buffers: dict[int, BufferRef] | None = None
         # Set when the status says `running` but no `ttrecord run` records it any more.
         self.abnormal: str | None = None
+        # Read from an indexed copy made when the session was opened (it had no indexes).
+        self.snapshot = False
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> Session:
-        """Open a session for reading, or raise SessionError saying why it cannot be read."""
+    def open(cls, path: str | os.PathLike[str], *, snapshot: bool = True,
+             live: bool = False) -> Session:  # fmt: skip
+        """Open a session for reading, or raise SessionError saying why it cannot be read.
+
+        A session without its indexes (still recording, or its recorder was killed) is read
+        from an indexed copy (`store.snapshot`), so every reader's work stays bounded; not
+        with `snapshot=False` (readers of the session row only) nor, with `live=True`, while
+        a run is still recording it (a live view must see new events)."""
         p = Path(path)
         try:
             magic = read_head(p, len(_SQLITE_MAGIC))
@@ -128,7 +137,21 @@ class Session(AnalysisQueries):
         session = cls(p, conn)
         if row[1] == "running" and not liveness.being_recorded(p):
             session.abnormal = abnormal_message(p, conn)
+        if snapshot and not (live and liveness.being_recorded(p)):
+            session._read_indexed_copy()
         return session
+
+    def _read_indexed_copy(self) -> None:
+        try:
+            if not snapshot_store.missing_indexes(self._conn):
+                return
+        except sqlite3.DatabaseError as exc:
+            raise SessionError(f"{self.path}: damaged or truncated session ({exc})") from None
+        copy = snapshot_store.indexed_copy(self._conn)
+        if copy is not None:
+            self._conn.close()
+            self._conn = copy
+            self.snapshot = True
 
     def close(self) -> None:
         self._conn.close()
@@ -581,7 +604,7 @@ def find_sessions(folder: str | os.PathLike[str]) -> list[Path]:
     found: list[tuple[float, Path]] = []
     for path in Path(folder).glob("*.db"):
         try:
-            session = Session.open(path)
+            session = Session.open(path, snapshot=False)
         except SessionError:
             continue  # another program's file, or one that cannot be told to be a session
         try:  # (a session whose contents are damaged is listed: readers say so)
