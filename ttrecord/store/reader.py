@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -94,12 +96,31 @@ def _tensor_ref(row: sqlite3.Row | tuple) -> TensorRef:
     return TensorRef(tensor_id, storage, _shape(shape), dtype, layout, memcfg, buffer)
 
 
+QUERY_SECONDS_ENV = "TTRECORD_QUERY_SECONDS"
+DEFAULT_QUERY_SECONDS = 600.0
+_PROGRESS_STEPS = 100_000  # SQLite VM steps between two looks at the clock
+
+
+def query_seconds() -> float:
+    """How long one query may run before a reader stops it: a file can be crafted so that a
+    query never ends, and a reader must not hang on it (TTRECORD_QUERY_SECONDS, default 600)."""
+    try:
+        value = float(os.environ.get(QUERY_SECONDS_ENV, ""))
+    except ValueError:
+        return DEFAULT_QUERY_SECONDS
+    return value if value > 0 and math.isfinite(value) else DEFAULT_QUERY_SECONDS
+
+
 class Session(AnalysisQueries):
     """A read-only view of one session file (the analysis' set-based questions: `queries`)."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self._conn = conn
+        self._limit = query_seconds()
+        self._deadline = math.inf
+        self._stopped = False
+        conn.set_progress_handler(self._over_time, _PROGRESS_STEPS)
         self._callsites: dict[int, CallSite] | None = None
         self._buffers: dict[int, BufferRef] | None = None
         # Set when the status says `running` but no `ttrecord run` records it any more.
@@ -151,6 +172,7 @@ class Session(AnalysisQueries):
         if copy is not None:
             self._conn.close()
             self._conn = copy
+            copy.set_progress_handler(self._over_time, _PROGRESS_STEPS)
             self.snapshot = True
 
     def close(self) -> None:
@@ -162,11 +184,28 @@ class Session(AnalysisQueries):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _over_time(self) -> int:
+        if time.monotonic() > self._deadline:
+            self._stopped = True
+            return 1  # SQLite stops the statement ("interrupted")
+        return 0
+
+    def _failure(self, exc: sqlite3.DatabaseError) -> SessionError:
+        if self._stopped:
+            self._stopped = False
+            return SessionError(f"{self.path}: a query ran longer than {self._limit:g} s and was"
+                                f" stopped (a crafted or damaged file?); {QUERY_SECONDS_ENV}"
+                                " allows longer")  # fmt: skip
+        return SessionError(f"{self.path}: damaged or truncated session ({exc})")
+
     def _query(self, sql: str, params: tuple | list = ()) -> list[tuple]:
+        self._deadline = time.monotonic() + self._limit
         try:
             return self._conn.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as exc:
-            raise SessionError(f"{self.path}: damaged or truncated session ({exc})") from None
+            raise self._failure(exc) from None
+        finally:
+            self._deadline = math.inf
 
     # -- session -------------------------------------------------------------------------
 
@@ -535,12 +574,20 @@ class Session(AnalysisQueries):
 
     def query_iter(self, sql: str, params: tuple | list | dict = ()) -> Iterator[tuple]:
         """`query`, row by row: for reading a whole session in constant memory (exports)."""
-        try:
+        try:  # the limit is per batch: the caller's own work between batches is not SQLite's
+            self._deadline = time.monotonic() + self._limit
             cursor = self._conn.execute(sql, params)
-            while rows := cursor.fetchmany(1000):
+            while True:
+                self._deadline = time.monotonic() + self._limit
+                rows = cursor.fetchmany(1000)
+                self._deadline = math.inf
+                if not rows:
+                    break
                 yield from rows
         except sqlite3.DatabaseError as exc:
-            raise SessionError(f"{self.path}: damaged or truncated session ({exc})") from None
+            raise self._failure(exc) from None
+        finally:
+            self._deadline = math.inf
 
     def events_at(self, seqs: Iterable[int], with_tensors: bool = True) -> list[Event]:
         """The events with these seqs (any number, any spread), in seq order, with tensors.
