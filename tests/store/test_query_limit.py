@@ -7,7 +7,12 @@ import pytest
 
 from tests.tui.tui_sessions import build_alloc_after_capture
 from ttrecord.errors import SessionError
-from ttrecord.store.reader import QUERY_SECONDS_ENV, DEFAULT_QUERY_SECONDS, Session, query_seconds
+from ttrecord.store.reader import (
+    QUERY_SECONDS_ENV,
+    DEFAULT_QUERY_SECONDS,
+    Session,
+    query_seconds,
+)
 
 ENDLESS = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n)"
            " SELECT count(*) FROM n")  # fmt: skip
@@ -28,11 +33,11 @@ def test_an_endless_query_is_stopped_with_one_line(tmp_path, monkeypatch):
 
 def test_an_endless_streamed_query_is_stopped(tmp_path, monkeypatch):
     monkeypatch.setenv(QUERY_SECONDS_ENV, "0.2")
-    with Session.open(build_alloc_after_capture(tmp_path)) as session:
-        with pytest.raises(SessionError, match="ran longer than 0.2 s"):
-            for _ in session.query_iter("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL"
+    session = Session.open(build_alloc_after_capture(tmp_path))
+    with session, pytest.raises(SessionError, match="ran longer than 0.2 s"):
+        for _ in session.query_iter("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL"
                                         " SELECT i + 1 FROM n) SELECT i FROM n WHERE i < 0"):  # fmt: skip
-                pass
+            pass
 
 
 @pytest.mark.parametrize("text", ["", "abc", "-1", "0", "inf", "nan"])
