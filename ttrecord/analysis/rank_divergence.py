@@ -32,8 +32,9 @@ from ttrecord.store.reader import Session
 
 RULE_ID = "TR019"
 TITLE = "Ranks diverge"
-_COLLECTIVE = re.compile(r"all_gather|reduce_scatter|all_reduce|all_to_all|all_broadcast|"
-                         r"broadcast|point_to_point|\bsend|\brecv|ccl|barrier", re.I)  # fmt: skip
+_COLLECTIVE = re.compile(r"all_gather|reduce_scatter|all_reduce|all_to_all|broadcast|"
+                         r"point_to_point|ccl|barrier|(?:^|[._])(?:send|recv)(?:_async)?$",
+                         re.I)  # fmt: skip
 
 
 def is_collective(name: str) -> bool:
