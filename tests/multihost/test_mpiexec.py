@@ -20,7 +20,10 @@ BIN = Path(sys.executable).parent
 MPIEXEC = shutil.which("mpiexec", path=str(BIN)) or shutil.which("mpiexec")
 TTRECORD = [sys.executable, "-m", "ttrecord"]
 
-pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec: `bash scripts/setup` installs MPICH's wheel")
+pytestmark = [
+    pytest.mark.slow,  # each launch starts two recorded interpreters
+    pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec: `bash scripts/setup` installs MPICH's wheel"),
+]
 
 
 def _env() -> dict[str, str]:
@@ -148,3 +151,27 @@ def test_merged_json_matches_the_published_schema(runs):
     for name in ("clean", "diverge"):
         doc = json.loads(ttrecord("check", "-q", str(runs[name]), "--format", "json").stdout)
         jsonschema.validate(doc, schema)
+
+
+def test_tui_of_the_folder_lists_both_ranks_and_says_they_diverge(runs):
+    """GIVEN the diverging run's folder WHEN `ttrecord tui DIR` lists it THEN both rank files
+    are listed and the note above them says TR019 for the run; the clean run's says they agree."""
+    import asyncio
+
+    sys.path.insert(0, str(ROOT / "tests" / "tui"))
+    try:
+        from tui_pilot import screen_text, settle
+    finally:
+        sys.path.pop(0)
+    from ttrecord.tui.app import TtrecordApp
+
+    async def listing(folder: Path) -> str:
+        app = TtrecordApp([str(folder)])
+        async with app.run_test(size=(220, 24)) as pilot:
+            await settle(pilot, timeout=60)
+            return screen_text(app)
+
+    text = asyncio.run(listing(runs["diverge"]))
+    assert "rank0of2" in text and "rank1of2" in text
+    assert "error TR019 Ranks diverge" in text
+    assert "their captures agree" in asyncio.run(listing(runs["clean"]))

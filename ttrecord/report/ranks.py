@@ -214,3 +214,29 @@ def render_ranks_report(ranks: Sequence[RankSession], out: TextIO, fmt: str = "t
                          events=0, findings=cross)  # fmt: skip
     for f in cross:
         text.print_finding(console, textsafe.clean_deep(f), holder)
+
+
+def run_lines(paths: Sequence[os.PathLike[str] | str]) -> list[str]:
+    """One line per multi-rank run among listed sessions, with what comparing its ranks found
+    (the sessions list of `ttrecord tui DIR` shows them above the files)."""
+    from pathlib import Path
+
+    from ttrecord.analysis import rank_divergence
+    from ttrecord.store.ranks import runs_among
+
+    lines = []
+    for ranks in runs_among([Path(p) for p in paths]):
+        launch = ranks[0].launch
+        assert launch is not None
+        size = f" of {launch.size}" if launch.size else ""
+        head = f"run {launch.run_id} ({launch.launcher}): {len(ranks)} ranks{size}"
+        try:
+            found = rank_divergence.detect([rank_divergence.load_rank(r) for r in ranks])
+        except Exception as exc:  # noqa: BLE001 - a damaged rank: the listing says so per file
+            lines.append(f"{head}; not compared ({exc})")
+            continue
+        if not found:
+            lines.append(f"{head}; their captures agree")
+        for f in found:
+            lines.append(f"{head}; {f.severity} {f.rule} {f.title}: {f.message.split('. ')[0]}")
+    return lines

@@ -97,3 +97,19 @@ def missing_ranks(sessions: Sequence[RankSession]) -> list[int]:
         return []
     have = {s.launch.rank for s in sessions if s.launch is not None}
     return [r for r in range(max(sizes)) if r not in have]
+
+
+def runs_among(paths: Sequence[Path]) -> list[list[RankSession]]:
+    """The multi-rank runs among some session files (a folder's listing): each run's ranks in
+    rank order, runs in the order their first file comes; single-process sessions, unreadable
+    files and a rank given twice are left out (a listing shows them; it does not merge them)."""
+    runs: dict[str, dict[int, RankSession]] = {}
+    for p in paths:
+        try:
+            launch = launch_of(p)
+        except SessionError:
+            continue
+        if launch is None:
+            continue
+        runs.setdefault(launch.run_id, {}).setdefault(launch.rank, RankSession(p, launch))
+    return [[ranks[r] for r in sorted(ranks)] for ranks in runs.values() if len(ranks) > 1]
