@@ -174,7 +174,8 @@ class Run:
             program=" ".join([program, *argv]),
             output_folder=folder if folder is not None else Path(args.output or ".").parent)
         if folder is not None and launch is None:
-            raise TtrecordError(f"{args.output} is a folder")
+            raise TtrecordError(f"{args.output} is a folder; give a session file (a folder holds"
+                                " one session per rank only under mpirun, mpiexec or tt-run)")  # fmt: skip
         output = rank_output(args.output, program, launch)
         self._check_paths(output)
         if output.exists() and not args.force:
