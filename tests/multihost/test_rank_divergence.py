@@ -93,3 +93,18 @@ def test_a_ranks_own_finding_is_labelled_with_rank_and_host():
     assert g.title == "rank 1 (host-b): Readback in capture"
     assert (g.evidence["rank"], g.evidence["host"]) == (1, "host-b")
     assert label_finding(f, RankSession(Path("x.db"), None)) is f
+
+
+def test_a_rank_that_stopped_early_is_not_a_divergence_but_another_path_is():
+    """GIVEN rank 1 crashed after its first capture THEN the captures it never recorded are no
+    finding; the same short rank that finished normally is one."""
+    crashed = rank(1, STEP)
+    crashed.finished = False
+    assert detect([rank(0, STEP, STEP), crashed]) == []
+    cut = rank(1, STEP[:2])
+    cut.finished = False
+    assert detect([rank(0, STEP), cut]) == []
+    assert [f.evidence["kind"] for f in detect([rank(0, STEP, STEP), rank(1, STEP)])] == ["missing_capture"]
+    other = rank(1, [op("matmul", 20, "[64,64]")])
+    other.finished = False
+    assert [f.evidence["kind"] for f in detect([rank(0, STEP), other])] == ["other_tensors"]

@@ -50,12 +50,14 @@ class RankCaptures:
     path: Path
     ops: list[list[CapturedOp]] = field(default_factory=list)
     begins: list[tuple[str, int, str] | None] = field(default_factory=list)  # begin_trace_capture site
+    finished: bool = True  # the rank's run ended normally (a crash leaves its captures short)
 
 
 def load_rank(rank: RankSession) -> RankCaptures:
     """The captured ops of one rank's session, capture by capture."""
     found = RankCaptures(rank.label, rank.path)
     with Session.open(rank.path) as session:
+        found.finished = session.info().status == "ok"
         traces = session.traces()
         for number in range(1, len(traces) + 1):
             found.ops.append(load_capture(session, number).ops)
@@ -84,13 +86,16 @@ def detect(ranks: Sequence[RankCaptures]) -> list[Finding]:
             continue
         found = _diverging(ranks[reference[0]], [ranks[k] for k in group], keys[reference[0]],
                            keys[group[0]])  # fmt: skip
-        found.links["order"] = group[0]
-        findings.append(found)
+        if found is not None:
+            found.links["order"] = group[0]
+            findings.append(found)
     return sorted(findings, key=lambda f: int(f.links["order"]))
 
 
 def _diverging(ref: RankCaptures, group: list[RankCaptures], ref_key: tuple,
-               key: tuple) -> Finding:  # fmt: skip
+               key: tuple) -> Finding | None:  # fmt: skip
+    """The group's first divergence from the reference; None when the only difference is
+    that a run which stopped early (crashed, hung, interrupted) recorded less."""
     rank = group[0]
     names = ", ".join(r.label for r in group)
     n = next(i for i in range(max(len(ref_key), len(key)))
@@ -105,6 +110,8 @@ def _diverging(ref: RankCaptures, group: list[RankCaptures], ref_key: tuple,
     op_a = a[p] if p < len(a) else None
     op_b = b[p] if p < len(b) else None
     kind, detail = _how(a, b, ca, cb, p)
+    if _cut_short(kind, ref, rank):
+        return None
     collectives = sorted({op.name for op in [*a[p:], *b[p:]] if is_collective(op.name)})
     hang = bool(collectives)
     evidence.update({
@@ -132,11 +139,23 @@ def _diverging(ref: RankCaptures, group: list[RankCaptures], ref_key: tuple,
                     " branch on rank outside the capture, or pad to a shape all ranks share.")
 
 
+def _cut_short(kind: str, ref: RankCaptures, rank: RankCaptures) -> bool:
+    """Whether the side that has less is a run that stopped early: its missing tail is what it
+    never got to record, not another path."""
+    if kind in ("missing_ops", "missing_capture"):
+        return not rank.finished
+    if kind in ("extra_ops", "extra_capture"):
+        return not ref.finished
+    return False
+
+
 def _capture_count(ref: RankCaptures, group: list[RankCaptures], names: str, n: int,
-                   evidence: dict[str, Any]) -> Finding:  # fmt: skip
+                   evidence: dict[str, Any]) -> Finding | None:  # fmt: skip
     rank = group[0]
     have, want = len(rank.ops), len(ref.ops)
     missing = have < want
+    if _cut_short("missing_capture" if missing else "extra_capture", ref, rank):
+        return None
     site = (ref.begins[n] if missing else rank.begins[n]) or ("?", 0, "?")
     ops = ref.ops[n] if missing else rank.ops[n]
     collectives = sorted({op.name for op in ops if is_collective(op.name)})
