@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from ttrecord.analysis import lifecycle
+from collections.abc import Sequence
+
+from ttrecord.analysis import lifecycle, sub_devices
+from ttrecord.analysis.context import Context
+from ttrecord.events import Event
+from ttrecord.findings import Finding
 from ttrecord.analysis.rules import Rule
 from ttrecord.findings import Severity
+
+
+def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    return lifecycle.detect(events, ctx) + sub_devices.detect_trace_under_other_manager(events, ctx)
+
 
 RULE = Rule(
     id="TR009",
@@ -18,7 +28,9 @@ RULE = Rule(
         "`release_trace` of a trace not live; and, in a run that ended normally, a capture never "
         "ended (not one whose `end_trace_capture` raised: that error is the finding) or a trace "
         "never released. Info for a second `release_trace` of a trace released already (a no-op"
-        " in ttnn: nothing is replayed or freed twice)"
+        " in ttnn: nothing is replayed or freed twice). Also `end_trace_capture`, `execute_trace` or"
+        " `release_trace` of a trace under another sub-device manager than the one active at its"
+        " `begin_trace_capture`"
     ),
     at="the execute / begin / release call; the `begin_trace_capture`",
     why=(
@@ -29,5 +41,5 @@ RULE = Rule(
         "Pair every begin_trace_capture with end_trace_capture, execute only live traces on the "
         "device that captured them, and call ttnn.release_trace when done."
     ),
-    detect=lifecycle.detect,
+    detect=detect,
 )

@@ -1,0 +1,217 @@
+"""Sub-device managers and global semaphores against the traces that depend on them.
+
+The recorder leaves a `sub_device_manager` note per manager call and a `global_semaphore` note
+per semaphore creation, reset, use by a captured collective and free (recorder/sub_devices.py).
+Following them in order, per device, gives the active manager at every trace call and the
+semaphores each trace bakes in. Three rules use that (from tt-metal's
+sub_device_manager_tracker.cpp and mesh_device.cpp, the same texts in ttnn 0.81.1):
+
+* TR003: loading or clearing a manager inside a capture resets every command queue's worker
+  state, which ttnn refuses ("Cannot reset worker state during trace capture"); loading the
+  manager already active is a no-op and allowed;
+* TR009: a trace belongs to the manager active at its `begin_trace_capture`; ending or
+  replaying it under another raises "Trace instance N must exist on ... active sub-device
+  manager M", and releasing it under another does nothing (it keeps its trace memory);
+* TR005: a trace bakes in the address of every global semaphore its collectives were given, as
+  it does a tensor input's. Freed after the capture (its last Python reference dropped) and
+  then replayed, the trace signals and waits on L1 that belongs to nobody or to another
+  buffer; reset to another value than it was created with, the replay counts from the wrong
+  value. Either hangs or corrupts a multi-chip replay (tt-metal #40382, #48469, #49353).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ttrecord.analysis.context import Context
+from ttrecord.analysis.rules import finding, where
+from ttrecord.events import Event, Kind, Phase
+from ttrecord.findings import Finding
+
+MANAGER_NOTE = "sub_device_manager"
+SEMAPHORE_NOTE = "global_semaphore"
+RESET_IN_CAPTURE = "Cannot reset worker state during trace capture"
+_SWITCHES = ("load_sub_device_manager", "clear_loaded_sub_device_manager")
+_TRACE_CALLS = (Kind.TRACE_BEGIN, Kind.TRACE_END, Kind.TRACE_EXECUTE, Kind.TRACE_RELEASE)
+
+
+def _note(ev: Event, name: str) -> dict[str, Any] | None:
+    if ev.kind is Kind.NOTE and ev.name == name and isinstance(ev.args, dict):
+        return ev.args
+    return None
+
+
+def _manager_name(manager: int | None) -> str:
+    return "the default sub-device manager" if manager is None else f"sub-device manager {manager}"
+
+
+def _switch_target(args: dict[str, Any]) -> tuple[bool, int | None]:
+    """(is a switch, the manager it loads: None for the default)."""
+    method = args.get("method")
+    if method == "clear_loaded_sub_device_manager":
+        return True, None
+    if method == "load_sub_device_manager":
+        manager = args.get("manager")
+        return True, manager if isinstance(manager, int) else None
+    return False, None
+
+
+def detect_switch_in_capture(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    """TR003: a manager load or clear that would change the active manager inside a capture."""
+    findings: list[Finding] = []
+    active: dict[Any, int | None] = {}
+    for ev in events:
+        args = _note(ev, MANAGER_NOTE)
+        if args is None:
+            continue
+        switch, target = _switch_target(args)
+        if not switch:
+            continue
+        device = args.get("device")
+        current = active.get(device)
+        refused = "error" in args
+        if ev.phase is Phase.CAPTURE and target != current:
+            what = "clear_loaded_sub_device_manager" if args.get("method") == _SWITCHES[1] else (
+                f"load_sub_device_manager({_manager_name(target)})")  # fmt: skip
+            outcome = ("ttnn refused it" if refused else
+                       "real ttnn refuses it (TT_FATAL), the emulator went on")  # fmt: skip
+            findings.append(finding(
+                "TR003", ctx, ev,
+                f"{what} runs on device {device} while trace {ev.trace} is being captured. Switching"
+                " sub-device managers resets the worker state of every command queue, which a"
+                f" trace cannot record: \"{RESET_IN_CAPTURE}\" ({outcome}).",
+                fix="Load the sub-device manager before begin_trace_capture (or split the capture at"
+                    " the switch: end one trace, switch, begin the next) and clear it after the last"
+                    " execute_trace and release_trace of traces captured under it.",
+                trace=ev.trace,
+                evidence={"device": device, "method": args.get("method"),
+                          "active_manager": current, "loads": target,
+                          "ttnn_message": RESET_IN_CAPTURE, "refused": refused},
+            ))  # fmt: skip
+        if not refused:
+            active[device] = target
+    return findings
+
+
+def detect_trace_under_other_manager(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    """TR009: end, execute or release of a trace while another manager than its own is active."""
+    findings: list[Finding] = []
+    active: dict[Any, int | None] = {}
+    owner: dict[tuple, tuple[int | None, Event]] = {}  # (device, trace) -> (manager, its begin)
+    for ev in events:
+        args = _note(ev, MANAGER_NOTE)
+        if args is not None:
+            switch, target = _switch_target(args)
+            if switch and "error" not in args:
+                active[args.get("device")] = target
+            continue
+        if ev.kind not in _TRACE_CALLS or ev.parent is not None or ev.trace is None:
+            continue
+        key = (ev.device, ev.trace)
+        current = active.get(ev.device)
+        if ev.kind is Kind.TRACE_BEGIN:
+            owner[key] = (current, ev)
+            continue
+        known = owner.get(key)
+        if known is None or known[0] == current:
+            continue
+        manager, begin = known
+        verb = {Kind.TRACE_END: "end_trace_capture ends", Kind.TRACE_EXECUTE: "execute_trace replays",
+                Kind.TRACE_RELEASE: "release_trace releases"}[ev.kind]  # fmt: skip
+        if ev.kind is Kind.TRACE_RELEASE:
+            effect = (" ttnn looks the trace up in the active manager only, finds nothing and"
+                      " returns: the trace stays alive in its own manager, keeping its trace-region"
+                      " memory, and the program believes it released.")  # fmt: skip
+        else:
+            place = "Mesh device" if ev.kind is Kind.TRACE_EXECUTE else "device"
+            effect = (f" ttnn raises \"Trace instance {ev.trace} must exist on {place} {ev.device}'s"
+                      f" active sub-device manager {current if current is not None else 'M'}\".")  # fmt: skip
+        findings.append(finding(
+            "TR009", ctx, ev,
+            f"{verb} trace {ev.trace} on device {ev.device} under {_manager_name(current)}, but it was"
+            f" captured under {_manager_name(manager)} (begun at {where(ctx, begin)}). A trace"
+            " belongs to the sub-device manager active when its capture began." + effect,
+            fix=f"Load {_manager_name(manager)} before ending, replaying or releasing trace"
+                f" {ev.trace}; release traces before clearing or switching their manager.",
+            trace=ev.trace, related=[begin.seq],
+            evidence={"trace": ev.trace, "device": ev.device, "captured_under": manager,
+                      "active_manager": current, "captured_at": where(ctx, begin)},
+        ))  # fmt: skip
+    return findings
+
+
+def detect_semaphores(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    """TR005: a global semaphore a live trace uses, freed or reset to another value after its
+    capture, with a replay of that trace afterwards."""
+    created: dict[int, tuple[dict[str, Any], Event]] = {}
+    used: dict[tuple, dict[int, Event]] = {}  # (device, trace) -> semaphore -> its use note
+    changes: list[tuple[Event, dict[str, Any]]] = []
+    for ev in events:
+        args = _note(ev, SEMAPHORE_NOTE)
+        if args is None:
+            continue
+        what, number = args.get("event"), args.get("semaphore")
+        if what == "create" and isinstance(number, int):
+            created[number] = (args, ev)
+        elif what == "use" and ev.phase is Phase.CAPTURE:
+            for n in args.get("semaphores") or ():
+                used.setdefault((ev.device, ev.trace), {}).setdefault(n, ev)
+        elif what in ("free", "reset") and isinstance(number, int):
+            changes.append((ev, args))
+    findings: list[Finding] = []
+    reported: set[tuple] = set()
+    for trace in ctx.traces:
+        if trace.end is None:
+            continue
+        mine = used.get(trace.key, {})
+        for ev, args in changes:
+            number = args["semaphore"]
+            use = mine.get(number)
+            if use is None or ev.seq < use.seq:
+                continue
+            if trace.release is not None and trace.release.seq < ev.seq:
+                continue
+            made = created.get(number, ({}, None))
+            if args.get("event") == "reset" and args.get("value") == made[0].get("initial_value"):
+                continue  # back to the value the trace was captured with
+            replay = next((x for x in trace.executes if x.seq > ev.seq), None)
+            if replay is None or (trace.key, number, args.get("event")) in reported:
+                continue
+            reported.add((trace.key, number, args.get("event")))
+            findings.append(_semaphore_finding(ctx, ev, args, made, use, trace, replay))
+    return findings
+
+
+def _semaphore_finding(ctx: Context, ev: Event, args: dict[str, Any], made: tuple, use: Event,
+                       trace: Any, replay: Event) -> Finding:  # fmt: skip
+    number = args["semaphore"]
+    info, create = made
+    address = info.get("address")
+    name = f"global semaphore #{number}" + (f" (L1 address {address:#x})" if isinstance(address, int) else "")
+    if create is not None:
+        name += f", created at {where(ctx, create)}"
+    op = (use.args or {}).get("op", "a collective op")
+    if args.get("event") == "free":
+        change = "is freed here (its last Python reference went)"
+        effect = (" makes that op signal and wait on a semaphore that no longer exists: its L1 is"
+                  " free or holds another buffer, so the replay hangs or corrupts that memory.")
+        fix = ("Keep every global semaphore a captured collective uses referenced (e.g. in a list"
+               " the program holds) until ttnn.release_trace; create them once, before the capture.")
+    else:
+        change = (f"is reset here to {args.get('value')!r} (it was created with"
+                  f" {info.get('initial_value')!r})")
+        effect = (" makes that op count from the new value: the chips wait for signals that never"
+                  " come (a hang) or go on before their peers wrote (corrupt output).")
+        fix = ("Reset a semaphore a live trace uses only to the value it was captured with, or"
+               " release the trace first and capture again.")
+    return finding(
+        "TR005", ctx, ev,
+        f"The {name} {change} while trace {trace.trace_id} (captured at {where(ctx, trace.begin)})"
+        f" still uses it: the trace baked its address into `{op}` at {where(ctx, use)}, and the"
+        f" execute_trace at {where(ctx, replay)}{effect}",
+        fix=fix, trace=trace.trace_id, related=[use.seq, replay.seq],
+        evidence={"semaphore": number, "address": address, "event": args.get("event"),
+                  "trace": trace.trace_id, "device": trace.device, "used_by": op,
+                  "replayed_at": where(ctx, replay)},
+    )  # fmt: skip
