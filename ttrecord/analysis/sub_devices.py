@@ -99,12 +99,18 @@ def detect_trace_under_other_manager(events: Sequence[Event], ctx: Context) -> l
     findings: list[Finding] = []
     active: dict[Any, int | None] = {}
     owner: dict[tuple, tuple[int | None, Event]] = {}  # (device, trace) -> (manager, its begin)
+    # device -> the trace inside whose capture the active manager was switched (TR003's
+    # finding: what it does to that trace's end and replays is its consequence, not reported)
+    switched_in: dict[Any, int | None] = {}
     for ev in events:
         args = _note(ev, MANAGER_NOTE)
         if args is not None:
             switch, target = _switch_target(args)
             if switch and "error" not in args:
-                active[args.get("device")] = target
+                device = args.get("device")
+                if target != active.get(device):
+                    switched_in[device] = ev.trace if ev.phase is Phase.CAPTURE else None
+                active[device] = target
             continue
         if ev.kind not in _TRACE_CALLS or ev.parent is not None or ev.trace is None:
             continue
@@ -114,7 +120,7 @@ def detect_trace_under_other_manager(events: Sequence[Event], ctx: Context) -> l
             owner[key] = (current, ev)
             continue
         known = owner.get(key)
-        if known is None or known[0] == current:
+        if known is None or known[0] == current or switched_in.get(ev.device) == ev.trace:
             continue
         manager, begin = known
         verb = {Kind.TRACE_END: "end_trace_capture ends", Kind.TRACE_EXECUTE: "execute_trace replays",
@@ -126,7 +132,7 @@ def detect_trace_under_other_manager(events: Sequence[Event], ctx: Context) -> l
         else:
             place = "Mesh device" if ev.kind is Kind.TRACE_EXECUTE else "device"
             effect = (f" ttnn raises \"Trace instance {ev.trace} must exist on {place} {ev.device}'s"
-                      f" active sub-device manager {current if current is not None else 'M'}\".")  # fmt: skip
+                      " active sub-device manager …\" (naming the manager active now).")  # fmt: skip
         findings.append(finding(
             "TR009", ctx, ev,
             f"{verb} trace {ev.trace} on device {ev.device} under {_manager_name(current)}, but it was"
@@ -159,8 +165,7 @@ def detect_semaphores(events: Sequence[Event], ctx: Context) -> list[Finding]:
                 used.setdefault((ev.device, ev.trace), {}).setdefault(n, ev)
         elif what in ("free", "reset") and isinstance(number, int):
             changes.append((ev, args))
-    findings: list[Finding] = []
-    reported: set[tuple] = set()
+    groups: dict[tuple, list[tuple]] = {}  # one finding per trace, change and line
     for trace in ctx.traces:
         if trace.end is None:
             continue
@@ -176,30 +181,43 @@ def detect_semaphores(events: Sequence[Event], ctx: Context) -> list[Finding]:
             if args.get("event") == "reset" and args.get("value") == made[0].get("initial_value"):
                 continue  # back to the value the trace was captured with
             replay = next((x for x in trace.executes if x.seq > ev.seq), None)
-            if replay is None or (trace.key, number, args.get("event")) in reported:
+            if replay is None:
                 continue
-            reported.add((trace.key, number, args.get("event")))
-            findings.append(_semaphore_finding(ctx, ev, args, made, use, trace, replay))
-    return findings
+            site = ctx.site(ev)
+            line = (site.file, site.line) if site else ev.seq
+            group = groups.setdefault((trace.key, args.get("event"), line), [])
+            if all(g[1]["semaphore"] != number for g in group):
+                group.append((ev, args, made, use, trace, replay))
+    return [_semaphore_finding(ctx, sorted(group, key=lambda g: g[1]["semaphore"])) for group in groups.values()]
 
 
-def _semaphore_finding(ctx: Context, ev: Event, args: dict[str, Any], made: tuple, use: Event,
-                       trace: Any, replay: Event) -> Finding:  # fmt: skip
-    number = args["semaphore"]
+def _semaphore_name(ctx: Context, number: int, made: tuple) -> str:
     info, create = made
-    address = info.get("address")
-    name = f"global semaphore #{number}" + (f" (L1 address {address:#x})" if isinstance(address, int) else "")
+    parts = []
+    if isinstance(info.get("address"), int):
+        parts.append(f"L1 address {info['address']:#x}")
     if create is not None:
-        name += f", created at {where(ctx, create)}"
+        parts.append(f"created at {where(ctx, create)}")
+    return f"#{number}" + (f" ({', '.join(parts)})" if parts else "")
+
+
+def _semaphore_finding(ctx: Context, group: list[tuple]) -> Finding:
+    ev, args, made, use, trace, replay = group[0]
+    names = [_semaphore_name(ctx, g[1]["semaphore"], g[2]) for g in group]
+    many = len(names) > 1
+    name = ("global semaphores " + ", ".join(names[:-1]) + " and " + names[-1]) if many else (
+        "global semaphore " + names[0])  # fmt: skip
+    info = made[0]
     op = (use.args or {}).get("op", "a collective op")
+    it, its = ("them", "their") if many else ("it", "its")
     if args.get("event") == "free":
-        change = "is freed here (its last Python reference went)"
-        effect = (" makes that op signal and wait on a semaphore that no longer exists: its L1 is"
+        change = f"{'are' if many else 'is'} freed here ({its} last Python reference went)"
+        effect = (" makes that op signal and wait on semaphores that no longer exist: their L1 is"
                   " free or holds another buffer, so the replay hangs or corrupts that memory.")
         fix = ("Keep every global semaphore a captured collective uses referenced (e.g. in a list"
                " the program holds) until ttnn.release_trace; create them once, before the capture.")
     else:
-        change = (f"is reset here to {args.get('value')!r} (it was created with"
+        change = (f"{'are' if many else 'is'} reset here to {args.get('value')!r} (created with"
                   f" {info.get('initial_value')!r})")
         effect = (" makes that op count from the new value: the chips wait for signals that never"
                   " come (a hang) or go on before their peers wrote (corrupt output).")
@@ -208,10 +226,11 @@ def _semaphore_finding(ctx: Context, ev: Event, args: dict[str, Any], made: tupl
     return finding(
         "TR005", ctx, ev,
         f"The {name} {change} while trace {trace.trace_id} (captured at {where(ctx, trace.begin)})"
-        f" still uses it: the trace baked its address into `{op}` at {where(ctx, use)}, and the"
-        f" execute_trace at {where(ctx, replay)}{effect}",
-        fix=fix, trace=trace.trace_id, related=[use.seq, replay.seq],
-        evidence={"semaphore": number, "address": address, "event": args.get("event"),
+        f" still uses {it}: the trace baked {its} address{'es' if many else ''} into `{op}` at"
+        f" {where(ctx, use)}, and the execute_trace at {where(ctx, replay)}{effect}",
+        fix=fix, trace=trace.trace_id, related=[g[0].seq for g in group[1:]] + [use.seq, replay.seq],
+        evidence={"semaphores": [g[1]["semaphore"] for g in group],
+                  "addresses": [g[2][0].get("address") for g in group], "event": args.get("event"),
                   "trace": trace.trace_id, "device": trace.device, "used_by": op,
                   "replayed_at": where(ctx, replay)},
     )  # fmt: skip

@@ -132,7 +132,7 @@ class Semaphores:
     def __init__(self) -> None:
         self.types: set[type] = set()
         self.numbers: dict[int, int] = {}  # id(semaphore) -> its number
-        self.pending: list[tuple[int, FrameType | None]] = []  # freed: (number, user frame)
+        self.pending: list[tuple[int, Any]] = []  # freed: (number, user frame)
         self.count = 0
 
 
@@ -177,7 +177,7 @@ def wrapper(recorder: Any, name: str, kind: Kind, short: str) -> Any:
     return call
 
 
-def _site(recorder: Any, frame: FrameType | None) -> int | None:
+def _site(recorder: Any, frame: Any) -> int | None:
     if not recorder.callsites:
         return None
     return recorder.sites.site_id(frame if frame is not None else recorder.sites.user_frame(1))
@@ -217,13 +217,37 @@ def _created(recorder: Any, sems: Semaphores, semaphore: Any, args: tuple, kwarg
     recorder.point("note", SEMAPHORE_NOTE, note, _site(recorder, None), write=True)
 
 
+class _Frame:
+    """A frame as it was (code, line, callers): a live frame's line moves on before the note
+    that names it is written."""
+
+    __slots__ = ("f_code", "f_lineno", "f_back")
+
+    def __init__(self, f_code: Any, f_lineno: int, f_back: _Frame | None) -> None:
+        self.f_code, self.f_lineno, self.f_back = f_code, f_lineno, f_back
+
+
+def _snapshot(frame: FrameType | None, depth: int = 16) -> Any:
+    frames: list[FrameType] = []
+    while frame is not None and len(frames) < depth:
+        if not frame.f_code.co_filename.endswith("weakref.py"):  # the finalizer's own frames
+            frames.append(frame)
+        frame = frame.f_back
+    copy = None
+    for f in reversed(frames):
+        copy = _Frame(f.f_code, f.f_lineno, copy)
+    return copy
+
+
 def _freed(sems: Semaphores, key: int, number: int, recorder: Any) -> None:
-    """The semaphore's last reference went (any thread, any point): keep the user's frame and
+    """The semaphore's last reference went (any thread, any point): keep the user's line and
     write the note at the next routed call (writing here could re-enter the log)."""
     if sems.numbers.get(key) == number:
         del sems.numbers[key]
     try:
-        frame = recorder.sites.user_frame(1)
+        frame = _snapshot(recorder.sites.user_frame(1))
+        while frame is not None and recorder.sites.is_internal(frame.f_code):
+            frame = frame.f_back
     except Exception:
         frame = None
     sems.pending.append((number, frame))
