@@ -177,7 +177,7 @@ def detect_semaphores(events: Sequence[Event], ctx: Context) -> list[Finding]:
                 continue
             if trace.release is not None and trace.release.seq < ev.seq:
                 continue
-            made = created.get(number, ({}, None))
+            made: tuple[dict[str, Any], Event | None] = created.get(number, ({}, None))
             if args.get("event") == "reset" and args.get("value") == made[0].get("initial_value"):
                 continue  # back to the value the trace was captured with
             replay = next((x for x in trace.executes if x.seq > ev.seq), None)

@@ -180,7 +180,8 @@ def wrapper(recorder: Any, name: str, kind: Kind, short: str) -> Any:
 def _site(recorder: Any, frame: Any) -> int | None:
     if not recorder.callsites:
         return None
-    return recorder.sites.site_id(frame if frame is not None else recorder.sites.user_frame(1))
+    site: int | None = recorder.sites.site_id(frame if frame is not None else recorder.sites.user_frame(1))
+    return site
 
 
 def _used(sems: Semaphores, args: tuple, kwargs: dict) -> list[int]:
