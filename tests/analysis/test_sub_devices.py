@@ -123,3 +123,20 @@ def test_a_semaphore_reset_to_another_value_is_tr005_and_to_its_own_value_is_not
 def test_a_semaphore_kept_alive_or_freed_after_the_release_is_fine(analyze_both):
     assert analyze_both(_semaphore_program(None)) == []
     assert analyze_both(_semaphore_program({"event": "free"}, after_release=True)) == []
+
+
+def test_a_trace_its_removed_manager_took_along_is_not_never_released(analyze_both):
+    def program(remove: bool) -> SessionBuilder:
+        b = SessionBuilder()
+        b.open_device()
+        _manager(b, "create_sub_device_manager", 10, manager=1)
+        _manager(b, "load_sub_device_manager", 11, manager=1)
+        tid = _traced(b)
+        b.execute(tid, line=30)
+        _manager(b, "clear_loaded_sub_device_manager", 31)
+        if remove:
+            _manager(b, "remove_sub_device_manager", 32, manager=1)
+        return b
+
+    assert analyze_both(program(remove=True)) == []
+    assert rules_at(analyze_both(program(remove=False))) == [("TR009", 20)]

@@ -147,6 +147,29 @@ def detect_trace_under_other_manager(events: Sequence[Event], ctx: Context) -> l
     return findings
 
 
+def traces_freed_by_removal(events: Sequence[Event]) -> set[tuple]:
+    """(device, trace) of the traces whose manager `remove_sub_device_manager` removed: ttnn
+    frees them with it, so they are released without a `release_trace`."""
+    active: dict[Any, int | None] = {}
+    owner: dict[tuple, int | None] = {}
+    freed: set[tuple] = set()
+    for ev in events:
+        args = _note(ev, MANAGER_NOTE)
+        if args is None:
+            if ev.kind is Kind.TRACE_BEGIN and ev.parent is None and ev.trace is not None:
+                owner[(ev.device, ev.trace)] = active.get(ev.device)
+            continue
+        if "error" in args:
+            continue
+        switch, target = _switch_target(args)
+        device = args.get("device")
+        if switch:
+            active[device] = target
+        elif args.get("method") == "remove_sub_device_manager" and isinstance(args.get("manager"), int):
+            freed |= {key for key, manager in owner.items() if key[0] == device and manager == args["manager"]}
+    return freed
+
+
 def detect_semaphores(events: Sequence[Event], ctx: Context) -> list[Finding]:
     """TR005: a global semaphore a live trace uses, freed or reset to another value after its
     capture, with a replay of that trace afterwards."""

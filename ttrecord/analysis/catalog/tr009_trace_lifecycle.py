@@ -13,7 +13,12 @@ from ttrecord.findings import Severity
 
 
 def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
-    return lifecycle.detect(events, ctx) + sub_devices.detect_trace_under_other_manager(events, ctx)
+    found = lifecycle.detect(events, ctx)
+    removed = sub_devices.traces_freed_by_removal(events)
+    if removed:  # a trace its removed sub-device manager took with it was released by that
+        found = [f for f in found if not ("is never released" in f.message
+                                          and (f.evidence.get("device"), f.evidence.get("trace")) in removed)]
+    return found + sub_devices.detect_trace_under_other_manager(events, ctx)
 
 
 RULE = Rule(
