@@ -176,7 +176,7 @@ def set_sub_device_stall_group(self: Any, sub_device_ids: Any) -> None:
     count = len(tracker(self).active.sub_devices)
     for index in ids:
         if not 0 <= index < count:
-            raise errors.tt_fatal(_MANAGER, 0, "*sub_device_id < sub_devices_.size()",
+            raise errors.tt_fatal(_MANAGER, 173, "*sub_device_id < sub_devices_.size()",
                                   f"SubDevice index {index} out of bounds {count}")  # fmt: skip
     tracker(self).active.stall_group = ids
 
