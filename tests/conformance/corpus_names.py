@@ -14,7 +14,6 @@ from corpus import (ACTIVATIONS, LLAMA_ATTN, LLAMA_GEN, LLAMA_MLP, LLAMA_MODEL, 
                     REDUCE_INPUTS, TT_CNN, WHISPER, YOLOV4, case)
 
 SD_DEMO = "models/demos/wormhole/stable_diffusion/demo/demo.py"
-VIT = "models/demos/vit/tt/ttnn_optimized_sharded_vit_wh.py"
 RESNET = "models/demos/ttnn_resnet/tt/ttnn_functional_resnet50.py"
 SAMPLING = "models/common/sampling/tt/tt_sampling.py"
 
