@@ -66,7 +66,7 @@ def _first_cores(n: int, per_row: int) -> tuple[tuple[int, int, int, int], ...]:
 @dataclasses.dataclass(frozen=True)
 class In:
     """One input tensor: shape, ttnn dtype name, layout, where it lives, and its values
-    (`randn`, `positive`, `index:N` for integers in [0, N), `zeros`)."""
+    (`randn`, `positive`, `unit` (in (0, 1)), `index:N` for integers in [0, N), `zeros`)."""
 
     shape: tuple[int, ...]
     dtype: str = "bfloat16"

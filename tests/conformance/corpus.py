@@ -675,3 +675,7 @@ for name, inp, source in REDUCE_INPUTS[:4]:
                          ("max", lambda t, x: x.float().amax(-1))]:
         case(f"ttnn.{op_name}", name + "-nokeepdim", [inp],
              lambda c, x, op_name=op_name: getattr(c.ttnn, op_name)(x, dim=-1), source, ref)
+
+
+# the ops of ttnn 0.81.1's name surface (in-place binaries, activations, statistics, views)
+import corpus_names  # noqa: E402,F401 - appends its cases to CORPUS

@@ -104,6 +104,8 @@ def values_for(inp: In, seed: int) -> np.ndarray:
             np.int32 if inp.dtype == "int32" else np.uint32)
     if inp.values == "zeros":
         return np.zeros(inp.shape, dtype=np.float32)
+    if inp.values == "unit":  # inside (0, 1): logit, erfinv, tan
+        return rng.uniform(0.05, 0.95, size=inp.shape).astype(np.float32)
     if inp.values == "positive":
         return rng.uniform(0.5, 2.0, size=inp.shape).astype(np.float32)
     if inp.dtype in ("int32", "uint32", "uint16"):

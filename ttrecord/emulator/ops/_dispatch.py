@@ -37,7 +37,7 @@ def run(
     layout: Optional[Layout] = None,
     memory_config: Optional[MemoryConfig] = None,
     output_tensor: Optional[Tensor] = None,
-    temporary: bool | str | tuple = False,
+    temporary: bool | str | tuple | TensorSpec = False,
     after_output: Optional[Callable[[Any], None]] = None,
     host_ok: bool = False,
     collective: bool = False,
@@ -48,7 +48,8 @@ def run(
     `temporary`: the op allocates a scratch buffer shaped like input 0 (or, with
     "output", like its output: an unfused activation's intermediate; or with a shape,
     holding the result in that shape: a reduction's keepdim result) before its
-    output, writes it, and frees it before returning (as ttnn's reductions do);
+    output, writes it, and frees it before returning (as ttnn's reductions do; with a
+    TensorSpec, input 0's values held in that spec: a conversion step's intermediate);
     a trace then writes that freed address on every replay. `after_output` runs
     right after the output is allocated (for op-owned buffers that outlive the call).
     `host_ok`: the op also runs on host tensors (layout conversion, reshape), as in
@@ -102,8 +103,10 @@ def run(
         result = results[0]
         scratch = None
         scratch_shape = tuple(result.shape) if temporary == "output" else (
-            temporary if isinstance(temporary, tuple) else None)
-        if scratch_shape is not None:
+            temporary if isinstance(temporary, tuple) and not isinstance(temporary, TensorSpec) else None)
+        if isinstance(temporary, TensorSpec):
+            scratch = new_device_tensor(device, temporary)
+        elif scratch_shape is not None:
             scratch = new_device_tensor(device, TensorSpec(
                 Shape.of(scratch_shape), out_dtype, out_layout,
                 memory_config or inherited_memory_config(first, Shape.of(result.shape), out_layout)))

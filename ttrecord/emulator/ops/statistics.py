@@ -66,7 +66,11 @@ def global_avg_pool2d(input_tensor: Tensor, *, memory_config: Optional[MemoryCon
     def fn(a: torch.Tensor) -> torch.Tensor:
         return as_float(a).float().mean(dim=(1, 2), keepdim=True)
 
-    return run("ttnn.global_avg_pool2d", [input_tensor], fn, dtype=dtype, layout=Layout.TILE, memory_config=memory_config)
+    # Measured on ttnn 0.81.1: a TILE input of one image is untilized first, into an
+    # intermediate freed before returning (several images take another path: not modelled).
+    scratch = input_tensor.spec._replace(layout=Layout.ROW_MAJOR) if input_tensor.layout == Layout.TILE else False
+    return run("ttnn.global_avg_pool2d", [input_tensor], fn, dtype=dtype, layout=Layout.TILE, memory_config=memory_config,
+               temporary=scratch)
 
 
 @operation("ttnn.tilize_with_zero_padding")

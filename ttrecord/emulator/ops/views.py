@@ -115,9 +115,12 @@ def _triangle(name: str, torch_fn: Callable[..., torch.Tensor]) -> Any:
         def fn(a: torch.Tensor) -> torch.Tensor:
             return torch_fn(a, diagonal=k)
 
-        # Measured on ttnn 0.81.1: an intermediate buffer like the input is allocated before
-        # the output and freed before returning.
-        return run(f"ttnn.{name}", [input_tensor], fn, memory_config=memory_config, temporary=True)
+        # Measured on ttnn 0.81.1: an intermediate buffer like the input (bfloat16 for a
+        # float32 input) is allocated before the output and freed before returning.
+        scratch = input_tensor.spec
+        if scratch.dtype == DataType.FLOAT32:
+            scratch = scratch._replace(dtype=DataType.BFLOAT16)
+        return run(f"ttnn.{name}", [input_tensor], fn, memory_config=memory_config, temporary=scratch)
 
     op.__name__ = name
     op.__doc__ = f"ttnn.{name}: torch.{name} over the last two dims."
