@@ -37,4 +37,6 @@ RULE = Rule(
     ),
     detect=trace_inputs.detect_stale_inputs,
     facts=("trace_input_lifetimes",),
+    rank=60,
+    evidence="`captured_input`, `new_tensor` (buffers), `shape`, `dtype`, `input`, `read_by`, `execute`",
 )

@@ -28,4 +28,6 @@ RULE = Rule(
         "ttnn.clone) a replay's output before the next execute_trace."
     ),
     detect=trace_inputs.detect_aliasing,
+    rank=90,
+    evidence="`output` (buffer), `replays_before_read`",
 )

@@ -30,4 +30,6 @@ RULE = Rule(
         "device that captured them, and call ttnn.release_trace when done."
     ),
     detect=lifecycle.detect,
+    rank=10,
+    evidence="`released_at`, `executions`, `active_trace`",
 )
