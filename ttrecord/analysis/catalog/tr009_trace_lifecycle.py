@@ -31,5 +31,5 @@ RULE = Rule(
     ),
     detect=lifecycle.detect,
     rank=10,
-    evidence="`released_at`, `executions`, `active_trace`",
+    evidence="`released_at`, `executions`, `active_trace`; for a replay on another device `captured_on` (device), `captured_at`",
 )

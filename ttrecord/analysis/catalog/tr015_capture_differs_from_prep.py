@@ -41,5 +41,5 @@ RULE = Rule(
     detect=detect,
     facts=("prep_runs",),
     rank=140,
-    evidence="`row`, `prep_run` (lines), `only_in` (`capture` or `prep`)",
+    evidence="`row`, `prep_run` (lines), `only_in` (`capture` or `prep run`), `differs` (what changed, per argument)",
 )

@@ -33,5 +33,5 @@ RULE = Rule(
     detect=trace_region.detect,
     facts=("trace_buffers",),
     rank=150,
-    evidence="`trace_region_size`, `dram_banks`, `high_water`, `high_water_per_bank`, `trace_sizes`, `region_per_bank`, `needed`, `needed_per_bank` (bytes)",
+    evidence="`trace_region_size`, `dram_banks`, `high_water`, `high_water_per_bank`, `trace_sizes`, `region_per_bank`, `needed`, `needed_per_bank` (bytes); for a refused dynamic trace buffer `dynamic`, `message` (the TT_FATAL's kind), `trace_buffer_address`, `high_water_mark`, `live_trace_buffers` (address per trace)",
 )
