@@ -27,6 +27,8 @@ import pytest
 from tests.sample_catalog import RUNS, WITHOUT_SAMPLE
 from ttrecord.analysis.registry import rules
 
+pytestmark = pytest.mark.spawns
+
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
 # A marker names a registered rule (not a range of ids: TR012 is not one unless its module is).
 HAZARD_IDS = set(rules())
