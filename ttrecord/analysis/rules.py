@@ -77,15 +77,6 @@ def undeclared_evidence(rule: Rule, evidence: dict[str, Any]) -> list[str]:
                   if k not in declared and not ("trace_N" in declared and re.fullmatch(r"trace_\d+", k)))  # fmt: skip
 
 
-def __getattr__(name: str) -> Any:
-    """`RULES`: every registered rule by id, for callers that read the catalog as a dict."""
-    if name == "RULES":
-        from ttrecord.analysis.registry import rules
-
-        return rules()
-    raise AttributeError(name)
-
-
 def hexdec(value: int) -> str:
     """An address or size as users see it in ttnn logs and the allocator report: hex and decimal."""
     return f"{value:#x} ({value})"
