@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.spawns
+
 HERE = Path(__file__).resolve().parent
 ENGINE_SRC = HERE / "fake_engine.cpp"
 
