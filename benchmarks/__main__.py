@@ -6,6 +6,9 @@ the 1-minute load average at the end of its benchmark unless it reports its own.
 Each benchmark is a module in this folder that prints JSON objects (one per line, each with a
 "benchmark" key) when run as `python -m benchmarks.<name>`. They run one at a time in their
 own process so one cannot warm caches for the next. `--only NAME` runs a subset.
+`--write-results` rewrites the Targets table at the top of RESULTS.md from this run (the
+current figures against the current targets, `benchmarks/targets.py`); `--targets` prints it;
+`--from run.jsonl` builds either from a saved run's JSON lines instead of running.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 
 HERE = Path(__file__).parent
-SKIP = {"__init__", "__main__", "synthetic"}
+SKIP = {"__init__", "__main__", "synthetic", "targets"}
 TIMEOUT_S = 600  # per benchmark; a hung one must not hang the run
 
 
@@ -81,7 +84,15 @@ def run_one(name: str) -> tuple[list[dict], str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("--only", action="append", default=[], help="run only this benchmark")
+    parser.add_argument("--targets", action="store_true", help="print the Targets table (markdown)")
+    parser.add_argument("--write-results", action="store_true",
+                        help="rewrite the Targets table of benchmarks/RESULTS.md from this run")
+    parser.add_argument("--from", dest="saved", type=Path,
+                        help="a saved run's JSON lines: build the table from them, run nothing")
     args = parser.parse_args(argv)
+    if args.saved is not None:
+        saved = [json.loads(ln) for ln in args.saved.read_text().splitlines() if ln.startswith("{")]
+        return _targets(saved, args.targets, args.write_results)
     names = args.only or discover()
     console = Console(stderr=True)
     host = machine()
@@ -89,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
                   caption=f"{host['nproc']} cores, {host['cpu']}, {host['ram_gb']} GB, "
                           f"python {host['python']}, load at start {host['load_avg']}")  # fmt: skip
     failed = False
+    collected: list[dict] = []
     print(json.dumps(host), flush=True)
     for name in names:
         console.print(f"[dim]running {name}…[/]")
@@ -99,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         for row in rows:
             row.setdefault("load_avg_1m", load)
             print(json.dumps(row), flush=True)
+        collected += rows
         if error:
             failed = True
             table.add_row(name, f"[red]{error}[/]", f"{elapsed:.1f}")
@@ -107,7 +120,19 @@ def main(argv: list[str] | None = None) -> int:
             figures = ", ".join(f"{k}={v}" for k, v in row.items() if k != "benchmark")
             table.add_row(str(row.get("benchmark", name)), figures, f"{elapsed:.1f}")
     console.print(table)
+    _targets(collected, args.targets, args.write_results)
     return 1 if failed else 0
+
+
+def _targets(rows: list[dict], show: bool, write: bool) -> int:
+    from benchmarks import targets
+
+    if show:
+        print(targets.table(rows), file=sys.stderr)
+    if write:
+        targets.write(rows)
+        print(f"rewrote the Targets table of {targets.RESULTS}", file=sys.stderr)
+    return 0
 
 
 if __name__ == "__main__":

@@ -113,17 +113,16 @@ def build(path: Path, n_events: int, capture_every: int = 40, replays: int = 30)
 def cached_session(n_events: int) -> Path:
     folder = Path(tempfile.gettempdir()) / "ttrecord-bench"
     folder.mkdir(exist_ok=True)
-    path = folder / f"tui-{n_events}.db"
+    path = folder / f"tui-checked-{n_events}.db"
     if not path.exists():
         tmp = path.with_suffix(".tmp")
         tmp.unlink(missing_ok=True)
         build(tmp, n_events)
-        from ttrecord.analysis import analyze
+        from ttrecord.analysis.check import findings_for
         from ttrecord.store.reader import Session
-        from ttrecord.store.writer import replace_findings
 
-        with Session.open(tmp) as session:
-            replace_findings(tmp, analyze(session))
+        with Session.open(tmp) as session:  # checked: the UI opens on its stored findings
+            findings_for(session, store=True)
         tmp.rename(path)
     return path
 

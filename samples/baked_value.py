@@ -18,7 +18,7 @@ except ImportError:  # no ttnn installed: use ttrecord's hardware-free emulator
 
 
 def step(x, temperature):
-    return ttnn.multiply(x, 1.0 / temperature)  # expect: TR007
+    return ttnn.multiply(x, 1.0 / temperature)  # expect: TR007 error
 
 
 def main():

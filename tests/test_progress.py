@@ -10,6 +10,8 @@ import pytest
 
 from ttrecord.testing import SessionBuilder
 
+pytestmark = pytest.mark.spawns
+
 
 @pytest.fixture
 def session(tmp_path):

@@ -24,7 +24,10 @@ from typing import NamedTuple, Optional
 
 import pytest
 
+from tests.sample_catalog import RUNS, WITHOUT_SAMPLE
 from ttrecord.analysis.registry import rules
+
+pytestmark = pytest.mark.spawns
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
 # A marker names a registered rule (not a range of ids: TR012 is not one unless its module is).
@@ -75,50 +78,6 @@ EXPECTED_MARKERS = {
     "semaphore_freed_after_capture.py": ["TR005"],
 }
 
-RUNS = {
-    "clean_decode": ["clean_decode.py"],
-    "tracer_class": ["tracer_class.py"],
-    "readback_in_capture": ["readback_in_capture.py"],
-    "host_write_in_capture": ["host_write_in_capture.py"],
-    "creation_in_capture": ["creation_in_capture.py"],
-    "trace_churn": ["trace_churn.py"],
-    "dynamic_trace_region": ["dynamic_trace_region.py"],
-    "cache_cleared_before_capture": ["cache_cleared_before_capture.py"],
-    "sync_in_capture": ["sync_in_capture.py"],
-    "alloc_after_capture": ["alloc_after_capture.py"],
-    "alloc_after_capture_safe": ["alloc_after_capture_safe.py"],
-    "acknowledged_corruptible": ["acknowledged_corruptible.py"],
-    "reallocated_input": ["reallocated_input.py"],
-    "input_reallocated_after_capture": ["input_reallocated_after_capture.py"],
-    "multi_trace": ["multi_trace.py"],
-    "stale_input": ["stale_input.py"],
-    "freed_input": ["freed_input.py"],
-    "baked_value": ["baked_value.py"],
-    "aliasing": ["aliasing.py"],
-    "host_op_in_capture": ["host_op_in_capture.py"],
-    "trace_lifecycle": ["trace_lifecycle.py"],
-    "overlapping_traces": ["overlapping_traces.py"],
-    "trace_region_too_small": ["trace_region_too_small.py"],
-    "compile_in_capture": ["compile_in_capture.py"],
-    "prep_differs": ["prep_differs.py"],
-    "compile_after_capture": ["compile_after_capture.py"],
-    "address_drift": ["address_drift.py"],
-    "address_drift_extra": ["address_drift.py", "--extra-alloc"],
-    "crash_in_replay": ["crash_in_replay.py"],
-    "hang_in_replay": ["hang_in_replay.py"],
-    "python_error": ["python_error.py"],
-    "threads": ["threads.py"],
-    "sharded_cnn_executor": ["sharded_cnn_executor.py"],
-    "mesh_paged_decode": ["mesh_paged_decode.py"],
-    "two_cq_overlapped_input": ["two_cq_overlapped_input.py"],
-    "two_cq_missing_wait": ["two_cq_missing_wait.py"],
-    "pipelined_io_read_event": ["pipelined_io_read_event.py"],
-    "nonblocking_read_before_sync": ["nonblocking_read_before_sync.py"],
-    "ccl_trace_1x8": ["ccl_trace_1x8.py"],
-    "sub_device_load_in_capture": ["sub_device_load_in_capture.py"],
-    "sub_device_execute_other_manager": ["sub_device_execute_other_manager.py"],
-    "semaphore_freed_after_capture": ["semaphore_freed_after_capture.py"],
-}
 HANG_RUN, HANG_MARKER = "hang_in_replay", "replay 2"
 
 # The warm launcher: reads one JSON request per line, forks a child per request,
@@ -259,6 +218,13 @@ def test_sample_has_docstring_fallback_import_and_exact_markers(name):
     markers = re.findall(r"# expect: (TR\d{3})\b", source)
     assert sorted(markers) == sorted(EXPECTED_MARKERS[name])
     assert set(markers) <= HAZARD_IDS
+
+
+def test_every_rule_has_a_sample_that_shows_it():
+    """GIVEN the registry THEN each rule (but one no sample can show alone) is marked in a
+    sample, so `check`'s end-to-end marker test covers it."""
+    marked = {rule for names in EXPECTED_MARKERS.values() for rule in names}
+    assert marked | WITHOUT_SAMPLE == HAZARD_IDS
 
 
 # --- zero-hazard samples ---------------------------------------------------------------

@@ -103,6 +103,7 @@ def test_table_marks_failures_and_known_gaps(isolated):
     assert "- **0.70.1**: DRAM starts elsewhere" in text
 
 
+@pytest.mark.spawns
 def test_bad_input_is_one_line_and_nonzero(tmp_path):
     for args in (["bogus"], ["record", "0.1.0", str(tmp_path / "missing.xml")]):
         proc = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True)

@@ -7,6 +7,9 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 ROOT = Path(__file__).resolve().parent.parent
 

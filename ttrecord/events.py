@@ -88,8 +88,11 @@ class NoteKind(str, Enum):
     FORK = "fork"  # the program forked; the child's calls are not recorded
     RECORDER_ERROR = "recorder_error"  # the recorder failed on a call and let it through
     NATIVE_BENCH = "native_bench"  # a native benchmark entry
-    CORRUPTIBLE_SCOPE_BEGIN = "corruptible_scope_begin"
-    CORRUPTIBLE_SCOPE_END = "corruptible_scope_end"
+    CORRUPTIBLE_SCOPE_BEGIN = "corruptible_scope_begin"  # ttnn's trace allocation tracker
+    CORRUPTIBLE_SCOPE_END = "corruptible_scope_end"  # opt-out scope (args {"device": id})
+    PROGRAM_CACHE_CLEAR = "program_cache_clear"  # the program cache switched off and cleared
+    PROGRAM_CACHE_ENABLE = "program_cache_enable"  # ... or on (args {"device", "method"})
+    REFERRERS = "referrers"  # at an execute_trace: buffers alive since its capture, and holders
     # Schema version 2:
     SUB_DEVICE_MANAGER = "sub_device_manager"  # a sub-device manager method on a device
     GLOBAL_SEMAPHORE = "global_semaphore"  # a global semaphore created, reset, used or freed
@@ -241,13 +244,13 @@ class Event:
 
 # The program cache switched on a device (`device.disable_and_clear_program_cache()`, ...): notes
 # with args {"device": id, "method": name} at the user's line.
-PROGRAM_CACHE_CLEAR = "program_cache_clear"
-PROGRAM_CACHE_ENABLE = "program_cache_enable"
+PROGRAM_CACHE_CLEAR = NoteKind.PROGRAM_CACHE_CLEAR.value
+PROGRAM_CACHE_ENABLE = NoteKind.PROGRAM_CACHE_ENABLE.value
 
 # At an execute_trace, buffers allocated after that trace's capture and still alive, with the
 # Python references holding them: a note under the execute_trace call, args
 # {"buffers": [{"buffer_type", "address", "held_by": ["function: name[0].attr", ...]}]}.
-REFERRERS = "referrers"
+REFERRERS = NoteKind.REFERRERS.value
 
 # ttnn's trace allocation tracker opt-outs (`ttnn.tools.trace_allocation_tracker`), as recorded:
 # `acknowledge_corruptible` is a call on its tensor; entering and leaving a

@@ -363,7 +363,7 @@ class _Recording(_Summary):
                 call: pytest.CallInfo) -> tuple[list | None, Any]:  # fmt: skip
         """Write the test's events, close the session, analyse it: (findings, why there was
         nothing to judge); findings None when nothing was recorded."""
-        from ttrecord.analysis.check import check_and_store
+        from ttrecord.analysis.check import findings_for
         from ttrecord.events import SessionStatus
         from ttrecord.report.lead import change_indexes
         from ttrecord.report.outcome import Empty, of_session
@@ -388,7 +388,7 @@ class _Recording(_Summary):
                           error_message=str(exc.value), traceback=str(report.longrepr))  # fmt: skip
         writer.close()
         with Session.open(test.path) as session:
-            findings = check_and_store(session)[0]
+            findings = findings_for(session, store=True, say_why=True).findings
             empty = of_session(session)
             test.changes = change_indexes(session, findings)
         if empty is not None:

@@ -161,3 +161,17 @@ class SessionBuilder:
         writer.finish(status, exit_code=0 if status is SessionStatus.OK else 1)
         writer.close()
         return os.fspath(path)
+
+
+def store_current_findings(path: str | os.PathLike[str], findings: list[Any]) -> None:
+    """Store `findings` stamped as this analysis's current ones for the session at `path`, so
+    every reader (`findings_for`) shows them as if `ttrecord check` had found them: planted
+    findings for tests of what viewers draw. Store them after the last change to the session
+    (a later change makes them stale, and readers analyse it again)."""
+    from ttrecord.analysis.check import stamp_of
+    from ttrecord.store.reader import Session
+    from ttrecord.store.writer import replace_findings
+
+    with Session.open(str(path)) as session:
+        stamp = stamp_of(session)
+    replace_findings(str(path), findings, stamp)

@@ -5,8 +5,6 @@ messages, tracebacks): it is data, never markup and never terminal control.
   OSC sequences, BEL, CR) and the bidirectional controls that reorder what a line shows
   (U+202A-U+202E, U+2066-U+2069, U+200E/F, U+061C) are shown as visible escapes (`\\x1b`,
   `\\u202e`); text longer than MAX_CHARS is cut with a note saying how much was left out.
-- `markup(text)`: `clean` and Rich/Textual markup escaped, for the few places that build
-  markup strings.
 - `console(...)`: a Rich Console for terminal output built from session text: markup and emoji
   codes off (a string is shown as it is) and every text segment cleaned as it is written, so a
   string that reaches it by any path cannot drive the terminal. It follows ttrecord.terminal's
@@ -48,13 +46,6 @@ def clean(text: Any, limit: int | None = MAX_CHARS) -> str:
     if limit is not None and len(text) > limit:
         text = f"{text[:limit]}… ({len(text) - limit:,} more characters)"
     return _UNSAFE.sub(_escape, text)
-
-
-def markup(text: Any, limit: int | None = MAX_CHARS) -> str:
-    """`clean(text)` with Rich/Textual markup escaped, to embed in a markup string."""
-    from rich.markup import escape
-
-    return escape(clean(text, limit))
 
 
 def console(**kwargs: Any) -> Console:  # rich is imported lazily

@@ -172,10 +172,6 @@ class MemoryMap:
     def lines(self) -> Lines:
         return Lines(self.groups, self.bars)
 
-    def groups_over(self, address: int, end: int) -> list[RangeGroup]:
-        """Groups whose span meets [address, end)."""
-        return [g for g in self.groups if g.address < end and address < g.end]
-
 
 def hazard_spans(m: MemoryMap) -> list[tuple[int, int, int, int]]:
     """(address, end, allocated at, freed at or last seq) of each buffer the map flags as

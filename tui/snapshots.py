@@ -96,20 +96,20 @@ def sort_findings(findings: list[Finding]) -> tuple[Finding, ...]:
     )
 
 
-def stored_are_current(session: Session) -> bool | None:
-    """Whether the stored findings were computed by this analysis on this very content (their
-    stamp matches); None when they carry no stamp (stored by hand or by an older ttrecord)."""
-    from ttrecord.analysis.check import stamp_is_current
+def current_findings(session: Session) -> list[Finding] | None:
+    """The stored findings while current (`findings_for`'s stamp rule), else None: never
+    checked, checked by another analysis version, stored without a stamp, or the session
+    changed since. Nothing is analysed here (the screen does that in a worker)."""
+    from ttrecord.analysis.check import findings_for
 
-    return stamp_is_current(session)
+    stored = findings_for(session, store=False, compute=False)
+    return stored.findings if stored is not None else None
 
 
-def can_analyse(session: Session, stored: list[Finding], events: int,
-                current: bool | None = None) -> bool:  # fmt: skip
-    """Findings are computed on open only for a finished session whose stored findings are not
-    current: never checked (no findings, no stamp) or checked by another analysis version or
-    before the session changed (stamp differs). Current findings are reused, even none."""
-    if current or (current is None and stored) or events > ANALYSE_ON_OPEN_MAX_EVENTS:
+def can_analyse(session: Session, events: int) -> bool:
+    """Findings are computed on open only for a finished session small enough to analyse while
+    the user waits."""
+    if events > ANALYSE_ON_OPEN_MAX_EVENTS:
         return False
     if session.info().status == str(SessionStatus.RUNNING):
         return False
@@ -117,10 +117,11 @@ def can_analyse(session: Session, stored: list[Finding], events: int,
 
 
 def analyse(session: Session) -> tuple[Finding, ...]:
-    """Run the analysis (the same one `ttrecord check` stores) over a session."""
-    from ttrecord.analysis import analyze
+    """The session's findings as `ttrecord check` finds them (`findings_for`; a viewer stores
+    nothing)."""
+    from ttrecord.analysis.check import findings_for
 
-    return sort_findings(list(analyze(session)))
+    return sort_findings(findings_for(session, store=False).findings)
 
 
 def describe_call(session: Session, seq: int | None) -> str | None:
@@ -139,7 +140,7 @@ def summarize(path: Path) -> SessionSummary:
     try:
         with Session.open(path) as session:
             info = session.info()
-            severities = Counter(str(f.severity) for f in session.findings())
+            severities = Counter(str(f.severity) for f in current_findings(session) or ())
             died = None
             if info.status in ("crashed", "hung", "error"):
                 died = describe_call(session, info.last_call) or info.error_message
@@ -153,7 +154,7 @@ def summarize(path: Path) -> SessionSummary:
 
 def overview(session: Session) -> OverviewData:
     info = session.info()
-    stored = session.findings()
+    current = current_findings(session)
     phases = session.phase_counts()
     total = sum(phases.values())
     notices = []
@@ -178,10 +179,10 @@ def overview(session: Session) -> OverviewData:
         phases=phases,
         devices=tuple(session.devices()),
         traces=tuple(session.traces()),
-        findings=sort_findings(stored),
+        findings=sort_findings(current or []),
         notices=tuple(notices),
-        needs_analysis=can_analyse(session, stored, total, stored_are_current(session)),
-        unchecked=not stored and total > ANALYSE_ON_OPEN_MAX_EVENTS,
+        needs_analysis=current is None and can_analyse(session, total),
+        unchecked=current is None and total > ANALYSE_ON_OPEN_MAX_EVENTS,
     )
 
 

@@ -19,6 +19,28 @@ from ttrecord.testing import SessionBuilder
 from analysis_helpers import shape
 
 
+@pytest.fixture(autouse=True)
+def evidence_as_declared(monkeypatch):
+    """Every finding the detectors return in these tests carries only the evidence keys its
+    rule declares (`Rule.evidence`, the table of docs/check-json.md), folded ones included."""
+    import ttrecord.analysis as analysis
+    from ttrecord.analysis.registry import rules
+    from ttrecord.analysis.rules import undeclared_evidence
+
+    real = analysis.run_detectors
+
+    def checked(*args, **kwargs):
+        findings = real(*args, **kwargs)
+        for f in findings:
+            for one in [{"rule": f.rule, "evidence": f.evidence}, *f.evidence.get("folded", [])]:
+                rule = rules().get(one["rule"])
+                if rule is not None:
+                    assert undeclared_evidence(rule, one["evidence"]) == [], one["rule"]
+        return findings
+
+    monkeypatch.setattr(analysis, "run_detectors", checked)
+
+
 @pytest.fixture
 def analyze_both(tmp_path):
     counter = iter(range(1000))

@@ -12,6 +12,8 @@ import pytest
 
 from ttrecord.cli.main import main
 
+pytestmark = pytest.mark.spawns
+
 TTRECORD = Path(sys.executable).with_name("ttrecord")
 MODEL = '''\
 import torch

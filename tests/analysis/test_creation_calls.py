@@ -62,6 +62,7 @@ ttnn.close_device(device)
 '''
 
 
+@pytest.mark.spawns
 def test_audit_mode_reports_creation_calls_with_a_device(tmp_path, capsys):
     if not TTRECORD.exists():
         pytest.skip("needs the ttrecord script")

@@ -20,6 +20,8 @@ import pytest
 from ttrecord.analysis import analyze
 from ttrecord.store.reader import Session
 
+pytestmark = pytest.mark.spawns
+
 TTRECORD = Path(sys.executable).with_name("ttrecord")
 
 DECODE = '''\

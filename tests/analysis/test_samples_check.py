@@ -19,39 +19,23 @@ import jsonschema
 import pytest
 
 from tests.recorded_samples import SAMPLE_FLAGS
+from tests.sample_catalog import CLEAN, HAZARDS, markers
+from ttrecord.analysis.registry import rules
+from ttrecord.analysis.rules import undeclared_evidence
 from ttrecord.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
 TTRECORD = Path(sys.executable).with_name("ttrecord")
-HAZARDS = [
-    "readback_in_capture", "host_write_in_capture", "creation_in_capture", "trace_churn", "dynamic_trace_region",
-    "cache_cleared_before_capture", "sync_in_capture", "alloc_after_capture",
-    "stale_input", "freed_input", "aliasing", "baked_value", "host_op_in_capture",
-    "trace_lifecycle", "overlapping_traces", "multi_trace", "trace_region_too_small",
-    "compile_in_capture", "prep_differs", "compile_after_capture", "two_cq_missing_wait",
-    "pipelined_io_read_event", "nonblocking_read_before_sync", "acknowledged_corruptible",
-    "sub_device_load_in_capture", "sub_device_execute_other_manager", "semaphore_freed_after_capture",
-]  # fmt: skip
-CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe", "reallocated_input",
-         "input_reallocated_after_capture", "sharded_cnn_executor", "mesh_paged_decode",
-         "two_cq_overlapped_input", "ccl_trace_1x8"]  # fmt: skip
-# `# expect: TR010` or, for a finding of another severity than the rule's usual one,
-# `# expect: TR010 info`
-EXPECT = re.compile(r"#\s*expect:\s*(TR\d{3})(?:\s+(error|warning|info))?")
 CHECK_SCHEMA = json.loads((ROOT / "docs" / "check-json.schema.json").read_text())
-ERRORS = {"TR001", "TR002", "TR003", "TR004", "TR005", "TR007", "TR009", "TR010", "TR012", "TR013", "TR016"}
 
 
 def expected(sample: str) -> list[tuple[str, int]]:
-    lines = (SAMPLES / f"{sample}.py").read_text().splitlines()
-    return sorted((m.group(1), n) for n, text in enumerate(lines, 1) for m in EXPECT.finditer(text))
+    return sorted((rule, line) for rule, line, _ in markers(sample))
 
 
 def expected_severities(sample: str) -> list[str]:
-    text = (SAMPLES / f"{sample}.py").read_text()
-    return [m.group(2) or ("error" if m.group(1) in ERRORS else "warning")
-            for m in EXPECT.finditer(text)]  # fmt: skip
+    return [severity for _, _, severity in markers(sample)]
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +100,9 @@ def test_check_reports_exactly_the_marked_lines_in_every_format(sample, sessions
     code, out = _check(path, "json", capsys)
     jsonschema.Draft202012Validator(CHECK_SCHEMA).validate(json.loads(out))
     assert _json(out) == want
+    for f in json.loads(out)["findings"]:  # only the evidence keys its rule declares
+        for one in [f, *f["folded"]]:
+            assert undeclared_evidence(rules()[one.get("id") or one["rule"]], one["evidence"]) == []
     severities = expected_severities(sample)
     assert sorted(f["severity"] for f in json.loads(out)["findings"]) == sorted(severities)
     assert code == (1 if "error" in severities else 0)

@@ -64,6 +64,7 @@ def fake_benchmarks(tmp_path, monkeypatch):
     return package
 
 
+@pytest.mark.spawns
 def test_json_lines_are_collected_and_failures_report_their_last_error_line(
     fake_benchmarks, capsys
 ):
@@ -90,3 +91,25 @@ def test_json_lines_are_collected_and_failures_report_their_last_error_line(
         {"benchmark": "second", "ratio": 2},
     ]
     assert runner.main(["--only", "prints_rows"]) == 0
+
+
+def test_the_targets_table_is_built_from_one_run():
+    """GIVEN a run's rows (one figure met, one not, one target not measured) WHEN the Targets
+    table is built THEN each target shows its figure, the row it came from and the verdict, and
+    RESULTS.md has the block `--write-results` replaces."""
+    from benchmarks import targets
+
+    rows = [{"benchmark": "check_speed", "analyze_s": 3.2, "load_avg_1m": 0.4},
+            {"benchmark": "store_throughput", "events_per_s": 150_000, "load_avg_1m": 0.5},
+            {"benchmark": "html_report", "session": "live-5000", "open_s": 0.1}]  # fmt: skip
+    table = targets.table(rows).splitlines()
+    assert len(table) == 2 + len(targets.TARGETS)
+    check = next(ln for ln in table if ln.startswith("| `ttrecord check`"))
+    assert "3.2 s (`check_speed.analyze_s`) | met | 0.4" in check
+    store = next(ln for ln in table if ln.startswith("| Event throughput"))
+    assert "150,000 events/s" in store and "**not met**" in store
+    html = next(ln for ln in table if ln.startswith("| HTML report of"))
+    assert "not measured in this run" in html  # the 1M-event session's row is not there
+    text = targets.RESULTS.read_text(encoding="utf-8")
+    replaced = targets.replace_table(text, "NEW")
+    assert f"{targets.BEGIN}\nNEW\n{targets.END}" in replaced and replaced != text

@@ -8,6 +8,9 @@ from ttrecord.analysis.drift import load_capture
 from ttrecord.events import BufferRef, TensorRef
 from ttrecord.store.reader import EventFilter, Session
 from ttrecord.testing import TILE_BYTES, SessionBuilder, host_tensor
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 SAMPLE = Path(__file__).parents[2] / "samples" / "address_drift.py"
 

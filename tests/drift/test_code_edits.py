@@ -19,6 +19,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+pytestmark = pytest.mark.spawns
+
 EDITS = Path(__file__).parent / "edits"
 SCHEMA = json.loads(
     (Path(__file__).parents[2] / "docs/diff-json.schema.json").read_text()

@@ -1,5 +1,6 @@
 """The diff screen: aligned ops side by side, changed buffers highlighted, jumps to diffs."""
 
+import pytest
 import asyncio
 
 from textual.app import App
@@ -128,6 +129,7 @@ def test_a_and_b_step_through_the_captures_of_each_side(tmp_path):
     asyncio.run(scenario())
 
 
+@pytest.mark.slow
 def test_the_overview_opens_a_diff_of_its_captures_and_of_its_prep_run(tmp_path):
     """GIVEN the app on one session with two captures, the second after an extra allocation
     WHEN `d` is pressed on its overview THEN capture 1 is diffed with capture 2 of the same

@@ -35,6 +35,7 @@ def test_hang_sleeps_inside_the_nth_replay(monkeypatch, device, tile):
     assert time.perf_counter() - start >= 0.3
 
 
+@pytest.mark.spawns
 def test_segv_kills_the_process_with_signal_11(monkeypatch):
     """GIVEN segv@replay:N WHEN the Nth replay is counted THEN the process dies by SIGSEGV
     (checked in a forked child; the crash sample checks it end to end)."""

@@ -13,6 +13,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.spawns
+
 SCRIPT = textwrap.dedent("""
     import sys, torch
     from ttrecord import emulator as ttnn

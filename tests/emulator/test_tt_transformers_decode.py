@@ -19,6 +19,8 @@ import torch
 
 from ttrecord import emulator as ttnn
 
+pytestmark = pytest.mark.slow
+
 USERS, DIM, HEADS, KV_HEADS, HEAD_DIM, FF, VOCAB, LAYERS = 32, 128, 4, 2, 32, 256, 256, 2
 BLOCK, MAX_SEQ = 32, 64
 

@@ -8,8 +8,7 @@ import pytest
 
 from export_helpers import MODEL_SOURCE, decode_loop
 from ttrecord.findings import Finding, Severity
-from ttrecord.store.writer import replace_findings
-from ttrecord.testing import SessionBuilder
+from ttrecord.testing import SessionBuilder, store_current_findings
 
 
 @pytest.fixture
@@ -31,5 +30,5 @@ def sample_session(tmp_path: Path, model_file: Path) -> Path:
         fix="read the output after execute_trace", file=str(model_file), line=10,
         function="<module>", events=[facts["readback"]], trace=facts["trace"], device=0,
     )  # fmt: skip
-    replace_findings(path, [finding])
+    store_current_findings(path, [finding])
     return path

@@ -9,6 +9,8 @@ import pytest
 
 from ttrecord.cli.main import main
 
+pytestmark = pytest.mark.spawns
+
 
 def _run(*argv):
     return subprocess.run([sys.executable, "-m", "ttrecord", *argv], capture_output=True,

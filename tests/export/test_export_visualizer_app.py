@@ -17,6 +17,8 @@ import pytest
 from ttrecord.export import visualizer
 from ttrecord.store.reader import Session
 
+pytestmark = pytest.mark.spawns
+
 PYTHON = os.environ.get("TTRECORD_VISUALIZER_PYTHON")
 
 CLIENT = textwrap.dedent("""

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ttrecord import __version__
+from ttrecord.analysis.check import findings_for
 from ttrecord.events import CALL_KINDS, CallSite, Event, Kind, Status, TensorRef
 from ttrecord.export import ExportSummary
 from ttrecord.store.ttnn_report_schema import BUFFER_LAYOUTS, BUFFER_TYPES, DEVICE_COLUMNS, SCHEMA
@@ -300,7 +301,7 @@ class _Writer:
 
     def _metadata(self) -> None:
         info = self.info
-        findings = self.session.findings()
+        findings = findings_for(self.session, store=False).findings  # the findings every reader takes
         meta: dict[str, Any] = {
             "generator": f"ttrecord {__version__}",
             "ttrecord_session_id": info.id,

@@ -9,6 +9,9 @@ from pathlib import Path
 
 from ttrecord.cli.main import main
 from ttrecord.testing import SessionBuilder
+import pytest
+
+pytestmark = pytest.mark.slow
 
 X, W, H = 0x100000, 0x100800, 0x101000
 

@@ -9,6 +9,9 @@ from pathlib import Path
 
 from ttrecord.cli.main import main
 from ttrecord.testing import SessionBuilder
+import pytest
+
+pytestmark = pytest.mark.slow
 
 SOURCE = """\
 import ttnn

@@ -13,6 +13,8 @@ from ttrecord.cli.main import main
 
 from tests.gate.helper_session import CALLER_LINE, HELPER_LINE, build
 
+pytestmark = pytest.mark.spawns
+
 
 def test_text_leads_with_the_caller_line_then_the_fix(tmp_path, capsys):
     # GIVEN a readback inside a helper called from main inside the capture

@@ -10,6 +10,9 @@ import re
 from ttrecord.report import check_session, text
 
 from tests.gate.helper_session import build
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 
 class _Tty(io.StringIO):

@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 
 from tests.recorder.conftest import run_ttrecord
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 THREE_MISTAKES = """\
 import torch

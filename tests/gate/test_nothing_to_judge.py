@@ -12,6 +12,8 @@ import pytest
 
 from tests.recorder.conftest import run_ttrecord
 
+pytestmark = pytest.mark.spawns
+
 EAGER = """\
 import torch
 import ttnn

@@ -9,6 +9,9 @@ from pathlib import Path
 from ttrecord.report.html_data import PHASES, build_payload
 from ttrecord.store.reader import Session
 from ttrecord.testing import SessionBuilder
+import pytest
+
+pytestmark = pytest.mark.slow
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
 from analysis_helpers import captured_step  # noqa: E402

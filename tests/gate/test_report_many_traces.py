@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from ttrecord.cli.main import main
 from ttrecord.testing import SessionBuilder
+import pytest
+
+pytestmark = pytest.mark.slow
 
 X, Y = 0x100000, 0x100800
 

@@ -4,6 +4,9 @@ status are untouched, and the program's environment does not carry the switch.""
 from __future__ import annotations
 
 from tests.recorder.conftest import run_ttrecord
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 
 def test_run_quiet_leaves_only_the_programs_output(tmp_path):

@@ -9,6 +9,9 @@ import time
 
 from ttrecord.cli.main import main
 from ttrecord.testing import SessionBuilder
+import pytest
+
+pytestmark = pytest.mark.slow
 
 
 def test_sessions_sort_by_start_time_not_file_time(tmp_path, capsys):

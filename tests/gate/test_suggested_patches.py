@@ -13,6 +13,8 @@ import pytest
 
 from tests.recorder.conftest import run_ttrecord
 
+pytestmark = pytest.mark.spawns
+
 SAMPLES = Path(__file__).resolve().parents[2] / "samples"
 
 READ_IN_CAPTURE = """\

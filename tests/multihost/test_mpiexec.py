@@ -21,7 +21,7 @@ MPIEXEC = shutil.which("mpiexec", path=str(BIN)) or shutil.which("mpiexec")
 TTRECORD = [sys.executable, "-m", "ttrecord"]
 
 pytestmark = [
-    pytest.mark.slow,  # each launch starts two recorded interpreters
+    pytest.mark.spawns,  # each launch starts two recorded interpreters
     pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec: `bash scripts/setup` installs MPICH's wheel"),
 ]
 

@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 TTRECORD = [sys.executable, "-m", "ttrecord"]
-pytestmark = pytest.mark.slow  # each rank is a recorded interpreter
+pytestmark = pytest.mark.spawns  # each rank is a recorded interpreter
 
 
 def _env(**extra: str) -> dict[str, str]:

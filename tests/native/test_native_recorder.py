@@ -22,8 +22,9 @@ import pytest
 HERE = Path(__file__).resolve().parent
 ENGINE_SRC = HERE / "fake_engine.cpp"
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None or shutil.which("addr2line") is None,
-                                reason="no C++ compiler or binutils")  # fmt: skip
+pytestmark = [pytest.mark.spawns,  # compiles and runs C++ programs
+              pytest.mark.skipif(shutil.which("g++") is None or shutil.which("addr2line") is None,
+                                 reason="no C++ compiler or binutils")]  # fmt: skip
 
 
 def marks() -> dict[str, int]:

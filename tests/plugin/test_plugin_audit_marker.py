@@ -1,6 +1,9 @@
 """Rule: @pytest.mark.ttrecord(audit_region=...) audits that function in that test only."""
 
 from plugin_suite import line_of, run
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 
 def test_audit_region_applies_to_the_marked_test_only(model_suite):

@@ -6,6 +6,8 @@ import pytest
 
 from plugin_suite import QUIET
 
+pytestmark = pytest.mark.spawns
+
 
 @pytest.mark.skipif(importlib.util.find_spec("ttnn") is not None, reason="real ttnn is installed")
 def test_missing_ttnn_backend_is_a_usage_error(pytester):

@@ -1,6 +1,9 @@
 """Rule: --ttrecord-fail-on never reports findings without failing tests."""
 
 from plugin_suite import run
+import pytest
+
+pytestmark = pytest.mark.slow
 
 
 def test_fail_on_never_reports_but_passes(model_suite):

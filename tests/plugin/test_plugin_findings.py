@@ -4,6 +4,9 @@ finding at its file:line; a clean test passes; every test that used ttnn leaves 
 import sqlite3
 
 from plugin_suite import line_of, run
+import pytest
+
+pytestmark = pytest.mark.slow
 
 
 def test_hazard_fails_with_file_line_and_clean_test_passes(model_suite):

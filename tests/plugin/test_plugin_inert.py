@@ -4,6 +4,9 @@ import subprocess
 import sys
 
 from plugin_suite import QUIET
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 
 def test_run_without_flag_is_untouched(pytester):

@@ -2,6 +2,9 @@
 trace wrote is read after the other trace's replay overwrote it (TR010 follows the data)."""
 
 from plugin_suite import run
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 MULTI_TRACE = '''\
 import torch

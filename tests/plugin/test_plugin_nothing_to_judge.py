@@ -2,6 +2,9 @@
 counted as judged: the test report says why in one line and the summary counts them."""
 
 from plugin_suite import run
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 TESTS = """
 import torch

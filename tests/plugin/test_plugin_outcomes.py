@@ -2,6 +2,9 @@
 xfailed test stays xfailed and keeps its session, a bad marker argument fails only its test."""
 
 from plugin_suite import run
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 OUTCOME_TESTS = """
 import pytest

@@ -1,6 +1,9 @@
 """Rule: --ttrecord-verify-replay checks each test's replays by value (TR011)."""
 
 from plugin_suite import run
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 CORRUPTING_TEST = '''\
 import torch

@@ -1,6 +1,9 @@
 """Rule: with pytest-xdist each worker records its own tests and the controller sums them up."""
 
 from plugin_suite import run
+import pytest
+
+pytestmark = pytest.mark.slow
 
 
 def test_workers_write_their_own_sessions(model_suite):

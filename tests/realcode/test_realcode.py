@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.spawns
+
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 TTRECORD = Path(sys.executable).with_name("ttrecord")
 TIMEOUT = 300

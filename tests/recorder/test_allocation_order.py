@@ -11,6 +11,8 @@ from tests.recorder.inprocess import record_inprocess
 
 from ttrecord import emulator
 
+pytestmark = pytest.mark.slow
+
 
 def _by_kind(events, kind):
     return [e for e in events if e.kind.value == kind]

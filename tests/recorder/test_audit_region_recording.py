@@ -5,6 +5,9 @@ hand; events inside carry the region and REGION_BEGIN/END bracket each instance.
 from __future__ import annotations
 
 from tests.recorder.conftest import PROLOGUE, record
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 HELPER = """\
 import ttnn

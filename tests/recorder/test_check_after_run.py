@@ -4,6 +4,9 @@ when it failed, otherwise the check's (1 when an error-level hazard was found)."
 from __future__ import annotations
 
 from tests.recorder.conftest import SAMPLES, record
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 
 def test_check_flag_reports_the_hazard_and_fails(tmp_path):

@@ -8,6 +8,8 @@ import pytest
 
 from tests.recorder.conftest import run_ttrecord
 
+pytestmark = pytest.mark.spawns
+
 
 @pytest.mark.parametrize(
     "args, message",

@@ -6,6 +6,9 @@ from __future__ import annotations
 from tests.recorder.conftest import SAMPLES
 
 from ttrecord.store.reader import Session
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 
 def _line_of(sample: str, text: str) -> int:

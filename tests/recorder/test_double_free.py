@@ -4,6 +4,9 @@ it) frees its buffer once; the later calls record no buffer, and every reader co
 from __future__ import annotations
 
 from tests.recorder.conftest import PROLOGUE, record, run_ttrecord
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 
 def test_second_deallocate_records_no_phantom_buffer(write_script, tmp_path):

@@ -5,6 +5,9 @@ a ttnn call)."""
 from __future__ import annotations
 
 from tests.recorder.conftest import PROLOGUE, record
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 
 def test_python_exception_is_an_error_session(samples):

@@ -12,6 +12,8 @@ import pytest
 
 from tests.recorder.conftest import PROLOGUE, REPO, Recorded
 
+pytestmark = pytest.mark.spawns
+
 LOOP = PROLOGUE + """\
 import os, time
 a = tensor()

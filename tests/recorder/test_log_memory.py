@@ -9,6 +9,8 @@ import pytest
 
 from ttrecord.recorder.log import LogReader, LogWriter
 
+pytestmark = pytest.mark.slow
+
 RECORD = ("B", 1234, None, 987654321, 4242, "op", "ttnn.relu", "eager", 0, None, None, 3, None,
           ((17, "device", (32, 32), "BFLOAT16", "TILE", "DRAM interleaved",
             (0, "DRAM", 1048704, 2048, None, None)),), None)  # fmt: skip

@@ -11,6 +11,9 @@ import sys
 from tests.recorder.conftest import REPO
 
 from ttrecord.recorder.log import LogReader
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 WRITER = """\
 import os, signal, sys

@@ -10,6 +10,9 @@ import subprocess
 import textwrap
 
 from tests.recorder.conftest import TTRECORD, record
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 SCRIPT = """
 import torch

@@ -8,6 +8,9 @@ import torch
 from ttrecord import emulator
 from ttrecord.events import Kind, Phase
 from tests.recorder.inprocess import record_inprocess
+import pytest
+
+pytestmark = pytest.mark.slow
 
 
 def _body(ttnn):

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 
 from tests.recorder.conftest import Recorded, record, run_ttrecord
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 PROBE = """\
 import json, os, sys

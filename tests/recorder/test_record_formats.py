@@ -15,6 +15,8 @@ from ttrecord.store.liveness import log_path
 
 from tests.recorder.conftest import run_ttrecord
 
+pytestmark = pytest.mark.spawns
+
 # Every kind of record the recorder writes, in one program: calls (begin, end), call sites,
 # point events (buffers, a region, a program-cache miss, a replay verification), the header,
 # an uncaught exception and the exit code.

@@ -10,6 +10,8 @@ import pytest
 
 from tests.recorder.conftest import SAMPLES
 
+pytestmark = pytest.mark.spawns
+
 EXPECTED_STATUS = {
     "crash_in_replay": ("crashed", 139),
     "hang_in_replay": ("hung", 124),

@@ -7,6 +7,9 @@ from tests.recorder.conftest import run_ttrecord
 
 from ttrecord.events import SessionStatus
 from ttrecord.testing import SessionBuilder
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 
 def test_lists_sessions_and_skips_other_files(tmp_path):

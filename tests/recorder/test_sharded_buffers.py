@@ -7,6 +7,9 @@ from __future__ import annotations
 from tests.recorder.inprocess import record_inprocess
 
 from ttrecord import emulator
+import pytest
+
+pytestmark = pytest.mark.slow
 
 
 def test_sharded_op_output_footprint_is_one_shard_per_bank(tmp_path):

@@ -17,6 +17,8 @@ from ttrecord.events import Kind
 from tests.recorder.conftest import SAMPLES, run_ttrecord
 from tests.recorder.inprocess import record_inprocess
 
+pytestmark = pytest.mark.spawns
+
 
 def _tensor(ttnn, device, value):
     return ttnn.from_torch(torch.full((32, 32), value), dtype=ttnn.bfloat16,

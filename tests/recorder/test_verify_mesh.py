@@ -7,6 +7,9 @@ import torch
 
 from ttrecord import emulator as ttnn
 from ttrecord.recorder.verify.mesh import copy_spec, read
+import pytest
+
+pytestmark = pytest.mark.slow
 
 
 def test_a_mesh_tensor_round_trips_chip_by_chip():

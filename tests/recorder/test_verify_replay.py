@@ -10,6 +10,8 @@ import pytest
 
 from tests.recorder.conftest import PROLOGUE, SAMPLE_FLAGS, SAMPLES, Recorded, record, run_ttrecord
 
+pytestmark = pytest.mark.spawns
+
 SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.py"))
 CORRUPTING = {"alloc_after_capture", "freed_input", "acknowledged_corruptible"}  # the last by design
 # Fills DRAM on purpose (its binaries must land on trace memory): the re-run has no room.

@@ -8,8 +8,7 @@ from pathlib import Path
 
 from ttrecord.events import SessionStatus
 from ttrecord.findings import Finding, Severity
-from ttrecord.store.writer import replace_findings
-from ttrecord.testing import SessionBuilder
+from ttrecord.testing import SessionBuilder, store_current_findings
 
 MARKUP = ["model[fast].py", "[/]", "[bold red]loud[/]", "[@click=app.quit]quit[/]",
           "[link=https://example.com]x[/link]", ":smile:", "\\[escaped]"]  # fmt: skip
@@ -50,7 +49,7 @@ def build_hostile(folder: Path, name: str = "hostile.db") -> Path:
                      (json.dumps([HOSTILE_FILE, *CORPUS]), "Evil[/]\x1b[2J", text + HUGE,
                       "Traceback:\n" + text, text))  # fmt: skip
     conn.close()
-    replace_findings(path, [Finding(
+    store_current_findings(path, [Finding(
         rule="TR004", severity=Severity.ERROR, title=f"title {text}", message=f"message {text}",
         fix=f"fix {text}", file=HOSTILE_FILE, line=3, function=f"fn{MARKUP[1]}\x1b[5m",
         stack=[(HOSTILE_FILE, 3, "[/]")], events=[1, 2], evidence={"label": text, "n": HUGE[:5000]},

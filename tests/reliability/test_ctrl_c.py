@@ -13,6 +13,9 @@ import time
 
 from tests.reliability.conftest import (PROLOGUE, fake_env, kill_quietly, session_row,
                                         start_run, ttrecord_cmd)  # fmt: skip
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 SLOW_CLEANUP = PROLOGUE + """\
 import os, time

@@ -3,6 +3,8 @@ next call, so a crash after the last call returned said it "died in relu")."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.reliability.conftest import PROLOGUE, events, run_cli, session_row
 
 CRASH_AFTER_CALL = PROLOGUE + """\
@@ -12,6 +14,7 @@ os.kill(os.getpid(), signal.SIGKILL)  # dies between calls: no ttnn call is runn
 """
 
 
+@pytest.mark.spawns
 def test_crash_between_calls_names_no_call(tmp_path, script):
     """GIVEN a program killed right after relu returned WHEN recorded THEN relu is ok with its
     end, the session is crashed with no call named, and the report blames no call."""

@@ -9,6 +9,9 @@ import hashlib
 import subprocess
 
 from tests.reliability.conftest import PROLOGUE, fake_env, session_row, ttrecord_cmd
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 # Closes every fd above 2 (the recorder's too), opens eight files of its own (they get the
 # lowest numbers, the ones the recorder had), then makes the log outgrow its first megabyte.

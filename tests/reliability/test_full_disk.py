@@ -15,6 +15,8 @@ import pytest
 
 from tests.reliability.conftest import PROLOGUE, fake_env, session_row, ttrecord_cmd
 
+pytestmark = pytest.mark.spawns
+
 # Big arguments make every call's records large, so the log outgrows the space quickly.
 BUSY = PROLOGUE + """\
 import sys

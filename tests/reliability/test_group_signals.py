@@ -17,6 +17,8 @@ from tests.reliability.conftest import (
     PROLOGUE, fake_env, kill_quietly, session_row, start_run, ttrecord_cmd,
 )
 
+pytestmark = pytest.mark.spawns
+
 # Counts each delivery of SIGNUM; the first starts a cleanup of CLEANUP seconds, then exits 5.
 HANDLER = PROLOGUE + """\
 import os, signal, sys, time

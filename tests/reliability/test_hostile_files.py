@@ -15,6 +15,8 @@ import pytest
 
 from tests.reliability.conftest import PROLOGUE, fake_env, run_cli, ttrecord_cmd
 
+pytestmark = pytest.mark.spawns
+
 PROGRAM = PROLOGUE + """\
 t = ttnn.Tensor(device)
 for i in range(50):

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -33,15 +32,12 @@ def test_command_shows_hostile_text_as_data(hostile, capsys, name):
     """GIVEN a session full of markup, ANSI/OSC escapes, bidi controls and 1 MB strings WHEN
     each command reads it THEN no traceback, exit 0/1, and no raw control character or bidi
     control in what it prints."""
-    started = time.monotonic()
     code = main(COMMANDS[name](str(hostile), str(hostile.parent)))
-    took = time.monotonic() - started
     out, err = capsys.readouterr()
     assert code in ((0, 1, 3) if name.startswith("check") else (0, 1)), err  # 3: run did not finish
     assert "Traceback" not in err
     if not name.endswith(("json", "sarif")):
         assert unsafe(out + err) == []
-    assert took < 20
 
 
 def test_markup_in_names_is_shown_literally(hostile, capsys, monkeypatch):

@@ -12,6 +12,9 @@ import sys
 from pathlib import Path
 
 from tests.reliability.conftest import events, fake_env, session_row
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 MODULE = b"""\
 import ttnn

@@ -17,6 +17,8 @@ import pytest
 
 from tests.reliability.conftest import PROLOGUE, fake_env, run_cli, ttrecord_cmd
 
+pytestmark = pytest.mark.spawns
+
 PROGRAM = PROLOGUE + """\
 t = ttnn.Tensor(device)
 for i in range(20):

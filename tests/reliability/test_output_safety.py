@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 import os
 import signal
 
 from tests.reliability.conftest import (PROLOGUE, kill_quietly, run_cli, session_row, start_run,
                                         wait_dead)  # fmt: skip
+
+pytestmark = pytest.mark.spawns
 
 QUICK = PROLOGUE + "ttnn.relu(ttnn.Tensor(device))\nprint('done')\n"
 LOOP = PROLOGUE + """\

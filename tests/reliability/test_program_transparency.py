@@ -12,6 +12,8 @@ import pytest
 from tests.recorder.conftest import REPO
 from tests.reliability.conftest import PROLOGUE, fake_env, run_cli
 
+pytestmark = pytest.mark.spawns
+
 BATTERY = {
     "excepthook": PROLOGUE + """\
 import sys

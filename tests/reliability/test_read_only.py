@@ -14,6 +14,8 @@ import pytest
 
 from tests.reliability.conftest import PROLOGUE, run_cli
 
+pytestmark = pytest.mark.spawns
+
 QUICK = PROLOGUE + "ttnn.relu(ttnn.Tensor(device))\n"
 
 

@@ -16,6 +16,8 @@ import pytest
 
 from tests.reliability.conftest import PROLOGUE, fake_env, ttrecord_cmd
 
+pytestmark = pytest.mark.spawns
+
 PROGRAM = PROLOGUE + """\
 t = ttnn.Tensor(device)
 for i in range(300):

@@ -20,6 +20,8 @@ import pytest
 
 from tests.reliability.conftest import PROLOGUE, fake_env, ttrecord_cmd
 
+pytestmark = pytest.mark.spawns
+
 BUSY = PROLOGUE + """\
 import sys, time
 t = ttnn.Tensor(device)

@@ -10,6 +10,9 @@ import signal
 
 from tests.reliability.conftest import (PROLOGUE, events, kill_quietly, run_cli, session_row, start_run,
                                         wait_dead)  # fmt: skip
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 LOOP = PROLOGUE + """\
 import os, sys, time

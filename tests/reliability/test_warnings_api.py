@@ -18,6 +18,8 @@ from tests.recorder.fake_backend import REPO
 from tests.recorder.inprocess import record_inprocess
 from tests.reliability.conftest import PROLOGUE, fake_env, session_row
 
+pytestmark = pytest.mark.spawns
+
 PROGRAM = PROLOGUE + """\
 import os, warnings
 warnings.simplefilter("always")

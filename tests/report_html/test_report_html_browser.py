@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.spawns
+
 
 
 def _check_json(db: Path) -> dict:

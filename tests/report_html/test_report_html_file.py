@@ -14,6 +14,9 @@ import subprocess
 import sys
 
 from ttrecord.report.html import embed_json, page
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

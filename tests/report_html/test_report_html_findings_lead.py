@@ -13,6 +13,9 @@ import sys
 from pathlib import Path
 
 from ttrecord.report.html import write_html_report
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.gate.helper_session import CALLER_LINE, HELPER_LINE, build  # noqa: E402

@@ -1,6 +1,7 @@
 """The scaled memory map: cells count exactly the buffers that cover them (from SQL
 aggregates of the window), zoom and pan move the window, hazards show in their cells."""
 
+import pytest
 import random
 
 from tui_pilot import settle, screen_text
@@ -68,6 +69,7 @@ def test_zoom_keeps_the_cursor_address_and_pan_stays_inside():
     assert zoomed.zoom_addresses(4, 8, 0x100000, 0x200000).addr_step == 0x10000
 
 
+@pytest.mark.slow
 async def test_keys_zoom_pan_and_show_the_hazard_in_red(workdir):
     """GIVEN the alloc-after-capture session WHEN its memory map opens THEN the scaled view
     has an address scale, the buffer allocated over trace memory is drawn in red in its cell,

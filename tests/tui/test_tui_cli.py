@@ -4,6 +4,9 @@ import subprocess
 import sys
 
 from ttrecord.cli.main import main
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 
 def test_missing_session_is_a_one_line_error(workdir, capsys):

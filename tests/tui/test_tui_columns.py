@@ -1,6 +1,7 @@
 """Columns sized to content and fitted by priority: numbers whole, call sites cut from the
 middle keeping file name and line, the least important columns giving way first."""
 
+import pytest
 from ttrecord.tui.columns import MIDDLE, NEVER, Column, fit, shorten_middle
 from ttrecord.tui.widgets.event_table import columns_for, header_text
 
@@ -46,6 +47,7 @@ class _FromAMillion(list):
         return super().__len__() + 999_994
 
 
+@pytest.mark.slow
 async def test_timeline_rows_of_seven_digit_seqs_stay_in_their_columns(workdir):
     """GIVEN a session whose seqs pass 1,000,000 WHEN its timeline shows at 80x24 and 200x50
     THEN every row's seq is whole and followed by a space, then its phase, under the header."""

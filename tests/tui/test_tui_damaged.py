@@ -14,6 +14,8 @@ from tui_sessions import build_alloc_after_capture
 from tests.reliability.test_damaged_fuzz import mutate
 from ttrecord.tui.app import TtrecordApp
 
+pytestmark = pytest.mark.slow
+
 
 async def _visit(path, keys):
     app = TtrecordApp([str(path)])

@@ -10,6 +10,7 @@ from tui_sessions import SCRIPT, alloc_after_capture_finding, build_alloc_after_
 
 from ttrecord.findings import Finding, Severity
 from ttrecord.store.writer import replace_findings
+from ttrecord.testing import store_current_findings
 from ttrecord.tui import snapshots
 from ttrecord.tui.app import TtrecordApp
 from ttrecord.tui.finding_groups import group_findings
@@ -23,7 +24,7 @@ def _many(path, n=998):
     other = Finding(rule="TR001", severity=Severity.ERROR, title="Readback in capture",
                     message="`to_torch` reads during capture.", fix="Read after end_trace_capture.",
                     file=SCRIPT, line=20, events=[21], trace=3)  # fmt: skip
-    replace_findings(path, [*per_trace, other])
+    store_current_findings(path, [*per_trace, other])
 
 
 def test_groups_count_occurrences_and_span_their_traces():

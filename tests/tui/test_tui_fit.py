@@ -18,6 +18,8 @@ from ttrecord.tui.screens.overview import OverviewScreen
 from ttrecord.tui.screens.sessions import SessionsScreen
 from ttrecord.tui.screens.timeline import TimelineScreen
 
+pytestmark = pytest.mark.slow  # long in-process UI sweeps
+
 # (keys from the sessions list, the screen reached, texts it must show whole)
 WALK = [
     ((), SessionsScreen, ["alloc_after_capture.db", "22", "1 error", "⏎ Open"]),

@@ -1,11 +1,13 @@
 """`?` lists the keys of the current screen; ctrl+t switches between light and dark."""
 
+import pytest
 from tui_pilot import settle, screen_text
 
 from ttrecord.tui.app import DARK, LIGHT, TtrecordApp
 from ttrecord.tui.screens.help import HelpScreen
 
 
+@pytest.mark.slow
 async def test_help_lists_ttrecords_keys_by_screen(alloc_session):
     """GIVEN the overview WHEN ? is pressed THEN the help lists the overview's own keys first
     (enter, timeline, memory map, both diffs), then the keys of every other screen, without

@@ -9,6 +9,8 @@ from tui_pilot import settle, screen_text
 from tests.reliability.hostile import FORBIDDEN, build_hostile
 from ttrecord.tui.app import TtrecordApp
 
+pytestmark = pytest.mark.slow  # long in-process UI sweeps
+
 SCREENS = {
     "overview": [],
     "finding": ["enter"],

@@ -21,6 +21,9 @@ from ttrecord.tui.app import TtrecordApp
 from ttrecord.tui.screens.overview import OverviewScreen
 from ttrecord.tui.screens.timeline import TimelineScreen
 from ttrecord.tui.widgets.event_table import EventTable
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 PROGRAM = '''import os, sys, time
 import torch

@@ -17,6 +17,8 @@ from ttrecord.tui.screens.finding import FindingScreen
 from ttrecord.tui.screens.timeline import TimelineScreen
 from ttrecord.tui.widgets.event_table import EventTable
 
+pytestmark = pytest.mark.spawns
+
 ROOT = Path(__file__).resolve().parents[2]
 TTRECORD = Path(sys.executable).with_name("ttrecord")
 

@@ -9,6 +9,9 @@ from tui_sessions import OFFENDING_LINE, SCRIPT, build_empty
 from ttrecord.events import SessionStatus
 from ttrecord.store import liveness
 from ttrecord.tui.app import TtrecordApp
+import pytest
+
+pytestmark = pytest.mark.slow
 
 
 async def _open(path, size=(120, 40), keys=()):

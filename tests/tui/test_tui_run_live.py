@@ -21,6 +21,9 @@ import time
 from pathlib import Path
 
 from test_tui_live_follow import PROGRAM
+import pytest
+
+pytestmark = pytest.mark.spawns
 
 _ANSI = re.compile(r"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b[P\]X^_].*?(\x1b\\|\x07)|\x1b.", re.S)
 

@@ -18,6 +18,8 @@ from tui_pilot import settle, screen_text
 
 from ttrecord.tui.app import TtrecordApp
 
+pytestmark = pytest.mark.spawns
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from ttrecord.events import SessionStatus
 from ttrecord.findings import Finding, Severity
-from ttrecord.store.writer import replace_findings
-from ttrecord.testing import TILE_BYTES, SessionBuilder
+from ttrecord.testing import TILE_BYTES, SessionBuilder, store_current_findings
 
 SCRIPT = "alloc_after_capture.py"
 SCRIPT_TEXT = '''import torch
@@ -72,8 +71,8 @@ def build_alloc_after_capture(folder: Path, name: str = "alloc_after_capture.db"
     b.release(tid, line=21)
     path = folder / name
     b.write(path, script=SCRIPT)
-    replace_findings(path, [alloc_after_capture_finding(alloc_seq, execute.seq, capture_matmul.seq)])
     freeze_times(path)
+    store_current_findings(path, [alloc_after_capture_finding(alloc_seq, execute.seq, capture_matmul.seq)])
     return path
 
 

@@ -1,10 +1,11 @@
-"""Analyze a session and store what was found: the one path `check`, `report`, `run --check`
-and the pytest plugin share.
+""""What are this session's findings?" answered once: `findings_for`, the one path `check`,
+`report` (terminal and HTML), `run --check`, the UI, every exporter and the pytest plugin take.
 
 Stored findings carry a stamp (the analysis version and the session's fingerprint) and, with
-them, the run summary `report` draws (`run_summary`): while the stamp matches, a report or the
-UI reuses both instead of reading the session again. Computing them anew is `check_and_store`;
-deciding whether what is stored is still current is `current_findings`.
+them, the run summary `report` draws (`run_summary`). The stamp rule: stored findings are
+reused only while their stamp matches this analysis and this very content; otherwise (never
+checked, checked by another version, the session changed since, or stored without a stamp)
+they are computed anew, the same way `check` computes them, and stored when asked.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ttrecord.analysis import analyze_session
 from ttrecord.analysis.run_summary import RunSummary, summarize
 from ttrecord.analysis.version import analysis_version
+from ttrecord.events import SessionStatus
 from ttrecord.findings import Finding, Severity
 
 if TYPE_CHECKING:
@@ -84,22 +86,60 @@ def stamp_is_current(session: Session) -> bool | None:
     return stamp == stamp_of(session)
 
 
-def current_findings(session: Session) -> list[Finding] | None:
-    """The stored findings when current (their stamp matches), else None: stale, never
-    checked, or stored without a stamp."""
-    return session.findings() if stamp_is_current(session) else None
+@dataclass
+class SessionFindings:
+    """A session's findings as `findings_for` answers them, with what they came from."""
+
+    session: Session
+    findings: list[Finding]
+    computed: bool  # analysed now (False: the stored findings were current)
+    _context: Context | None = field(default=None, repr=False)
+    _summary: RunSummary | None = field(default=None, repr=False)
+
+    def context(self) -> Context:
+        """The loaded events and facts the findings were derived from (loaded now when the
+        findings were reused)."""
+        if self._context is None:
+            from ttrecord.analysis import load_context
+
+            self._context = load_context(self.session)
+        return self._context
+
+    def summary(self) -> RunSummary:
+        """The run summary `report` draws: stored with current findings, else derived now."""
+        if self._summary is None:
+            stored = self.session.stored_summary()
+            self._summary = (RunSummary.from_json(stored) if stored is not None
+                             else summarize(self.session, self.context()))  # fmt: skip
+        return self._summary
 
 
-def current_summary(session: Session) -> tuple[list[Finding], RunSummary] | None:
-    """Stored findings and the run summary stored with them, when both are current."""
-    findings = current_findings(session)
-    if findings is None:
+@overload
+def findings_for(session: Session, *, store: bool, on_step: Callable[[str], None] | None = None,
+                 compute: Literal[True] = True, say_why: bool = False) -> SessionFindings: ...  # fmt: skip
+@overload
+def findings_for(session: Session, *, store: bool, on_step: Callable[[str], None] | None = None,
+                 compute: bool, say_why: bool = False) -> SessionFindings | None: ...  # fmt: skip
+def findings_for(session: Session, *, store: bool, on_step: Callable[[str], None] | None = None,
+                 compute: bool = True, say_why: bool = False) -> SessionFindings | None:  # fmt: skip
+    """This session's findings: the stored ones while their stamp is current, else computed now
+    (and, with `store`, stored stamped for the next reader; never for a session still being
+    recorded, which changes anyway). With `compute=False`, None instead of analysing (a viewer
+    that analyses later, or not at all for a large session). `say_why`: one line on stderr
+    when the file cannot be written."""
+    if stamp_is_current(session):
+        return SessionFindings(session, session.findings(), computed=False)
+    if not compute:
         return None
-    stored = session.stored_summary()
-    return (findings, RunSummary.from_json(stored)) if stored is not None else None
+    stamp = stamp_of(session)
+    findings, ctx = analyze_session(session, on_step)
+    summary = summarize(session, ctx)
+    if store and session.info().status != SessionStatus.RUNNING:
+        _store(session, findings, stamp, summary, say_why=say_why)
+    return SessionFindings(session, findings, computed=True, _context=ctx, _summary=summary)
 
 
-def store(session: Session, findings: list[Finding], stamp: Stamp | None,
+def _store(session: Session, findings: list[Finding], stamp: Stamp | None,
           summary: RunSummary | None = None, say_why: bool = True) -> bool:  # fmt: skip
     """Store findings (and the run summary) for viewers; False (and, with say_why, one line on
     stderr) when the file cannot be written: a read-only copy or a locked file, where the
@@ -117,27 +157,16 @@ def store(session: Session, findings: list[Finding], stamp: Stamp | None,
     return True
 
 
-def check_and_store(session: Session, on_step: Callable[[str], None] | None = None, *,
-                    save: bool = True, say_why: bool = True) -> tuple[list[Finding], Context, RunSummary]:  # fmt: skip
-    """Analyze an open session and (with `save`) store its findings and run summary, stamped,
-    for `report` and the UI to reuse."""
-    stamp = stamp_of(session)
-    findings, ctx = analyze_session(session, on_step)
-    summary = summarize(session, ctx)
-    if save:
-        store(session, findings, stamp, summary, say_why=say_why)
-    return findings, ctx, summary
-
-
 def check_session(path: str, store: bool = True,
                   on_step: Callable[[str], None] | None = None) -> CheckResult:  # fmt: skip
-    """Analyze a session file and (by default) store its findings for viewers."""
+    """A session file's findings (`findings_for`), by default stored for viewers."""
     from ttrecord.store.reader import Session
 
     with Session.open(path) as session:
         info = session.info()
         stopped = session.abnormal or (info.options or {}).get("recording_stopped")
-        findings, _ctx, summary = check_and_store(session, on_step, save=store)
+        result = findings_for(session, store=store, on_step=on_step, say_why=True)
+        findings, summary = result.findings, result.summary()
         texts: dict[str, str | None] = {}
         for f in findings:  # read sources now: the session closes when this block ends
             if f.file and f.file not in texts:

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 from ttrecord.analysis.context import Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
-from ttrecord.events import BufferRef, Event, Kind, Phase, Status
+from ttrecord.events import BufferRef, Event, Kind, NoteKind, Phase, Status
 from ttrecord.findings import Finding, Severity
 
 
@@ -42,7 +42,7 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
     replays: dict[tuple, list[int]] = {}  # (device, trace) -> execute seqs
     for ev in events:
         kind = ev.kind
-        if kind is Kind.NOTE and ev.name == "program_cache_miss" and ev.parent is not None:
+        if kind is Kind.NOTE and ev.name == NoteKind.PROGRAM_CACHE_MISS and ev.parent is not None:
             if ev.phase is not Phase.CAPTURE:  # inside a capture: TR013
                 misses[ev.parent] = ev
         elif (kind is Kind.ALLOC and ev.parent is not None and ev.buffer is not None

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from ttrecord.analysis.context import Context
 from ttrecord.analysis.rules import finding, where
-from ttrecord.events import PROGRAM_CACHE_CLEAR, Event, Kind, Phase, Status, TensorRef
+from ttrecord.events import Event, Kind, NoteKind, Phase, Status, TensorRef
 from ttrecord.findings import Finding
 
 _FIELDS = ("shape", "dtype", "layout", "memory_config")
@@ -32,7 +32,7 @@ _FIELDS = ("shape", "dtype", "layout", "memory_config")
 def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
     by_trace: dict[tuple, list[Event]] = {}
     for ev in events:
-        if ev.kind is Kind.NOTE and ev.name == "program_cache_miss" and ev.phase is Phase.CAPTURE:
+        if ev.kind is Kind.NOTE and ev.name == NoteKind.PROGRAM_CACHE_MISS and ev.phase is Phase.CAPTURE:
             call = ctx.calls.get(ev.parent) if ev.parent is not None else None
             if call is not None:
                 by_trace.setdefault((ev.device, ev.trace), []).append(ctx.outermost(call))
@@ -101,7 +101,7 @@ def _cleared_between(ctx: Context, device: int | None, after: int, before: int) 
     for ev in ctx.events:
         if ev.seq >= before:
             break
-        if (ev.seq > after and ev.kind is Kind.NOTE and ev.name == PROGRAM_CACHE_CLEAR
+        if (ev.seq > after and ev.kind is Kind.NOTE and ev.name == NoteKind.PROGRAM_CACHE_CLEAR
                 and (ev.args or {}).get("device") in (device, None)):  # fmt: skip
             found = ev
     return found

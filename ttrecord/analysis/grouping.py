@@ -20,16 +20,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from ttrecord.analysis.rules import Rule
 from ttrecord.findings import Finding
 
-# Which finding stays primary when several rules point at one line (the cause first).
-_PRIMARY = ["TR009", "TR001", "TR002", "TR003", "TR013", "TR005", "TR004", "TR010", "TR006",
-            "TR007", "TR008", "TR012", "TR014", "TR015", "TR016", "TR011"]  # fmt: skip
 _MAX_FOLDED = 8
 
 
 def _rank(rule: str) -> int:
-    return _PRIMARY.index(rule) if rule in _PRIMARY else len(_PRIMARY)
+    """Which finding stays primary when several rules point at one line: the lowest rank, as
+    each rule declares it (`Rule.rank`)."""
+    from ttrecord.analysis.registry import rules
+
+    known = rules().get(rule)
+    return known.rank if known is not None else Rule.rank
 
 
 def _where(f: Finding) -> str:

@@ -24,7 +24,7 @@ from ttrecord.analysis.context import Context, TraceInfo
 from ttrecord.analysis.drift import pair_ops
 from ttrecord.analysis.drift.model import CapturedOp, OpPair, PairStatus, Tensor
 from ttrecord.analysis.rules import finding, where
-from ttrecord.events import Event, Kind, Phase, TensorRef
+from ttrecord.events import Event, Kind, NoteKind, Phase, TensorRef
 from ttrecord.findings import Finding
 
 _PATH_FIELDS = frozenset(("shape", "dtype", "layout", "memory_config", "storage", "count",
@@ -41,7 +41,7 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
                 prep_ops.append(ev)
             elif ev.phase is Phase.CAPTURE:
                 captured_ops.append(ev)
-        elif ev.kind is Kind.NOTE and ev.name == "program_cache_miss" and ev.parent is not None:
+        elif ev.kind is Kind.NOTE and ev.name == NoteKind.PROGRAM_CACHE_MISS and ev.parent is not None:
             call = ctx.calls.get(ev.parent)
             if call is not None:
                 compiled.add(ctx.outermost(call).seq)

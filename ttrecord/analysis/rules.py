@@ -9,6 +9,7 @@ carries a fix hint specific to what was found.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,19 +43,38 @@ class Rule:
     detect: Detector
     facts: tuple[str, ...] = ()  # named loaders in `loading.LOADERS` beyond the core events
     highlight: Highlight | None = None  # what it marks in the memory map, if anything
+    # Which finding stays primary when several rules point at one line: the lowest rank, the
+    # cause (a readback in a capture before the allocation it made corruptible).
+    rank: int = 1000
+    # Its findings' own evidence keys, for docs/check-json.md (markdown; each top-level key in
+    # backticks, nested ones in parentheses): a test checks findings carry no other key.
+    evidence: str = ""
 
     @property
     def help(self) -> str:
         return self.fix
 
+    def evidence_keys(self) -> frozenset[str]:
+        """The top-level keys `evidence` names (backticked, outside parentheses); `trace_N`
+        stands for `trace_0`, `trace_1`, …"""
+        text, depth, top = self.evidence, 0, []
+        for ch in text:
+            depth += ch == "("
+            if depth == 0:
+                top.append(ch)
+            depth -= ch == ")" and depth > 0
+        return frozenset(re.findall(r"`(\w+)`", "".join(top)))
 
-def __getattr__(name: str) -> Any:
-    """`RULES`: every registered rule by id, for callers that read the catalog as a dict."""
-    if name == "RULES":
-        from ttrecord.analysis.registry import rules
 
-        return rules()
-    raise AttributeError(name)
+# Evidence keys any finding may carry besides its rule's own (docs/check-json.md).
+COMMON_EVIDENCE = frozenset({"trace", "region", "device", "occurrences", "folded", "between", "helper"})
+
+
+def undeclared_evidence(rule: Rule, evidence: dict[str, Any]) -> list[str]:
+    """Top-level keys of a finding's evidence its rule does not declare (nor every rule has)."""
+    declared = rule.evidence_keys() | COMMON_EVIDENCE
+    return sorted(k for k in evidence
+                  if k not in declared and not ("trace_N" in declared and re.fullmatch(r"trace_\d+", k)))  # fmt: skip
 
 
 def hexdec(value: int) -> str:

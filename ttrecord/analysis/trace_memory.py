@@ -25,9 +25,7 @@ from ttrecord.analysis.compile_after_capture import kernel_binaries
 from ttrecord.analysis.context import Access, Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
 from ttrecord.events import ACKNOWLEDGE_CORRUPTIBLE as ACKNOWLEDGE
-from ttrecord.events import CORRUPTIBLE_SCOPE_BEGIN as SCOPE_BEGIN
-from ttrecord.events import CORRUPTIBLE_SCOPE_END as SCOPE_END
-from ttrecord.events import Event, Kind, Phase, Status
+from ttrecord.events import Event, Kind, NoteKind, Phase, Status
 from ttrecord.findings import Finding, Severity
 
 _MAX_RANGES = 4  # trace ranges listed in one finding's evidence
@@ -64,9 +62,9 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
                 at = open_.get(buffer_key(ref.buffer)) if ref.buffer is not None else None
                 if at is not None:
                     acked.setdefault(at, ev)
-        elif kind is Kind.NOTE and ev.name in (SCOPE_BEGIN, SCOPE_END):
+        elif kind is Kind.NOTE and ev.name in (NoteKind.CORRUPTIBLE_SCOPE_BEGIN, NoteKind.CORRUPTIBLE_SCOPE_END):
             stack = scopes.setdefault((ev.args or {}).get("device"), [])
-            if ev.name == SCOPE_BEGIN:
+            if ev.name == NoteKind.CORRUPTIBLE_SCOPE_BEGIN:
                 stack.append(ev)
             elif stack:
                 stack.pop()
@@ -74,7 +72,7 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             at = open_.pop(buffer_key(ev.buffer), None)
             if at is not None:
                 ends[at] = ev.seq
-        elif kind is Kind.NOTE and ev.name == "program_cache_miss" and ev.parent is not None:
+        elif kind is Kind.NOTE and ev.name == NoteKind.PROGRAM_CACHE_MISS and ev.parent is not None:
             compiled.add(ev.parent)
     hits: list[tuple[int, int, int, TraceInfo, Event, int, Event | None]] = []
     for t in traces:
@@ -191,7 +189,7 @@ def _acknowledged_for(ctx: Context, ack: Event, trace: TraceInfo) -> bool:
     before it. A buffer acknowledged for one trace is still an error over another (#57299)."""
     device = ack.device if ack.kind is Kind.OP else (ack.args or {}).get("device", ack.device)
     if ack.kind is Kind.NOTE:  # a scope: the traces captured inside it, if any
-        scope_end = next((e for e in ctx.events if e.kind is Kind.NOTE and e.name == SCOPE_END
+        scope_end = next((e for e in ctx.events if e.kind is Kind.NOTE and e.name == NoteKind.CORRUPTIBLE_SCOPE_END
                           and e.seq > ack.seq), None)  # fmt: skip
         inside = [t for t in ctx.traces if t.end is not None and t.begin.seq > ack.seq
                   and (scope_end is None or t.end.seq < scope_end.seq)]  # fmt: skip

@@ -26,19 +26,15 @@ _ANALYZE_UP_TO = 200_000  # events: sessions never checked are analyzed on the s
 
 
 def _findings(session: Session, events: int) -> int | None:
-    """Stored findings; for a session never checked (nothing stored), the findings computed now
+    """How many findings (`findings_for`): the stored ones while current, else computed now
     when the session is small enough, else None ("not checked"). Nothing is stored here."""
-    stored = session.findings()
-    if stored:
-        return len(stored)
-    if events > _ANALYZE_UP_TO:
-        return None
-    from ttrecord.analysis import analyze
+    from ttrecord.analysis.check import findings_for
 
     try:
-        return len(analyze(session))
+        result = findings_for(session, store=False, compute=events <= _ANALYZE_UP_TO)
     except Exception:  # a damaged session: listing the folder must go on
         return None
+    return len(result.findings) if result is not None else None
 
 
 JSON_VERSION = 1  # docs/sessions-json.schema.json; bump on an incompatible change

@@ -558,6 +558,3 @@ def write_values(tensor: Tensor, values: torch.Tensor, chip: Optional[int] = Non
     for c in chips:
         device.write_pages(desc, pages, c)
 
-
-def shapes_of(tensors: Sequence[Tensor]) -> list[Shape]:
-    return [t.shape for t in tensors]

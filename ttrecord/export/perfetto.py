@@ -31,6 +31,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from ttrecord.analysis.check import findings_for
 from ttrecord.events import Kind
 from ttrecord.export import ExportSummary
 from ttrecord.store.perfetto_rows import DEVICE_PID_BASE, HOST_PID, HOST_TID
@@ -79,7 +80,7 @@ class _Layout:
         self.increasing = self.in_order and ties == 0  # and no two events at the same time
         self.tracks = rows.tracks(session)
         self.traces = session.traces()
-        self.findings = session.findings()
+        self.findings = findings_for(session, store=False).findings  # a never-checked session's too
         needed = {t.begin_seq for t in self.traces} | {t.end_seq for t in self.traces}
         needed |= {f.events[0] for f in self.findings if f.events}
         self.seen: dict[int, tuple[int, int, Track]] = {

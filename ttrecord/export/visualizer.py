@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ttrecord import __version__
+from ttrecord.analysis.check import findings_for
 from ttrecord.events import CallSite
 from ttrecord.export import ExportSummary
 from ttrecord.store import ttnn_report_db as rows
@@ -274,7 +275,7 @@ class _Writer:
 
     def _metadata(self) -> None:
         info = self.info
-        findings = self.session.findings()
+        findings = findings_for(self.session, store=False).findings
         meta: dict[str, Any] = {
             "generator": f"ttrecord {__version__}",
             "ttrecord_session_id": info.id,

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ttrecord.events import NoteKind
 from ttrecord.native.logformat import NativeLogReader, NativeRecord, RecType
 from ttrecord.native.roles import ROLES, Role
 from ttrecord.native.symbolize import Frame, Symbolizer
@@ -207,7 +208,7 @@ class NativeDecoder:
         if rec.type is RecType.POINT and role.macro == "COMPILE":
             phase = "capture" if self.trace is not None else "eager"
             return out + [new_point(seq=seq, parent=parent, t_ns=rec.t_ns, thread=rec.tid,
-                                    kind="note", name="program_cache_miss", phase=phase,
+                                    kind="note", name=NoteKind.PROGRAM_CACHE_MISS.value, phase=phase,
                                     device=0, trace=self.trace, site_id=site,
                                     args={"native": "jit_build_once",
                                           "build_hash": hex(rec.values[0])},

@@ -15,6 +15,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ttrecord.events import NoteKind
+
 _DIST = "tt::tt_metal::distributed::"
 _SUBS = "std::span<ttsl::StrongType<unsigned char, tt::tt_metal::SubDeviceIdTag> const, 18446744073709551615ul>"
 _TRACE_ID = "ttsl::StrongType<unsigned int, tt::tt_metal::distributed::MeshTraceIdTag> const&"
@@ -30,7 +32,7 @@ class Role:
 
 
 ROLES: tuple[Role, ...] = (
-    Role("BENCH", "note", "native_bench", "", "(benchmark entry)"),
+    Role("BENCH", "note", NoteKind.NATIVE_BENCH.value, "", "(benchmark entry)"),
     Role("READ_SHARD", "d2h", "read_shard_from_device",
          f"{_DIST}FDMeshCommandQueue::read_shard_from_device({_DIST}MeshBuffer const&, "
          f"{_DIST}MeshCoordinate const&, void*, std::shared_ptr<tt::tt_metal::experimental::"
@@ -78,7 +80,7 @@ ROLES: tuple[Role, ...] = (
     Role("WORKLOAD", "op", "enqueue_mesh_workload",
          f"{_DIST}FDMeshCommandQueue::enqueue_mesh_workload({_DIST}MeshWorkload&, bool)",
          "programs enqueued (ops)"),
-    Role("COMPILE", "note", "program_cache_miss",
+    Role("COMPILE", "note", NoteKind.PROGRAM_CACHE_MISS.value,
          "tt::tt_metal::jit_build_once(unsigned long, std::function<void ()> const&)",
          "compiles (program-cache misses)"),
     Role("ALLOCATE", "alloc", "allocate",

@@ -36,7 +36,6 @@ def _formats() -> dict[str, Callable[[CheckResult, TextIO], None]]:
     return {"text": text.render, "json": jsonfmt.render, "sarif": sarif.render}
 
 
-FORMAT_NAMES = ("text", "json", "sarif")
 FAIL_ON = ("error", "warning", "info", "never")  # the same choices as the pytest plugin
 
 

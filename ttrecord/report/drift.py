@@ -13,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ttrecord.analysis.drift.model import CapturedOp, DriftReport, FieldChange, PairStatus, Tensor
+from ttrecord.analysis.drift.model import CapturedOp, DriftReport, FieldChange, PairStatus
 from ttrecord.terminal import PathCell
 
 
@@ -29,11 +29,6 @@ def fmt_value(field: str, value: Any) -> str:
 
 def fmt_change(c: FieldChange) -> str:
     return f"{c.slot} {c.field} {fmt_value(c.field, c.a)} → {fmt_value(c.field, c.b)}"
-
-
-def fmt_tensors(tensors: tuple[Tensor, ...]) -> str:
-    """Addresses of device tensors (`h` for host ones), for compact op rows."""
-    return " ".join(f"0x{t.address:x}" if t.address is not None else "h" for t in tensors) or "-"
 
 
 def short_site(file: str, line: int) -> str:

@@ -5,7 +5,7 @@ and still open in a browser in a few seconds, so buffers travel as columns of sm
 per (device, memory kind): allocation seqs as deltas, addresses relative to the map's lowest,
 and the call behind each allocation as an index into a table of distinct call sites (a decode
 loop repeats a few dozen). Findings, traces and the trace ranges come from the same analysis
-`ttrecord check` runs (`analyze_session`), so the picture and the terminal never disagree.
+`ttrecord check` answers (`findings_for`), so the picture and the terminal never disagree.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ttrecord.analysis import analyze_session
+from ttrecord.analysis.check import findings_for
 from ttrecord.analysis.context import TraceInfo
 from ttrecord.findings import Finding
 from ttrecord.report import drive, keep_going
@@ -48,9 +48,10 @@ class _Interner:
 
 
 def build_payload(session: Session) -> dict[str, Any]:
-    """Everything the page shows, from one session (findings computed fresh, as `report`)."""
+    """Everything the page shows, from one session (its findings as `report` finds them)."""
     info = session.info()
-    findings, ctx = analyze_session(session)
+    result = findings_for(session, store=True)
+    findings, ctx = result.findings, result.context()
     seqs = session.seq_range()
     last = seqs[1] if seqs else 0
     origins = buffer_origins(session)

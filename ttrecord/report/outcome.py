@@ -64,9 +64,3 @@ def of_session(session: Session) -> Empty | None:
                     int(has_kind(session, (str(Kind.TRACE_BEGIN),))),
                     int(has_kind(session, (str(Kind.REGION_BEGIN),))))  # fmt: skip
 
-
-def of_path(path: str) -> Empty | None:
-    from ttrecord.store.reader import Session
-
-    with Session.open(path) as session:
-        return of_session(session)

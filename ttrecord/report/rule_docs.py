@@ -1,4 +1,5 @@
-"""The rule tables of README.md and docs/check.md and `check --help`'s rule list, generated
+"""The rule tables of README.md, docs/check.md and docs/check-json.md (evidence keys) and
+`check --help`'s rule list, generated
 from the rules' declarations (`ttrecord.analysis.registry`), so no list of rules is kept by hand.
 
     python -m ttrecord.report.rule_docs           # exit 1 naming each file that is out of date
@@ -35,6 +36,12 @@ def check_table(rules: Iterable[Rule]) -> str:
     return "\n".join(["| id | severity | reported when | at the line of |", "|---|---|---|---|", *rows])
 
 
+def evidence_table(rules: Iterable[Rule]) -> str:
+    """docs/check-json.md's evidence keys, one row per rule, as each declares them."""
+    rows = [f"| {r.id} | {_cell(r.evidence)} |" for r in rules]
+    return "\n".join(["| rule | keys |", "|---|---|", *rows])
+
+
 def help_list(rules: Iterable[Rule]) -> str:
     """For `check --help`: one line per rule."""
     return "rules:\n" + "\n".join(f"  {r.id}  {r.title} ({r.levels})" for r in rules)
@@ -43,6 +50,7 @@ def help_list(rules: Iterable[Rule]) -> str:
 TABLES: dict[str, Callable[[Iterable[Rule]], str]] = {
     "README.md": readme_table,
     "docs/check.md": check_table,
+    "docs/check-json.md": evidence_table,
 }
 
 

@@ -22,7 +22,7 @@ from rich.text import Text
 
 from ttrecord import terminal, textsafe
 from ttrecord.analysis import STEPS
-from ttrecord.analysis.check import check_and_store, current_summary
+from ttrecord.analysis.check import findings_for
 from ttrecord.analysis.run_summary import RegionSummary, RunSummary, TraceSummary
 from ttrecord.events import kind_label
 from ttrecord.findings import Finding, Severity
@@ -41,7 +41,7 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
     with Session.open(path) as session:
         info = session.info()
         with Progress("reading the session", total=STEPS, quiet=quiet) as bar:
-            findings, summary = findings_and_summary(session, info, bar.step)
+            findings, summary = findings_and_summary(session, bar.step)
         info = textsafe.clean_deep(info)  # long texts cut, controls shown escaped
         findings = textsafe.clean_deep(findings)
         devices = session.devices()
@@ -79,18 +79,13 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
             console.print(Text(empty.why, style="yellow"))
 
 
-def findings_and_summary(session: Session, info: SessionInfo,
+def findings_and_summary(session: Session,
                          on_step: Callable[[str], None] | None = None,
                          ) -> tuple[list[Finding], RunSummary]:  # fmt: skip
-    """The stored findings and run summary when current; else a fresh analysis, stored for the
-    next report and the UI (quietly skipped when the file is read-only or busy, and for a
-    session still being recorded, which changes anyway)."""
-    stored = current_summary(session)
-    if stored is not None:
-        return stored
-    findings, _ctx, summary = check_and_store(session, on_step, save=info.status != "running",
-                                              say_why=False)  # fmt: skip
-    return findings, summary
+    """The session's findings and run summary (`findings_for`), stored for the next report and
+    the UI when computed now (quietly skipped when the file is read-only or busy)."""
+    result = findings_for(session, store=True, on_step=on_step)
+    return result.findings, result.summary()
 
 
 def _header(info: SessionInfo, width: int) -> Text:

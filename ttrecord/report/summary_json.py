@@ -33,7 +33,7 @@ def document(path: str, quiet: bool = False) -> dict[str, Any]:
     with Session.open(path) as session:
         info = session.info()
         with Progress("reading the session", total=STEPS, quiet=quiet) as bar:
-            findings, summary = findings_and_summary(session, info, bar.step)
+            findings, summary = findings_and_summary(session, bar.step)
         last = session.last_call() if info.status in _ABNORMAL else None
         site = last.callsite if last is not None else None
         by_severity = {"error": 0, "warning": 0, "info": 0}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ttrecord.events import REFERRERS
+from ttrecord.events import NoteKind
 
 if TYPE_CHECKING:
     from ttrecord.store.reader import Session
@@ -21,7 +21,7 @@ _SQL = "SELECT parent, args FROM events WHERE kind = 'note' AND name = ? AND par
 def referrers(session: Session) -> dict[int, dict[tuple[str, int], list[str]]]:
     """execute_trace seq -> {(buffer type, address): the references holding that buffer}."""
     out: dict[int, dict[tuple[str, int], list[str]]] = {}
-    for parent, args in session.query(_SQL, (REFERRERS,)):
+    for parent, args in session.query(_SQL, (NoteKind.REFERRERS.value,)):
         try:
             data: Any = json.loads(args) if args else {}
             held = {(str(b["buffer_type"]), int(b["address"])): [str(p) for p in b.get("held_by", [])]

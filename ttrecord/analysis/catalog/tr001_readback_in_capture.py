@@ -32,4 +32,6 @@ RULE = Rule(
         "begin_trace_capture/end_trace_capture."
     ),
     detect=detect,
+    rank=20,
+    evidence="`call` (ttnn function), `kind` (`d2h`, `h2d`, `sync`, `op`), `location`, `raised` (the error ttnn raised, if any), `buffer`",
 )

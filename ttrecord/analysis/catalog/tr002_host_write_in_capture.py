@@ -32,4 +32,6 @@ RULE = Rule(
         "with ttnn.copy_host_to_device_tensor(host, captured_input)."
     ),
     detect=detect,
+    rank=30,
+    evidence="`call` (ttnn function), `kind` (`d2h`, `h2d`, `sync`, `op`), `location`, `raised` (the error ttnn raised, if any), `buffer`",
 )

@@ -36,4 +36,6 @@ RULE = Rule(
         "region."
     ),
     detect=detect,
+    rank=40,
+    evidence="`call` (ttnn function), `kind` (`d2h`, `h2d`, `sync`, `op`), `location`, `raised` (the error ttnn raised, if any); for a sub-device manager switch `method`, `active_manager`, `loads`, `ttnn_message`, `refused`",
 )

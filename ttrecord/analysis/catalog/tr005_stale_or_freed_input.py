@@ -49,4 +49,6 @@ RULE = Rule(
     ),
     detect=detect,
     facts=("trace_input_lifetimes",),
+    rank=60,
+    evidence="`captured_input`, `new_tensor` (buffers), `shape`, `dtype`, `input`, `read_by`, `execute`; for global semaphores `semaphores`, `addresses`, `event` (`free` or `reset`), `used_by`, `replayed_at`",
 )

@@ -28,4 +28,6 @@ RULE = Rule(
         "ttnn.clone) a replay's output before the next execute_trace."
     ),
     detect=trace_inputs.detect_aliasing,
+    rank=90,
+    evidence="`output` (buffer), `replays_before_read`, `consequence` (what the program read); for an op writing into a trace input `buffer`, `written_by`, `read_by` (event seqs); for two trace inputs on one buffer `first`, `second` (buffers), `tensor_ids`",
 )

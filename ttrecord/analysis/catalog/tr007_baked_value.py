@@ -34,4 +34,6 @@ RULE = Rule(
         "ttnn.copy_host_to_device_tensor), or capture one trace per value."
     ),
     detect=baked_values.detect,
+    rank=100,
+    evidence="`values` (per tensor, the values seen per call), `captured` (the value baked in), `calls_compared`",
 )

@@ -29,4 +29,6 @@ RULE = Rule(
         "only device ops on device tensors."
     ),
     detect=detect,
+    rank=110,
+    evidence="`call` (ttnn function), `kind` (`d2h`, `h2d`, `sync`, `op`), `location`, `raised` (the error ttnn raised, if any), `tensors`",
 )

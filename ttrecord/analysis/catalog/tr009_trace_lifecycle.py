@@ -47,4 +47,6 @@ RULE = Rule(
         "device that captured them, and call ttnn.release_trace when done."
     ),
     detect=detect,
+    rank=10,
+    evidence="`released_at`, `executions`, `active_trace`; for a replay on another device `captured_on` (device), `captured_at`; under another sub-device manager `captured_under`, `active_manager`",
 )

@@ -31,4 +31,6 @@ RULE = Rule(
         "(and distinct) while both traces are in use."
     ),
     detect=trace_memory.detect_overlapping_traces,
+    rank=80,
+    evidence="`output`, `output_of`, `overwritten_by` (`trace`, `execute`, `at`), `trace_N` (the range in trace N), `traces`",
 )

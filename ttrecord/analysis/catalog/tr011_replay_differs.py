@@ -32,4 +32,6 @@ RULE = Rule(
         "over trace memory while the trace lives."
     ),
     detect=replay_verification.detect,
+    rank=160,
+    evidence="`replay` (which replay), `reason` (why it was not verified), `first_diverging_op`, `op_line`, `output` (the values that differ), `freed_inputs` (ranges), `corrupted` (values), `compared`",
 )

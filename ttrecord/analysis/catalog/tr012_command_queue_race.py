@@ -42,4 +42,6 @@ RULE = Rule(
     ),
     detect=queue_races.detect,
     facts=("queue_accesses",),
+    rank=120,
+    evidence="`first`, `second` (each `call`, `at`, `cq` (`\"host\"` for the host), `access` (`read`/`write`), `event`), `range` (the overlap), `missing_edge`, `stale_event` (`recorded_at`, `event`), `races` (count), `also` (other lines racing with the first access, or ordered by the same missing wait: `call`, `at`, `races`, `event`), `latent` (why no used value changed, for info)",
 )

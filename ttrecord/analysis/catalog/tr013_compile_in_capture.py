@@ -27,4 +27,6 @@ RULE = Rule(
         "configs) before begin_trace_capture."
     ),
     detect=compile_in_capture.detect,
+    rank=50,
+    evidence="`op`, `warm_up` (its warm-up call), `differs` (what changed since), `also_compiled`, `cache_cleared` (where the program cache was cleared since the warm-up)",
 )

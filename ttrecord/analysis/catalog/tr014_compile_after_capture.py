@@ -35,4 +35,6 @@ RULE = Rule(
     ),
     detect=compile_after_capture.detect,
     facts=("compile_allocations",),
+    rank=130,
+    evidence="`op`, `traces` (live ones), `binaries` (ranges), `overlaps_trace`, `replay` (the execute event that overwrote them; errors only)",
 )

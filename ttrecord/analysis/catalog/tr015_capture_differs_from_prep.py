@@ -40,4 +40,6 @@ RULE = Rule(
     ),
     detect=detect,
     facts=("prep_runs",),
+    rank=140,
+    evidence="`row`, `prep_run` (lines), `only_in` (`capture` or `prep run`), `differs` (what changed, per argument)",
 )

@@ -32,4 +32,6 @@ RULE = Rule(
     fix="Open the device with a larger trace_region_size (at least 10% headroom).",
     detect=trace_region.detect,
     facts=("trace_buffers",),
+    rank=150,
+    evidence="`trace_region_size`, `dram_banks`, `high_water`, `high_water_per_bank`, `trace_sizes`, `region_per_bank`, `needed`, `needed_per_bank` (bytes); for a refused dynamic trace buffer `dynamic`, `message` (the TT_FATAL's kind), `trace_buffer_address`, `high_water_mark`, `live_trace_buffers` (address per trace)",
 )

@@ -24,4 +24,5 @@ RULE = Rule(
     ),
     fix="Capture a trace only on the path that replays it, or replay it.",
     detect=trace_churn.detect_unreplayed,
+    evidence="`ops`, `ended_at`, `released_at` (null when never released)",
 )

@@ -28,4 +28,5 @@ RULE = Rule(
         "time instead of releasing and recapturing."
     ),
     detect=trace_churn.detect_recapture,
+    evidence="`captures`, `recaptures_after_release`, `ops_per_capture`, `captured_at`, `released_at` (lines)",
 )

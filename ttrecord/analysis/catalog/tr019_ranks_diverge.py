@@ -41,4 +41,5 @@ RULE = Rule(
         "every collective); branch on rank outside the capture."
     ),
     detect=_per_session,
+    evidence="`ranks` (the ranks that diverge), `reference` (the rank compared with), `capture` (its number), `session`, `kind` (how it diverges: an op, or `missing_capture` / `extra_capture`), `op_index`, `reference_op`, `diverging_op`, `captures` (per rank), `collectives_after`",
 )

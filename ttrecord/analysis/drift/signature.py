@@ -34,7 +34,6 @@ EXACT = "exact"  # same op, call site and tensor signature
 SIGNATURE = "signature"  # same op and tensor signature, another call site
 CALL_SITE = "call_site"  # same op and call site, other tensors (shape, dtype, layout, …)
 REORDERED = "reordered"  # same op and tensor signature, run in another order
-MATCH_KINDS = (EXACT, SIGNATURE, CALL_SITE, REORDERED)
 SITE = "site"  # same call site, tensors not compared yet (identical call-site sequences)
 
 Row = tuple[int | None, int | None, str]  # (i, j, match kind); "" for an unmatched op
