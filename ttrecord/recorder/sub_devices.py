@@ -27,10 +27,10 @@ from typing import Any
 
 import wrapt
 
-from ttrecord.events import Kind
+from ttrecord.events import Kind, NoteKind
 
-MANAGER_NOTE = "sub_device_manager"
-SEMAPHORE_NOTE = "global_semaphore"
+MANAGER_NOTE = NoteKind.SUB_DEVICE_MANAGER
+SEMAPHORE_NOTE = NoteKind.GLOBAL_SEMAPHORE
 METHODS = ("create_sub_device_manager", "load_sub_device_manager", "clear_loaded_sub_device_manager",
            "remove_sub_device_manager", "set_sub_device_stall_group", "reset_sub_device_stall_group")  # fmt: skip
 SEMAPHORE_CALLS = frozenset({"create_global_semaphore", "reset_global_semaphore_value"})
