@@ -69,13 +69,19 @@ class Mesh:
         (r0, c0), (r1, c1) = chips[0][0], chips[-1][0]
         return f"chips ({r0},{c0})-({r1},{c1}), devices {_id_ranges(self.device_ids)}"
 
+    def ids_text(self) -> str:
+        """`0` for one chip, `8×4: 0-31` for a mesh: its chips' device ids, short."""
+        ids = _id_ranges(self.device_ids)
+        return ids if self.single else f"{self.shape_text}: {ids}"
+
     def label(self) -> str:
         """How a viewer names the device: `device 0` for a one-chip device (the chip the
-        program opened, whatever the mesh's own id), else `mesh 1 (2×4: chips ...)`."""
+        program opened, whatever the mesh's own id), else `mesh 0 (8×4, devices 0-31)`: a mesh
+        allocates in lockstep, so its memory map is each of its chips' map."""
         if self.single:
             chip = self.device_ids[0]
             return f"device {chip}" if chip == self.device else f"device {chip} (mesh {self.device})"
-        return f"mesh {self.device} ({self.shape_text}: {self.chips_text()})"
+        return f"mesh {self.device} ({self.shape_text}, devices {_id_ranges(self.device_ids)})"
 
     def evidence(self) -> dict[str, Any]:
         """What a finding's JSON evidence says of the chips (docs/check-json.md)."""

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import overload
 from operator import itemgetter
 
 from ttrecord.events import BufferRef
+from ttrecord.meshes import device_label, meshes_of
 from ttrecord.store.reader import (
     BufferRow,
     MapRow,
@@ -159,10 +160,11 @@ class MemoryMap:
     bars: Bars  # by address, then by time
     groups: tuple[RangeGroup, ...]  # by address
     last_seq: int
+    device_label: str | None = None  # the device by its chips (`ttrecord.meshes`), when recorded
 
     @property
     def title(self) -> str:
-        return f"device {self.device} · {self.buffer_type}"
+        return f"{self.device_label or f'device {self.device}'} · {self.buffer_type}"
 
     @property
     def hazard_count(self) -> int:
@@ -275,7 +277,10 @@ def load_maps(session: Session) -> list[MemoryMap]:
     last_seq = seqs[1] if seqs else 0
     executes = trace_executions(traces, trace_execute_rows(session))
     owned = map_rows_by_id(session, {b for pairs in trace_buffers.values() for _, b in pairs})
-    return layout(map_buffer_rows(session), traces, trace_buffers, last_seq, executes, owned)
+    maps = layout(map_buffer_rows(session), traces, trace_buffers, last_seq, executes, owned)
+    meshes = meshes_of(session.devices())
+    return [replace(m, device_label=device_label(m.device, meshes)) if m.device in meshes else m
+            for m in maps]  # fmt: skip
 
 
 def buffers_by_trace(traces: list[TraceRow],
