@@ -169,3 +169,25 @@ def test_buffers_of_a_submesh_live_until_freed(tmp_path):
     assert len(sub) == 1 and sub != opened
     assert free == ("deallocate",)
     assert _findings(out) == []
+
+
+# --- memory maps ----------------------------------------------------------------------------
+
+
+def test_memory_maps_mark_by_placement_and_name_the_chips(sample_cache):
+    from ttrecord.tui.memlayout import load_maps
+
+    def maps(run) -> dict[str, int]:
+        with Session.open(run.path) as s:
+            return {m.title: m.hazard_count for m in load_maps(s)}
+
+    # GIVEN the disjoint-core and the same-core runs of the sharded sample, and the 8x4 mesh
+    disjoint = maps(sample_cache.get(SHARDED))
+    same = maps(sample_cache.get(SHARDED, program_args=("--same-cores",)))
+    galaxy = maps(sample_cache.get("galaxy_alloc_after_capture"))
+    # THEN the L1 map marks the tensor only where the cores meet, as check decides
+    l1 = next(t for t in same if t.endswith("· L1"))
+    assert l1.startswith("device 0 (mesh ") and same[l1] == 1 and disjoint[l1] == 0
+    # AND a mesh's maps are titled with its chips
+    assert galaxy[next(t for t in galaxy if t.endswith("· DRAM"))] == 1
+    assert all(t.startswith("mesh ") and "(8×4, devices 0-31)" in t for t in galaxy)
