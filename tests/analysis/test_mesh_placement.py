@@ -64,6 +64,10 @@ def test_buffers_at_one_address_overlap_only_where_their_cores_meet():
     index = RangeIndex([Access(row0, 1, "new")])
     assert not index.hits(row1) and index.hits(corner) and index.hits(everywhere)
     assert index.overlapping(row1) == []
+    # AND two traces' read/write sets meet only where their buffers' cores do (TR012's pairs)
+    other = RangeIndex([Access(row1, 2, "read")])
+    assert not any(other.hits(p) for p in index.probes())
+    assert any(RangeIndex([Access(corner, 3, "read")]).hits(p) for p in index.probes())
 
 
 def test_a_sharded_tensor_on_other_cores_at_a_freed_intermediate_is_not_reported(sample_cache):

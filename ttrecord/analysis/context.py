@@ -162,6 +162,16 @@ class RangeIndex:
             for start, end in zip(spans.starts, spans.ends, strict=True):
                 yield device, btype, start, end
 
+    def probes(self) -> Iterator[BufferRef]:
+        """What another index is asked about to find an overlap with this one: the merged
+        ranges, or where a sharded buffer is, each buffer with its cores."""
+        for device, btype, start, end in self.intervals():
+            if (device, btype) not in self._placed:
+                yield BufferRef(device, btype, start, end - start)
+        for key in self._placed:
+            for acc in self._accesses[key]:
+                yield acc.buffer
+
     def overlapping(self, buf: BufferRef) -> list[Access]:
         if not self.hits(buf):
             return []
