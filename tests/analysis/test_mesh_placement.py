@@ -126,7 +126,8 @@ def test_mesh_labels():
     pair = Mesh.from_info(2, {"mesh": {"shape": [1, 2], "device_ids": [4, 5]}})
     assert one is not None and t3k is not None and pair is not None
     assert one.label() == "device 0 (mesh 1)"  # open_device(device_id=0) is mesh 1 on ttnn 0.81.1
-    assert t3k.label() == "mesh 0 (1×8: chips (0,0)-(0,7), devices 0-7)"
+    assert t3k.label() == "mesh 0 (1×8, devices 0-7)"
+    assert t3k.chips_text() == "chips (0,0)-(0,7), devices 0-7"
     assert pair.chips_text() == "chips (0,0) device 4 and (0,1) device 5"
     assert Mesh.from_info(0, {"mesh": {"shape": [2, 2], "device_ids": [0]}}) is None  # does not add up
     assert Mesh.from_info(0, {"mesh": "2x2"}) is None
