@@ -196,6 +196,15 @@ class BufferRef:
         """This buffer on `cores` (the grid of the tensor that holds it)."""
         return self if cores is None or cores == self.cores else replace(self, cores=cores)
 
+    @classmethod
+    def of_tensor(cls, device: int, buffer_type: str, address: int, size: int,
+                  memory_config: str | None, tensor_id: int | None = None) -> BufferRef:  # fmt: skip
+        """A tensor's buffer, on the cores its memory-config text names (`ttrecord.placement`)."""
+        buf = cls(device, buffer_type, address, size, None, None, tensor_id)
+        if memory_config is not None and " on (" in memory_config:
+            return buf.placed(cores_of(memory_config))
+        return buf
+
 
 @dataclass(frozen=True, slots=True)
 class TensorRef:
@@ -208,12 +217,6 @@ class TensorRef:
     layout: str | None = None
     memory_config: str | None = None
     buffer: BufferRef | None = None  # None for host tensors
-
-    def __post_init__(self) -> None:
-        # A sharded tensor's buffer lives on its grid's cores (`ttrecord.placement`).
-        buf, config = self.buffer, self.memory_config
-        if buf is not None and config is not None and buf.cores is None and " on (" in config:
-            object.__setattr__(self, "buffer", buf.placed(cores_of(config)))
 
     @property
     def device_buffer(self) -> BufferRef:

@@ -21,7 +21,7 @@ from pathlib import Path
 from ttrecord.analysis import analyze
 from ttrecord.analysis.context import Access, RangeIndex
 from ttrecord.cli.main import main
-from ttrecord.events import BufferRef, TensorRef
+from ttrecord.events import BufferRef
 from ttrecord.meshes import Mesh
 from ttrecord.placement import cores_of
 from ttrecord.store.reader import Session
@@ -50,12 +50,9 @@ def test_memory_config_text_names_the_cores_of_the_shard_grid():
 
 
 def test_buffers_at_one_address_overlap_only_where_their_cores_meet():
-    row0 = TensorRef(1, "device", memory_config="L1 height_sharded on (0,0)-(3,0)",
-                     buffer=BufferRef(0, "L1", 0x1000, 0x800)).device_buffer  # fmt: skip
-    row1 = TensorRef(2, "device", memory_config="L1 height_sharded on (0,1)-(3,1)",
-                     buffer=BufferRef(0, "L1", 0x1000, 0x800)).device_buffer  # fmt: skip
-    corner = TensorRef(3, "device", memory_config="L1 block_sharded on (3,0)-(4,1)",
-                       buffer=BufferRef(0, "L1", 0x1400, 0x800)).device_buffer  # fmt: skip
+    row0 = BufferRef.of_tensor(0, "L1", 0x1000, 0x800, "L1 height_sharded on (0,0)-(3,0)")
+    row1 = BufferRef.of_tensor(0, "L1", 0x1000, 0x800, "L1 height_sharded on (0,1)-(3,1)")
+    corner = BufferRef.of_tensor(0, "L1", 0x1400, 0x800, "L1 block_sharded on (3,0)-(4,1)")
     everywhere = BufferRef(0, "L1", 0x1000, 0x800)  # interleaved: every bank
     assert not row0.overlaps(row1)
     assert row0.overlaps(corner) and row1.overlaps(corner)
