@@ -71,6 +71,10 @@ EXPECTED_MARKERS = {
     "nonblocking_read_before_sync.py": ["TR012"],
     "sharded_disjoint_cores.py": [],
     "galaxy_alloc_after_capture.py": ["TR004"],
+    "ccl_trace_1x8.py": [],
+    "sub_device_load_in_capture.py": ["TR003"],
+    "sub_device_execute_other_manager.py": ["TR009"],
+    "semaphore_freed_after_capture.py": ["TR005"],
 }
 
 RUNS = {
@@ -115,6 +119,10 @@ RUNS = {
     "sharded_disjoint_cores": ["sharded_disjoint_cores.py"],
     "sharded_same_cores": ["sharded_disjoint_cores.py", "--same-cores"],
     "galaxy_alloc_after_capture": ["galaxy_alloc_after_capture.py"],
+    "ccl_trace_1x8": ["ccl_trace_1x8.py"],
+    "sub_device_load_in_capture": ["sub_device_load_in_capture.py"],
+    "sub_device_execute_other_manager": ["sub_device_execute_other_manager.py"],
+    "semaphore_freed_after_capture": ["semaphore_freed_after_capture.py"],
 }
 HANG_RUN, HANG_MARKER = "hang_in_replay", "replay 2"
 
@@ -286,6 +294,21 @@ def test_mesh_paged_decode_traced_tokens_equal_eager(results):
     _ok(r)
     assert _line(r.stdout, "traced == eager:") == "True"
     assert _line(r.stdout, "traced tokens (first 4 users):") == _line(r.stdout, "eager tokens (first 4 users):")
+
+
+def test_ccl_trace_1x8_every_replay_gathers_every_chip(results):
+    r = results["ccl_trace_1x8"]
+    _ok(r)
+    assert r.stdout.count("gathered equals every chip's shard: True") == 3
+
+
+def test_sub_device_samples_end_in_ttnn_s_messages(results):
+    load = results["sub_device_load_in_capture"]
+    _ok(load)
+    assert "Cannot reset worker state during trace capture" in load.stdout
+    other = results["sub_device_execute_other_manager"]
+    _ok(other)
+    assert "Trace instance 0 must exist on Mesh device 0's active sub-device manager 0" in other.stdout
 
 
 def test_alloc_after_capture_safe_values_survive(results):

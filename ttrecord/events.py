@@ -92,6 +92,9 @@ class NoteKind(str, Enum):
     NATIVE_BENCH = "native_bench"  # a native benchmark entry
     CORRUPTIBLE_SCOPE_BEGIN = "corruptible_scope_begin"
     CORRUPTIBLE_SCOPE_END = "corruptible_scope_end"
+    # Schema version 2:
+    SUB_DEVICE_MANAGER = "sub_device_manager"  # a sub-device manager method on a device
+    GLOBAL_SEMAPHORE = "global_semaphore"  # a global semaphore created, reset, used or freed
 
     def __str__(self) -> str:
         return self.value

@@ -48,7 +48,7 @@ class SessionHandle:
 
     def _run(self, query: Callable[[Session], T]) -> T:
         if self._session is None:
-            self._session = Session.open(self.path)
+            self._session = Session.open(self.path, live=True)
         try:
             # Session text is data: control and bidi characters shown as escapes before any
             # widget gets it (see ttrecord.textsafe).

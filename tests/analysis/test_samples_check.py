@@ -31,11 +31,12 @@ HAZARDS = [
     "trace_lifecycle", "overlapping_traces", "multi_trace", "trace_region_too_small",
     "compile_in_capture", "prep_differs", "compile_after_capture", "two_cq_missing_wait",
     "pipelined_io_read_event", "nonblocking_read_before_sync", "acknowledged_corruptible",
+    "sub_device_load_in_capture", "sub_device_execute_other_manager", "semaphore_freed_after_capture",
     "galaxy_alloc_after_capture",
 ]  # fmt: skip
 CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe", "reallocated_input",
          "input_reallocated_after_capture", "sharded_cnn_executor", "mesh_paged_decode",
-         "two_cq_overlapped_input", "sharded_disjoint_cores"]  # fmt: skip
+         "two_cq_overlapped_input", "ccl_trace_1x8", "sharded_disjoint_cores"]  # fmt: skip
 # `# expect: TR010` or, for a finding of another severity than the rule's usual one,
 # `# expect: TR010 info`
 EXPECT = re.compile(r"#\s*expect:\s*(TR\d{3})(?:\s+(error|warning|info))?")

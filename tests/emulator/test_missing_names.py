@@ -179,12 +179,12 @@ def test_fabric_config_and_device_profiler(device):
 def test_missing_attributes_raise_the_one_line_error(device):
     t = _dev_tensor(device, torch.zeros(32, 32))
     cases = [(lambda: t.extract_shard, "ttnn.Tensor.extract_shard"),
-             (lambda: device.create_sub_device_manager, "ttnn.MeshDevice.create_sub_device_manager"),
+             (lambda: device.quiesce_devices, "ttnn.MeshDevice.quiesce_devices"),
              (lambda: ttnn.no_such_op, "ttnn.no_such_op")]
     for get, qualified in cases:
         with pytest.raises(ttnn.NotEmulatedError, match=NOT_EMULATED.format(qualified.replace(".", r"\."))):
             get()
-    assert not hasattr(t, "extract_shard") and getattr(device, "load_sub_device_manager", None) is None
+    assert not hasattr(t, "extract_shard") and getattr(device, "get_view", None) is None
     with pytest.raises(AttributeError) as excinfo:
         getattr(t, "_no_such_private")  # noqa: B009 - the attribute access is the test
     assert not isinstance(excinfo.value, ttnn.NotEmulatedError)
@@ -215,11 +215,11 @@ def test_padding_methods_need_a_host_tensor_and_mesh_devices_have_a_core_grid(de
     assert device.num_program_cache_entries() == 0
 
 
-def test_sub_device_ids_are_values_and_sub_device_managers_are_not_emulated(device):
+def test_sub_device_ids_are_values_and_sub_device_managers_are_emulated(device):
     assert ttnn.SubDeviceId(0) == ttnn.SubDeviceId(0) != ttnn.SubDeviceId(1)
     assert repr(ttnn.SubDeviceId(1)) == "SubDeviceId(1)"  # as ttnn 0.81.1 prints it
     cores = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(3, 3))})
     assert ttnn.SubDevice([cores]).cores == [cores]
-    with pytest.raises(ttnn.NotEmulatedError, match="ttnn.MeshDevice.create_sub_device_manager is not emulated"):
-        device.create_sub_device_manager([ttnn.SubDevice([cores])], 0)
+    manager = device.create_sub_device_manager([ttnn.SubDevice([cores])], 0)
+    assert isinstance(manager, ttnn.SubDeviceManagerId)  # the rest: tests/emulator/test_sub_devices.py
     ttnn.synchronize_device(device, sub_device_ids=[ttnn.SubDeviceId(0)])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from ttrecord.errors import TtrecordError
@@ -17,6 +18,7 @@ class Check:
     ttrecord check SESSION.db --format json --fail-on warning    for scripts and CI
 
     ttrecord check SESSION.db --baseline main.json        fail only on findings main lacks
+    ttrecord check runs/                                  every rank of an mpirun/tt-run run
 
     Exits 1 when a finding reaches the --fail-on level (default: error; with --baseline, a
     new finding), 4 when there was nothing to judge: no backend ran, no ttnn call was
@@ -30,7 +32,10 @@ class Check:
     @staticmethod
     def prepare_parser(parser: argparse.ArgumentParser) -> None:
         _list_rules_in_help(parser)
-        parser.add_argument("session", metavar="SESSION.db", help="a recorded session")
+        parser.add_argument("session", metavar="SESSION.db", nargs="+",
+                            help="a recorded session; or the sessions (files, or their folder)"
+                            " of one multi-host run, checked together: each rank's findings"
+                            " and the ranks compared (TR019)")  # fmt: skip
         parser.add_argument("--format", choices=("text", "json", "sarif"), default="text",
                             help="output format (default: text)")  # fmt: skip
         parser.add_argument(
@@ -58,16 +63,31 @@ class Check:
     def run(self, args: argparse.Namespace) -> int:
         from ttrecord.report import run_check
 
+        targets = [args.session] if isinstance(args.session, str) else list(args.session)
+        check: Any = run_check
+        subject: Any = targets[0]
+        inputs = targets
+        if len(targets) > 1 or Path(targets[0]).is_dir():
+            from ttrecord.report.ranks import run_ranks_check
+            from ttrecord.store.ranks import expand, one_run
+
+            files = expand(targets)
+            inputs = [str(f) for f in files]
+            ranks = one_run(files)
+            if len(ranks) == 1:
+                subject = str(ranks[0].path)
+            else:
+                check, subject = run_ranks_check, ranks
         if args.output is None:
-            return run_check(args.session, args.format, args.fail_on, sys.stdout, args.quiet,
-                             **_gates(args))  # fmt: skip
+            return int(check(subject, args.format, args.fail_on, sys.stdout, args.quiet,
+                             **_gates(args)))  # fmt: skip
         from ttrecord.cli.output import check_output, replaced_on_success
 
-        path = check_output(args.output, inputs=[args.session], force=args.force)
+        path = check_output(args.output, inputs=inputs, force=args.force)
         try:
             with replaced_on_success(path) as temp, open(temp, "w", encoding="utf-8") as out:
-                return run_check(args.session, args.format, args.fail_on, out, args.quiet,
-                                 **_gates(args))  # fmt: skip
+                return int(check(subject, args.format, args.fail_on, out, args.quiet,
+                                 **_gates(args)))  # fmt: skip
         except OSError as exc:
             raise TtrecordError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
 

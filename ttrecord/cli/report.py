@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ttrecord.errors import TtrecordError
 from ttrecord.terminal import wrap
+
+if TYPE_CHECKING:
+    from ttrecord.store.ranks import RankSession
 
 
 class Report:
@@ -24,7 +29,10 @@ class Report:
 
     @staticmethod
     def prepare_parser(parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("session", metavar="SESSION.db", help="a recorded session")
+        parser.add_argument("session", metavar="SESSION.db", nargs="+",
+                            help="a recorded session; or the sessions (files, or their folder)"
+                            " of one multi-host run: each rank's report, then the ranks"
+                            " compared")  # fmt: skip
         parser.add_argument("-q", "--quiet", action="store_true",
                             help="no progress bar on the terminal")  # fmt: skip
         parser.add_argument("--format", choices=("text", "json"), default="text",
@@ -43,6 +51,15 @@ class Report:
         import os
         import sys
 
+        targets = [args.session] if isinstance(args.session, str) else list(args.session)
+        args.session = targets[0]
+        if len(targets) > 1 or Path(targets[0]).is_dir():
+            from ttrecord.store.ranks import expand, one_run
+
+            ranks = one_run(expand(targets))
+            if len(ranks) > 1:
+                return _ranks(args, ranks)
+            args.session = str(ranks[0].path)
         if args.html:
             return _html(args)
         from ttrecord.report import summary, summary_json
@@ -64,6 +81,34 @@ class Report:
         except BrokenPipeError:  # `ttrecord report … | head`
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def _ranks(args: argparse.Namespace, ranks: list[RankSession]) -> int:
+    """The report of a multi-host run's ranks (text or json; one HTML page per rank)."""
+    import sys
+
+    from ttrecord.report.ranks import render_ranks_report
+
+    if args.html:
+        raise TtrecordError("--html writes one session's page: give one rank's session")
+    if args.output is not None:
+        from ttrecord.cli.output import check_output, replaced_on_success
+
+        path = check_output(args.output, inputs=[str(r.path) for r in ranks], force=args.force)
+        try:
+            with replaced_on_success(path) as temp, open(temp, "w", encoding="utf-8") as out:
+                render_ranks_report(ranks, out, args.format, quiet=args.quiet)
+        except OSError as exc:
+            raise TtrecordError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
+        return 0
+    try:
+        render_ranks_report(ranks, sys.stdout, args.format, quiet=args.quiet)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
 
 
 def _html(args: argparse.Namespace) -> int:

@@ -8,9 +8,13 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ttrecord.errors import TtrecordError
 from ttrecord.terminal import wrap
+
+if TYPE_CHECKING:
+    from ttrecord.launch import Launch
 
 
 def _positive(text: str) -> float:
@@ -37,6 +41,32 @@ def default_output(program: str, now: float | None = None) -> Path:
     stem = Path(program).stem if not program.startswith("-m ") else program[3:].rsplit(".", 1)[-1]
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
     return Path(f"ttrecord-{stem}-{stamp}.db")
+
+
+def _output_folder(output: str | None) -> Path | None:
+    """-o names a folder (an existing one, or a path ending in /): sessions of a launch go in
+    it, one per rank."""
+    if output is None:
+        return None
+    path = Path(output)
+    return path if path.is_dir() or output.endswith(("/", os.sep)) else None
+
+
+def rank_output(output: str | None, program: str, launch: Launch | None) -> Path:
+    """The session path of this process: -o as given for a single process; under a launcher,
+    each rank's own file (rank, world size and host in its name) so ranks never share one:
+    `-o run.db` -> run-rank1of2-host.db, `-o runs/` -> runs/ttrecord-<program>-<time>-rank1of2-host.db."""
+    folder = _output_folder(output)
+    if launch is None:
+        return Path(output) if output else default_output(program)
+    if output is None or folder is not None:
+        base = default_output(program)
+        path = (folder or Path(".")) / f"{base.stem}-{launch.name_part}{base.suffix}"
+        return path if folder is not None else Path(path.name)
+    given = Path(output)
+    if launch.size == 1:
+        return given
+    return given.with_name(f"{given.stem}-{launch.name_part}{given.suffix or '.db'}")
 
 
 _CHECK_MEANS = {0: "nothing at or above --fail-on {}", 1: "a finding at or above --fail-on {}",
@@ -135,11 +165,18 @@ class Run:
     def run(self, args: argparse.Namespace) -> int:
         from ttrecord.recorder.supervisor import RunOptions, Supervisor
 
+        from ttrecord import launch as launches
+
         script, module, argv = self._target(args)
         program = script if script is not None else f"-m {module}"
-        output = Path(args.output) if args.output else default_output(program)
-        if output.is_dir():
-            raise TtrecordError(f"{output} is a folder")
+        folder = _output_folder(args.output)
+        launch = launches.from_environment(
+            program=" ".join([program, *argv]),
+            output_folder=folder if folder is not None else Path(args.output or ".").parent)
+        if folder is not None and launch is None:
+            raise TtrecordError(f"{args.output} is a folder; give a session file (a folder holds"
+                                " one session per rank only under mpirun, mpiexec or tt-run)")  # fmt: skip
+        output = rank_output(args.output, program, launch)
         self._check_paths(output)
         if output.exists() and not args.force:
             raise TtrecordError(f"{output} exists; use --force to overwrite it")
@@ -161,6 +198,7 @@ class Run:
             callsites=not args.no_callsites,
             graph_capture=not args.no_graph_capture,
             verify_replay=args.verify_replay,
+            launch=launch.to_json() if launch is not None else None,
         )
         supervisor = Supervisor(options)
         if args.native or args.audit_capture:
@@ -185,6 +223,9 @@ class Run:
             result = supervisor.run()
         if not args.quiet:
             self._summary(result)
+            if launch is not None and launch.rank == 0 and (launch.size or 1) > 1:
+                print(f"  ttrecord check {output.parent}   (every rank of this run, compared)",
+                      file=sys.stderr)  # fmt: skip
         code = result.exit_code
         if args.check:
             from ttrecord.cli.check import Check

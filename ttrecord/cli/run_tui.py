@@ -27,7 +27,7 @@ def _readable(path: Path) -> bool:
     from ttrecord.store.reader import Session
 
     try:
-        Session.open(path).close()
+        Session.open(path, snapshot=False).close()
         return True
     except SessionError:
         return False

@@ -53,7 +53,7 @@ def listing(folder: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for path in find_sessions(folder):
         try:
-            with Session.open(path) as session:
+            with Session.open(path, snapshot=False) as session:
                 info = session.info()
                 events = session.event_count()
                 rows.append({

@@ -67,6 +67,7 @@ from .device import (
     synchronize_device,
     wait_for_event,
 )
+from .sub_devices import SubDeviceManagerId, install as _install_sub_devices
 from .distributed import (
     ConcatMesh2dToTensor,
     ConcatMeshToTensor,
@@ -336,3 +337,5 @@ def uninstall() -> None:
         del sys.modules["ttnn"]
         for name in SUBMODULES:
             sys.modules.pop(f"ttnn.{name}", None)
+
+_install_sub_devices(MeshDevice)  # create/load/clear/remove_sub_device_manager, stall groups

@@ -99,21 +99,28 @@ def init_device_compute_kernel_config(arch: Any = None, device_kernel_config: An
 
 class GlobalSemaphore(NotEmulatedAttributes):
     """A semaphore on a set of cores, used by the async CCLs to synchronise chips; emulated
-    CCLs complete inside the call, so it only has to exist and hold its value."""
+    CCLs complete inside the call, so it only has to exist and hold its value. Its address is
+    a distinct L1 address per semaphore (not reserved in the allocator), so a trace that bakes
+    it in can be told apart from one that bakes in another."""
 
     _ids = itertools.count()
+    _ADDRESS_BASE = 0x10_0000
 
     def __init__(self, mesh_device: Any, cores: Any, initial_value: int) -> None:
         self.mesh_device = mesh_device
         self.cores = cores
         self.value = int(initial_value)
         self.id = next(GlobalSemaphore._ids)
+        self.address = GlobalSemaphore._ADDRESS_BASE + 16 * self.id
 
     def __repr__(self) -> str:
         return f"GlobalSemaphore(id={self.id})"
 
 
 def create_global_semaphore(mesh_device: Any, cores: Any, initial_value: int, buffer_type: Any = None) -> GlobalSemaphore:
+    if buffer_type is not None and getattr(buffer_type, "name", "L1") != "L1":
+        raise RuntimeError("TT_FATAL @ /project/tt_metal/impl/buffers/global_semaphore.cpp:0: "
+                           "buffer_type == BufferType::L1\ninfo:\nGlobal semaphore can only be created for L1 buffer types")
     return GlobalSemaphore(mesh_device, cores, initial_value)
 
 
@@ -122,4 +129,4 @@ def reset_global_semaphore_value(global_semaphore: GlobalSemaphore, reset_value:
 
 
 def get_global_semaphore_address(global_semaphore: GlobalSemaphore) -> int:
-    return 0
+    return global_semaphore.address

@@ -566,8 +566,7 @@ def event_synchronize(mesh_event: MeshEvent) -> None:
 class SubDeviceId(errors.NotEmulatedAttributes):
     """The index of a sub-device within a sub-device manager (CCL ops take one as
     `subdevice_id`; the emulator runs every op on the whole device, so it is carried as given).
-    Sub-device managers themselves (`MeshDevice.create_sub_device_manager`, …) are not
-    emulated: ttnn 0.81.1's mock device cannot load one, so their behaviour is unmeasured."""
+    The managers themselves are in sub_devices.py."""
 
     def __init__(self, id: int) -> None:  # noqa: A002 - ttnn's parameter name
         self.id = int(id)

@@ -118,13 +118,13 @@ def cq_not_tracing(cq_id: int, trace_id: int) -> RuntimeError:
     )
 
 
-def trace_not_found(trace_id: int, mesh_id: int) -> RuntimeError:
+def trace_not_found(trace_id: int, mesh_id: int, manager: int = 0) -> RuntimeError:
     return tt_fatal(
         _MESH_DEVICE,
         1124,
         "trace_buffer != nullptr",
         f"Trace instance {int(trace_id)} must exist on Mesh device {mesh_id}'s "
-        "active sub-device manager 0",
+        f"active sub-device manager {manager}",
     )
 
 

@@ -25,7 +25,7 @@ import itertools
 from typing import Any, NamedTuple, Optional
 from collections.abc import Callable
 
-from . import errors, faults, program_cache
+from . import errors, faults, program_cache, sub_devices
 from .allocator import round_up
 from .buffer import BufferDesc, DeviceBuffer
 from .codec import TensorSpec
@@ -69,6 +69,7 @@ class Trace:
         self.buffer: Optional[DeviceBuffer] = None
         self.size = 0
         self.dram_high_water_mark = 0  # trace_region_size=0: the top of DRAM its capture used
+        self.manager = 0  # the sub-device manager it belongs to (sub_devices.py)
 
     def reads(self) -> list[BufferDesc]:
         return [d for r in self.records for d, _ in r.inputs]
@@ -133,7 +134,8 @@ def begin_trace_capture(mesh_device: Any, *, cq_id: Optional[int] = None) -> Mes
         mesh_device.allocations_unsafe = False  # tt-metal: mark_allocations_safe()
         if mesh_device.trace_region_size == 0:  # tt-metal: begin_dram_high_water_mark_tracking
             mesh_device.dram_marks = [0, 0]
-        mesh_device.capturing[cq] = Trace(trace_id, cq)
+        trace = mesh_device.capturing[cq] = Trace(trace_id, cq)
+        trace.manager = sub_devices.active_id(mesh_device)
     return trace_id
 
 
@@ -145,6 +147,8 @@ def end_trace_capture(mesh_device: Any, trace_id: int, *, cq_id: Optional[int] =
         trace = mesh_device.capturing.get(cq)
         if trace is None or trace.trace_id != int(trace_id):
             raise errors.cq_not_tracing(cq, trace_id)
+        if trace.manager != sub_devices.active_id(mesh_device):  # it stays in capture, as in ttnn
+            raise sub_devices.trace_not_in_active(trace_id, mesh_device, replay=False)
         del mesh_device.capturing[cq]
         unpadded = len(trace.records) * config.trace_bytes_per_op
         if unpadded:
@@ -184,7 +188,9 @@ def execute_trace(
     `blocking=True` makes the host wait for it, as on hardware."""
     trace = mesh_device.traces.get(int(trace_id))
     if trace is None:
-        raise errors.trace_not_found(trace_id, mesh_device.mesh_id)
+        raise errors.trace_not_found(trace_id, mesh_device.mesh_id, sub_devices.active_id(mesh_device))
+    if trace.manager != sub_devices.active_id(mesh_device):
+        raise sub_devices.trace_not_in_active(trace_id, mesh_device, replay=True)
     faults.on_replay()
 
     def replay() -> None:
@@ -204,6 +210,15 @@ def release_trace(mesh_device: Any, trace_id: int) -> None:
     """Free a trace's command buffer; allocations are safe again once none is left."""
     with mesh_device.lock:
         queues_of(mesh_device).finish()  # a pending replay of it runs first
+        trace = mesh_device.traces.get(int(trace_id))
+        if trace is None or trace.manager != sub_devices.active_id(mesh_device):
+            return  # ttnn looks it up in the active sub-device manager only
+        drop_trace(mesh_device, trace_id)
+
+
+def drop_trace(mesh_device: Any, trace_id: int) -> None:
+    """Free a trace's buffer and forget it (a release, or its sub-device manager removed)."""
+    with mesh_device.lock:
         trace = mesh_device.traces.pop(int(trace_id), None)
         if trace is None:
             return

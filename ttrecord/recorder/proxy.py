@@ -21,7 +21,7 @@ import wrapt
 
 from ttrecord.events import Kind
 from ttrecord.recorder.classify import TENSOR_METHODS, module_kind
-from ttrecord.recorder import tracker
+from ttrecord.recorder import sub_devices, tracker
 from ttrecord.recorder.recorder import Recorder
 
 # Tensor operators: ttnn forwards them to ops (`a + b` is ttnn.add), so they are ops too.
@@ -126,6 +126,8 @@ class Installation:
             return known[1]
         if short == tracker.SCOPE:  # a context manager: its entry and exit are recorded too
             wrapper = tracker.scope_wrapper(self.recorder, qualname, kind)
+        elif sub_devices.routed(short):  # semaphores, collectives, trace calls: notes around
+            wrapper = sub_devices.wrapper(self.recorder, qualname, kind, short)
         else:
             wrapper = _make_wrapper(self.recorder, qualname, kind)
         wrapped = wrapt.FunctionWrapper(value, wrapper)

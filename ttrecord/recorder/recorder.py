@@ -28,7 +28,7 @@ from ttrecord.events import REFERRERS, Kind, Phase
 from ttrecord.recorder import lifetimes
 from ttrecord.recorder.allocations import Devices
 from ttrecord.recorder.callsite import CallSites
-from ttrecord.recorder import program_cache
+from ttrecord.recorder import program_cache, sub_devices
 from ttrecord.recorder.referrers import Referrers
 from ttrecord.recorder.classify import refine
 from ttrecord.recorder.ledger import Ledger
@@ -472,6 +472,7 @@ class Recorder(MemoryRecords):
             for dev in opened:
                 extra = self.devices.add(dev)
                 program_cache.watch(type(dev), self)
+                sub_devices.watch(type(dev), self)
             device = self.devices.id_of(opened[0]) if opened else device
             with self._lock:
                 self._cache_grew()  # the baseline the device's compiles are counted from
@@ -546,6 +547,7 @@ class Recorder(MemoryRecords):
             tl = self._thread()
             if self.verifier is not None:
                 self.verifier.sweep()
+            sub_devices.finish(self)
             with self._lock:
                 records = self._memory_records(None, _EAGER, None, tl.tid, None)
                 if records:

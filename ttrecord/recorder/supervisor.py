@@ -62,6 +62,7 @@ class RunOptions:
     callsites: bool = True
     graph_capture: bool = True  # see recorder/temporaries.py
     verify_replay: bool = False  # see recorder/verify/
+    launch: dict[str, Any] | None = None  # rank, size, host, run id under a launcher (ttrecord.launch)
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,8 @@ class Supervisor:
             "graph_capture": o.graph_capture, "verify_replay": o.verify_replay,
             "supervisor_pid": os.getpid(), **self._recorder_options(),
         }  # fmt: skip
+        if o.launch is not None:
+            self._stored_options["launch"] = o.launch
         # A storage fault before the program starts does not stop it: it runs unrecorded (or
         # with its log only) and keeps its exit code; `run` says no session was written.
         lock_fd = None

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -20,6 +22,7 @@ from ttrecord.errors import SessionError
 from ttrecord.events import BufferRef, CallSite, Event, TensorRef
 from ttrecord.findings import Finding, Severity
 from ttrecord.store import liveness, schema, vocabulary
+from ttrecord.store import snapshot as snapshot_store
 from ttrecord.store.opening import abnormal_message, connect_read_only, read_head
 from ttrecord.store.queries import AnalysisQueries, BufferLife, EagerCallGroup  # noqa: F401
 from ttrecord.store.buffer_rows import (  # noqa: F401  (re-exported)
@@ -93,20 +96,47 @@ def _tensor_ref(row: sqlite3.Row | tuple) -> TensorRef:
     return TensorRef(tensor_id, storage, _shape(shape), dtype, layout, memcfg, buffer)
 
 
+QUERY_SECONDS_ENV = "TTRECORD_QUERY_SECONDS"
+DEFAULT_QUERY_SECONDS = 600.0
+_PROGRESS_STEPS = 100_000  # SQLite VM steps between two looks at the clock
+
+
+def query_seconds() -> float:
+    """How long one query may run before a reader stops it: a file can be crafted so that a
+    query never ends, and a reader must not hang on it (TTRECORD_QUERY_SECONDS, default 600)."""
+    try:
+        value = float(os.environ.get(QUERY_SECONDS_ENV, ""))
+    except ValueError:
+        return DEFAULT_QUERY_SECONDS
+    return value if value > 0 and math.isfinite(value) else DEFAULT_QUERY_SECONDS
+
+
 class Session(AnalysisQueries):
     """A read-only view of one session file (the analysis' set-based questions: `queries`)."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection) -> None:
         self.path = path
         self._conn = conn
+        self._limit = query_seconds()
+        self._deadline = math.inf
+        self._stopped = False
+        conn.set_progress_handler(self._over_time, _PROGRESS_STEPS)
         self._callsites: dict[int, CallSite] | None = None
         self._buffers: dict[int, BufferRef] | None = None
         # Set when the status says `running` but no `ttrecord run` records it any more.
         self.abnormal: str | None = None
+        # Read from an indexed copy made when the session was opened (it had no indexes).
+        self.snapshot = False
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> Session:
-        """Open a session for reading, or raise SessionError saying why it cannot be read."""
+    def open(cls, path: str | os.PathLike[str], *, snapshot: bool = True,
+             live: bool = False) -> Session:  # fmt: skip
+        """Open a session for reading, or raise SessionError saying why it cannot be read.
+
+        A session without its indexes (still recording, or its recorder was killed) is read
+        from an indexed copy (`store.snapshot`), so every reader's work stays bounded; not
+        with `snapshot=False` (readers of the session row only) nor, with `live=True`, while
+        a run is still recording it (a live view must see new events)."""
         p = Path(path)
         try:
             magic = read_head(p, len(_SQLITE_MAGIC))
@@ -128,7 +158,22 @@ class Session(AnalysisQueries):
         session = cls(p, conn)
         if row[1] == "running" and not liveness.being_recorded(p):
             session.abnormal = abnormal_message(p, conn)
+        if snapshot and not (live and liveness.being_recorded(p)):
+            session._read_indexed_copy()
         return session
+
+    def _read_indexed_copy(self) -> None:
+        try:
+            if not snapshot_store.missing_indexes(self._conn):
+                return
+        except sqlite3.DatabaseError as exc:
+            raise SessionError(f"{self.path}: damaged or truncated session ({exc})") from None
+        copy = snapshot_store.indexed_copy(self._conn)
+        if copy is not None:
+            self._conn.close()
+            self._conn = copy
+            copy.set_progress_handler(self._over_time, _PROGRESS_STEPS)
+            self.snapshot = True
 
     def close(self) -> None:
         self._conn.close()
@@ -139,11 +184,28 @@ class Session(AnalysisQueries):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _over_time(self) -> int:
+        if time.monotonic() > self._deadline:
+            self._stopped = True
+            return 1  # SQLite stops the statement ("interrupted")
+        return 0
+
+    def _failure(self, exc: sqlite3.DatabaseError) -> SessionError:
+        if self._stopped:
+            self._stopped = False
+            return SessionError(f"{self.path}: a query ran longer than {self._limit:g} s and was"
+                                f" stopped (a crafted or damaged file?); {QUERY_SECONDS_ENV}"
+                                " allows longer")  # fmt: skip
+        return SessionError(f"{self.path}: damaged or truncated session ({exc})")
+
     def _query(self, sql: str, params: tuple | list = ()) -> list[tuple]:
+        self._deadline = time.monotonic() + self._limit
         try:
             return self._conn.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as exc:
-            raise SessionError(f"{self.path}: damaged or truncated session ({exc})") from None
+            raise self._failure(exc) from None
+        finally:
+            self._deadline = math.inf
 
     # -- session -------------------------------------------------------------------------
 
@@ -512,12 +574,20 @@ class Session(AnalysisQueries):
 
     def query_iter(self, sql: str, params: tuple | list | dict = ()) -> Iterator[tuple]:
         """`query`, row by row: for reading a whole session in constant memory (exports)."""
-        try:
+        try:  # the limit is per batch: the caller's own work between batches is not SQLite's
+            self._deadline = time.monotonic() + self._limit
             cursor = self._conn.execute(sql, params)
-            while rows := cursor.fetchmany(1000):
+            while True:
+                self._deadline = time.monotonic() + self._limit
+                rows = cursor.fetchmany(1000)
+                self._deadline = math.inf
+                if not rows:
+                    break
                 yield from rows
         except sqlite3.DatabaseError as exc:
-            raise SessionError(f"{self.path}: damaged or truncated session ({exc})") from None
+            raise self._failure(exc) from None
+        finally:
+            self._deadline = math.inf
 
     def events_at(self, seqs: Iterable[int], with_tensors: bool = True) -> list[Event]:
         """The events with these seqs (any number, any spread), in seq order, with tensors.
@@ -581,7 +651,7 @@ def find_sessions(folder: str | os.PathLike[str]) -> list[Path]:
     found: list[tuple[float, Path]] = []
     for path in Path(folder).glob("*.db"):
         try:
-            session = Session.open(path)
+            session = Session.open(path, snapshot=False)
         except SessionError:
             continue  # another program's file, or one that cannot be told to be a session
         try:  # (a session whose contents are damaged is listed: readers say so)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # readers need only the constants; sqlite_utils (and numpy) l
     import sqlite_utils
 
 FORMAT = "ttrecord-session"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 TABLES: dict[str, dict] = {
     "session": dict(

@@ -82,10 +82,16 @@ class SessionsScreen(Screen):
 
     @work(thread=True, exclusive=True)
     def _load(self, paths: list[Path]) -> None:
-        self.post_message(Loaded([summarize(p) for p in paths]))
+        from ttrecord.report.ranks import run_lines
+
+        summaries = [summarize(p) for p in paths]
+        self.post_message(Loaded((summaries, run_lines(paths))))
 
     def on_loaded(self, message: Loaded) -> None:
-        self.summaries = message.data
+        self.summaries, runs = message.data
+        if runs:  # the ranks of a multi-host run, compared (TR019)
+            note = "\n".join([clean(self.note), *(clean(line, 400) for line in runs)]).strip()
+            self.query_one("#sessions-note", Static).update(Text(note))
         self.settled = True
         self._fill()
 

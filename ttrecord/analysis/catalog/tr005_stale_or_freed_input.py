@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from ttrecord.analysis import trace_inputs
+from collections.abc import Sequence
+
+from ttrecord.analysis import sub_devices, trace_inputs
+from ttrecord.analysis.context import Context
+from ttrecord.events import Event
+from ttrecord.findings import Finding
 from ttrecord.analysis.rules import Rule
 from ttrecord.findings import Severity
+
+
+def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    return trace_inputs.detect_stale_inputs(events, ctx) + sub_devices.detect_semaphores(events, ctx)
+
 
 RULE = Rule(
     id="TR005",
@@ -22,9 +32,11 @@ RULE = Rule(
         " input since the previous replay, and something shows it was meant as the input: the"
         " same call path made or filled the captured input before the capture, it replaced the"
         " captured input's last reference, or nothing ever used it (else it is the program's own"
-        " tensor and what a replay does to it is TR004's)"
+        " tensor and what a replay does to it is TR004's); or a global semaphore a captured"
+        " collective op was given is freed, or reset to another value than it was created with,"
+        " after that op was captured and before a replay of the trace (the finding names it)"
     ),
-    at="the free (e.g. `ttnn.deallocate`) / the write that made the new tensor",
+    at="the free (e.g. `ttnn.deallocate`) / the write that made the new tensor / the semaphore's free or reset",
     why=(
         "A buffer the trace reads is freed after capture, or new input data goes to a new tensor "
         "instead of into the captured buffer before execute_trace: the replay computes on stale or"
@@ -35,6 +47,6 @@ RULE = Rule(
         "ttnn.copy_host_to_device_tensor(host, captured_input) or ttnn.copy(new, captured_input) "
         "before execute_trace."
     ),
-    detect=trace_inputs.detect_stale_inputs,
+    detect=detect,
     facts=("trace_input_lifetimes",),
 )

@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
-from ttrecord.analysis import lifecycle
+from collections.abc import Sequence
+
+from ttrecord.analysis import lifecycle, sub_devices
+from ttrecord.analysis.context import Context
+from ttrecord.events import Event
+from ttrecord.findings import Finding
 from ttrecord.analysis.rules import Rule
 from ttrecord.findings import Severity
+
+
+def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    found = lifecycle.detect(events, ctx)
+    removed = sub_devices.traces_freed_by_removal(events)
+    if removed:  # a trace its removed sub-device manager took with it was released by that
+        found = [f for f in found if not ("is never released" in f.message
+                                          and (f.evidence.get("device"), f.evidence.get("trace")) in removed)]
+    return found + sub_devices.detect_trace_under_other_manager(events, ctx)
+
 
 RULE = Rule(
     id="TR009",
@@ -18,7 +33,9 @@ RULE = Rule(
         "`release_trace` of a trace not live; and, in a run that ended normally, a capture never "
         "ended (not one whose `end_trace_capture` raised: that error is the finding) or a trace "
         "never released. Info for a second `release_trace` of a trace released already (a no-op"
-        " in ttnn: nothing is replayed or freed twice)"
+        " in ttnn: nothing is replayed or freed twice). Also `end_trace_capture`, `execute_trace` or"
+        " `release_trace` of a trace under another sub-device manager than the one active at its"
+        " `begin_trace_capture`"
     ),
     at="the execute / begin / release call; the `begin_trace_capture`",
     why=(
@@ -29,5 +46,5 @@ RULE = Rule(
         "Pair every begin_trace_capture with end_trace_capture, execute only live traces on the "
         "device that captured them, and call ttnn.release_trace when done."
     ),
-    detect=lifecycle.detect,
+    detect=detect,
 )
