@@ -34,4 +34,7 @@ NAMES = sorted(p.stem for p in SAMPLES_DIR.glob("*.py"))
 HAZARDS = [n for n in NAMES if markers(n)]
 CLEAN = [n for n in NAMES if not markers(n) and n not in NOT_CHECKED]
 # How each sample runs with plain python: its script, and one extra run with a flag.
-RUNS = {n: [f"{n}.py"] for n in NAMES} | {"address_drift_extra": ["address_drift.py", "--extra-alloc"]}
+RUNS = {n: [f"{n}.py"] for n in NAMES} | {
+    "address_drift_extra": ["address_drift.py", "--extra-alloc"],
+    "sharded_same_cores": ["sharded_disjoint_cores.py", "--same-cores"],
+}

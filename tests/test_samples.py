@@ -72,6 +72,8 @@ EXPECTED_MARKERS = {
     "two_cq_missing_wait.py": ["TR012"],
     "pipelined_io_read_event.py": ["TR012"],
     "nonblocking_read_before_sync.py": ["TR012"],
+    "sharded_disjoint_cores.py": [],
+    "galaxy_alloc_after_capture.py": ["TR004"],
     "ccl_trace_1x8.py": [],
     "sub_device_load_in_capture.py": ["TR003"],
     "sub_device_execute_other_manager.py": ["TR009"],
@@ -324,6 +326,23 @@ def test_alloc_after_capture_value_differs_from_eager(results):
     replay = float(_line(r.stdout, "bias after replay:"))
     assert eager == 1.0 and replay != eager
     assert "Allocating device buffers is potentially unsafe due to the existence of an active trace" in r.stderr
+
+
+def test_sharded_tensor_on_other_cores_keeps_its_values_across_the_replay(results):
+    # GIVEN a tensor sharded over row 1's cores at the L1 address of an intermediate the trace
+    # writes on row 0's cores THEN the replay leaves it alone; on row 0's cores it overwrites it
+    disjoint, same = results["sharded_disjoint_cores"], results["sharded_same_cores"]
+    _ok(disjoint)
+    _ok(same)
+    assert _line(disjoint.stdout, "other:") == _line(same.stdout, "other:").replace("row 0", "row 1")
+    assert _line(disjoint.stdout, "corrupted:") == "False"
+    assert _line(same.stdout, "corrupted:") == "True"
+
+
+def test_galaxy_allocation_after_capture_is_overwritten_on_every_chip(results):
+    r = results["galaxy_alloc_after_capture"]
+    _ok(r)
+    assert _line(r.stdout, "chips corrupted:") == "32 of 32"
 
 
 def test_acknowledged_corruptible_scratch_is_overwritten_and_the_output_is_right(results):

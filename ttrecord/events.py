@@ -9,9 +9,11 @@ recorder can build it cheaply and the store can write it without knowing about t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
+
+from ttrecord.placement import Cores, cores_of, placements_meet
 
 
 class Kind(str, Enum):
@@ -169,8 +171,9 @@ class BufferRef:
     """A device buffer as the allocator sees it.
 
     `size` is the bank-local footprint (`ceil(pages / banks) * aligned_page_size`), so two
-    buffers of one device and buffer type overlap exactly when `[address, address + size)`
-    ranges intersect.
+    buffers of one device and buffer type overlap when `[address, address + size)` ranges
+    intersect and their `cores` meet (`ttrecord.placement`: a sharded buffer holds its range
+    only on its grid's cores; None is every bank). `cores` is not part of its identity.
     """
 
     device: int
@@ -180,6 +183,7 @@ class BufferRef:
     page_size: int | None = None
     num_pages: int | None = None
     tensor_id: int | None = None
+    cores: Cores | None = field(default=None, compare=False)
 
     @property
     def end(self) -> int:
@@ -191,7 +195,21 @@ class BufferRef:
             and self.buffer_type == other.buffer_type
             and self.address < other.end
             and other.address < self.end
+            and placements_meet(self.cores, other.cores)
         )
+
+    def placed(self, cores: Cores | None) -> BufferRef:
+        """This buffer on `cores` (the grid of the tensor that holds it)."""
+        return self if cores is None or cores == self.cores else replace(self, cores=cores)
+
+    @classmethod
+    def of_tensor(cls, device: int, buffer_type: str, address: int, size: int,
+                  memory_config: str | None, tensor_id: int | None = None) -> BufferRef:  # fmt: skip
+        """A tensor's buffer, on the cores its memory-config text names (`ttrecord.placement`)."""
+        buf = cls(device, buffer_type, address, size, None, None, tensor_id)
+        if memory_config is not None and " on (" in memory_config:
+            return buf.placed(cores_of(memory_config))
+        return buf
 
 
 @dataclass(frozen=True, slots=True)

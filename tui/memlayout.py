@@ -13,13 +13,16 @@ plain row tuples (`MapRow`) and become `MapBar`s only when looked at (`Bars`).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import overload
 from operator import itemgetter
 
 from ttrecord.events import BufferRef
+from ttrecord.meshes import device_label, meshes_of
+from ttrecord.placement import Cores, placements_meet
+from ttrecord.store.placement_rows import buffer_cores
 from ttrecord.store.reader import (
     BufferRow,
     MapRow,
@@ -152,6 +155,9 @@ class Lines(Sequence["RangeGroup | MapBar"]):
         return len(self.groups) + bar_index
 
 
+Placements = Callable[[set[int]], Mapping[int, Cores]]  # buffer ids -> cores of the sharded ones
+
+
 @dataclass(frozen=True)
 class MemoryMap:
     device: int
@@ -159,10 +165,11 @@ class MemoryMap:
     bars: Bars  # by address, then by time
     groups: tuple[RangeGroup, ...]  # by address
     last_seq: int
+    device_label: str | None = None  # the device by its chips (`ttrecord.meshes`), when recorded
 
     @property
     def title(self) -> str:
-        return f"device {self.device} · {self.buffer_type}"
+        return f"{self.device_label or f'device {self.device}'} · {self.buffer_type}"
 
     @property
     def hazard_count(self) -> int:
@@ -186,10 +193,12 @@ def owned_spans(m: MemoryMap) -> list[tuple[int, int, int, int]]:
 
 
 def _highlights(rows: list[MapRow], key: tuple[int, str], ended: list[TraceRow],
-                ranges: dict[int, list[TraceRange]],
-                executes: dict[int, list[int]]) -> dict[int, tuple[MapRow, tuple[TraceRange, ...]]]:  # fmt: skip
+                ranges: dict[int, list[TraceRange]], executes: dict[int, list[int]],
+                placements: Placements | None = None) -> dict[int, tuple[MapRow, tuple[TraceRange, ...]]]:  # fmt: skip
     """Buffer id -> its row and the trace ranges it is marked for: what the rules that declare
-    a memory-map highlight (TR004: `ttrecord.analysis.trace_overlap.highlight`) mark."""
+    a memory-map highlight (TR004: `ttrecord.analysis.trace_overlap.highlight`) mark, where
+    the buffers' cores meet (`placements(ids)`: buffer id -> cores of the sharded ones among
+    `ids`; the rules see addresses only, as the map's rows hold)."""
     from ttrecord.analysis.registry import rules
 
     found: dict[int, tuple[MapRow, tuple[TraceRange, ...]]] = {}
@@ -199,15 +208,23 @@ def _highlights(rows: list[MapRow], key: tuple[int, str], ended: list[TraceRow],
             for buffer_id, (row, hits) in marked.items():
                 seen = found[buffer_id][1] if buffer_id in found else ()
                 found[buffer_id] = (row, seen + tuple(h for h in hits if h not in seen))
+    if found and placements is not None:
+        cores = placements(set(found) | {h.buffer_id for _, hits in found.values() for h in hits})
+        if cores:
+            placed = {b: (row, tuple(h for h in hits if placements_meet(cores.get(b), cores.get(h.buffer_id))))
+                      for b, (row, hits) in found.items()}  # fmt: skip
+            found = {b: v for b, v in placed.items() if v[1]}
     return found
 
 
 def layout(rows_by_key: dict[tuple[int, str], list[MapRow]], traces: list[TraceRow],
            trace_buffers: dict[int, list[tuple[str, int]]], last_seq: int,
            executes: dict[int, list[int]],
-           owned: dict[int, tuple[tuple[int, str], MapRow]] | None = None) -> list[MemoryMap]:  # fmt: skip
+           owned: dict[int, tuple[tuple[int, str], MapRow]] | None = None,
+           placements: Placements | None = None) -> list[MemoryMap]:  # fmt: skip
     """One map per (device, buffer type), in device then type order, from each type's
-    buffers in allocation order (see `build_maps` for the other arguments).
+    buffers in allocation order (see `build_maps` for the other arguments; `placements` as
+    `_highlights` takes it).
 
     `owned` is the buffers of `trace_buffers` by id, with their (device, type), when the
     caller has them (load_maps asks SQLite by id: cheaper than scanning every row here)."""
@@ -230,7 +247,7 @@ def layout(rows_by_key: dict[tuple[int, str], list[MapRow]], traces: list[TraceR
     maps = []
     for key in sorted(k for k, rows in rows_by_key.items() if rows):
         rows = rows_by_key[key]
-        hazards = _highlights(rows, key, ended, ranges, executes)
+        hazards = _highlights(rows, key, ended, ranges, executes, placements)
         # Stable: by address, then allocation order (alloc_seq, then id).
         bars = Bars(sorted(rows, key=itemgetter(1)), key, last_seq, hazards)
         groups = tuple(
@@ -271,7 +288,11 @@ def load_maps(session: Session) -> list[MemoryMap]:
     last_seq = seqs[1] if seqs else 0
     executes = trace_executions(traces, trace_execute_rows(session))
     owned = map_rows_by_id(session, {b for pairs in trace_buffers.values() for _, b in pairs})
-    return layout(map_buffer_rows(session), traces, trace_buffers, last_seq, executes, owned)
+    maps = layout(map_buffer_rows(session), traces, trace_buffers, last_seq, executes, owned,
+                  lambda ids: buffer_cores(session, ids))  # fmt: skip
+    meshes = meshes_of(session.devices())
+    return [replace(m, device_label=device_label(m.device, meshes)) if m.device in meshes else m
+            for m in maps]  # fmt: skip
 
 
 def buffers_by_trace(traces: list[TraceRow],

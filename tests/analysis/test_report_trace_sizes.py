@@ -120,7 +120,8 @@ def test_text_report_shows_each_trace_buffer_and_the_high_water_mark_total_and_p
     assert main(["report", path, "-q"]) == 0
     out = capsys.readouterr().out
     # THEN a trace-region table per device gives every size in total and per bank
-    assert re.search(rf"^Trace region, device \d+ \({BANKS} DRAM banks\)$", out, re.M)
+    # (the device by the chip the program opened: "device 0 (mesh 1)" for open_device(device_id=0))
+    assert re.search(rf"^Trace region, device 0 \(mesh \d+\), {BANKS} DRAM banks$", out, re.M)
     rows = _rows(out)
     (a, b, c), misfit = sorted(want["traces"]), max(want["traces"]) + 1
     for tid in (a, b, c):

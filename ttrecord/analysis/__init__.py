@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ttrecord.analysis.call_paths import place
+from ttrecord.analysis.chips import name_chips
 from ttrecord.analysis.context import Context
 from ttrecord.analysis.grouping import group
 from ttrecord.events import Event
@@ -38,6 +39,7 @@ def run_detectors(events: Sequence[Event], ctx: Context | None = None,
         found += rule.detect(events, ctx)
     place(found, ctx)
     findings = group(found)
+    name_chips(findings, ctx)
     findings.sort(key=lambda f: (-f.severity.rank, f.file or "", f.line or 0, f.rule, f.events[:1]))
     return findings
 

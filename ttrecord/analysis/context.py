@@ -142,16 +142,35 @@ class RangeIndex:
             key: Spans((a.buffer.address, a.buffer.end) for a in accs)
             for key, accs in self._accesses.items()
         }
+        # Keys holding a sharded buffer: there an address hit is decided per access, by
+        # placement (`ttrecord.placement`); the merged spans know addresses only.
+        self._placed = {key for key, accs in self._accesses.items()
+                        if any(a.buffer.cores is not None for a in accs)}  # fmt: skip
 
     def hits(self, buf: BufferRef) -> bool:
-        spans = self.spans.get((buf.device, buf.buffer_type))
-        return spans is not None and buf.size > 0 and spans.hits(buf.address, buf.end)
+        key = (buf.device, buf.buffer_type)
+        spans = self.spans.get(key)
+        if spans is None or buf.size <= 0 or not spans.hits(buf.address, buf.end):
+            return False
+        if buf.cores is None or key not in self._placed:
+            return True  # one side is on every bank: the address decides
+        return any(a.buffer.overlaps(buf) for a in self._accesses[key])
 
     def intervals(self) -> Iterator[tuple[int, str, int, int]]:
         """Merged ranges: (device, buffer type, start, end)."""
         for (device, btype), spans in self.spans.items():
             for start, end in zip(spans.starts, spans.ends, strict=True):
                 yield device, btype, start, end
+
+    def probes(self) -> Iterator[BufferRef]:
+        """What another index is asked about to find an overlap with this one: the merged
+        ranges, or where a sharded buffer is, each buffer with its cores."""
+        for device, btype, start, end in self.intervals():
+            if (device, btype) not in self._placed:
+                yield BufferRef(device, btype, start, end - start)
+        for key in self._placed:
+            for acc in self._accesses[key]:
+                yield acc.buffer
 
     def overlapping(self, buf: BufferRef) -> list[Access]:
         if not self.hits(buf):
@@ -266,6 +285,7 @@ def _derive_traces(
     info: TraceInfo | None
     capturing: dict[int | None, TraceInfo] = {}  # device -> trace being captured
     done: list[TraceInfo] = []
+    calls: dict[int, Event] = {}  # the latest calls inside captures, for their allocations
     for ev in events:
         kind = ev.kind
         if kind is Kind.TRACE_BEGIN:
@@ -286,7 +306,11 @@ def _derive_traces(
             if info is None and len(capturing) == 1:
                 info = next(iter(capturing.values()))
             if info is not None:
-                _record_access(info, ev, facts)
+                _record_access(info, ev, facts, calls)
+            if kind in CALL_KINDS:
+                calls[ev.seq] = ev
+                if len(calls) > 64:  # an allocation follows its call closely
+                    del calls[next(iter(calls))]
         if kind is Kind.TRACE_END:
             info = capturing.pop(ev.device, None)
             if info is not None:
@@ -306,12 +330,14 @@ def _derive_traces(
     yield from done
 
 
-def _record_access(info: TraceInfo, ev: Event, facts: EventFacts | SessionFacts) -> None:
+def _record_access(info: TraceInfo, ev: Event, facts: EventFacts | SessionFacts,
+                   calls: dict[int, Event]) -> None:  # fmt: skip
     if ev.status is not Status.OK:
         info.raised_inside = True
     if ev.kind is Kind.ALLOC and ev.buffer is not None:
         info.freed_inside.discard(buffer_key(ev.buffer))
-        info.accesses.append(Access(ev.buffer, ev.parent or ev.seq, "new", ev.buffer.tensor_id))
+        buf = _placed(ev.buffer, calls.get(ev.parent) if ev.parent is not None else None)
+        info.accesses.append(Access(buf, ev.parent or ev.seq, "new", ev.buffer.tensor_id))
         return
     if ev.kind is Kind.FREE and ev.buffer is not None:
         info.freed_inside.add(buffer_key(ev.buffer))
@@ -331,6 +357,15 @@ def _record_access(info: TraceInfo, ev: Event, facts: EventFacts | SessionFacts)
             info.accesses.append(
                 Access(ref.buffer, ev.seq, role, ref.tensor_id, ref.shape, ref.dtype, ref.layout)
             )
+
+
+def _placed(buf: BufferRef, call: Event | None) -> BufferRef:
+    """An allocation on the cores of the call's output that holds it (`ttrecord.placement`)."""
+    key = buffer_key(buf)
+    for ref in call.outputs if call is not None else ():
+        if ref.buffer is not None and ref.buffer.cores is not None and buffer_key(ref.buffer) == key:
+            return buf.placed(ref.buffer.cores)
+    return buf
 
 
 def _refills(info: TraceInfo) -> None:

@@ -199,8 +199,7 @@ class _Checker:
         if key not in self._pairs:
             found = None
             assert isinstance(a, RangeIndex) and isinstance(b, RangeIndex)
-            for device, btype, start, end in a.intervals():
-                probe = BufferRef(device, btype, start, end - start)
+            for probe in a.probes():  # by placement where a buffer is sharded
                 if b.hits(probe):
                     found = self._overlap(probe, b)
                     break

@@ -67,7 +67,7 @@ class Rule:
 
 
 # Evidence keys any finding may carry besides its rule's own (docs/check-json.md).
-COMMON_EVIDENCE = frozenset({"trace", "region", "device", "occurrences", "folded", "between", "helper"})
+COMMON_EVIDENCE = frozenset({"trace", "region", "device", "occurrences", "folded", "between", "helper", "mesh", "chips"})
 
 
 def undeclared_evidence(rule: Rule, evidence: dict[str, Any]) -> list[str]:

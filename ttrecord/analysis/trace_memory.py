@@ -25,7 +25,7 @@ from ttrecord.analysis.compile_after_capture import kernel_binaries
 from ttrecord.analysis.context import Access, Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
 from ttrecord.events import ACKNOWLEDGE_CORRUPTIBLE as ACKNOWLEDGE
-from ttrecord.events import Event, Kind, NoteKind, Phase, Status
+from ttrecord.events import BufferRef, Event, Kind, NoteKind, Phase, Status
 from ttrecord.findings import Finding, Severity
 
 _MAX_RANGES = 4  # trace ranges listed in one finding's evidence
@@ -87,7 +87,8 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             # free it and allocate one of the same spec); whether it was written before each
             # replay is TR005's question.
             if replay is not None and not _is_input_range(ctx, t, alloc) \
-                    and not _is_binary(ctx, alloc, compiled):  # a kernel binary: TR014's
+                    and not _is_binary(ctx, alloc, compiled) \
+                    and t.footprint.hits(_placed(ctx, events, alloc, index)):  # its banks, too
                 hits.append((replay, alloc.seq, window.end, t, alloc, index, acked.get(n)))
     hits.sort(key=lambda h: h[:3])  # by replay, as the replays reveal them
     ctx.flow.prefetch(buffer_key(h[4].allocation) for h in hits)
@@ -95,9 +96,10 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
     for replay, _, _, trace, alloc, index, ack in hits:
         execute = trace.executes[bisect.bisect_left(trace.window.executes, replay)]
         maker = _allocating_call(ctx, events, alloc, index)
-        accesses = trace.footprint.overlapping(alloc.buffer)  # type: ignore[arg-type]
+        placed = _placed(ctx, events, alloc, index)
+        accesses = trace.footprint.overlapping(placed)
         f = _allocation_finding(ctx, alloc, maker, trace, accesses, execute)
-        harm = _consequence(ctx, trace, alloc, _end_of(ends, allocs, alloc), accesses)
+        harm = _consequence(ctx, trace, alloc, placed, _end_of(ends, allocs, alloc), accesses)
         if ack is not None and _acknowledged_for(ctx, ack, trace):
             findings.append(_acknowledged(ctx, f, ack))
         elif ack is not None:
@@ -116,14 +118,13 @@ def _end_of(ends: list[int | None], allocs: list[tuple[Event, int]], alloc: Even
     return ends[i]
 
 
-def _consequence(ctx: Context, trace: TraceInfo, alloc: Event, free: int | None,
+def _consequence(ctx: Context, trace: TraceInfo, alloc: Event, buf: BufferRef, free: int | None,
                  accesses: list[Access]) -> dict | None:  # fmt: skip
     """What the recording shows changed (asked of `ctx.flow`), or None when nothing used did:
     a value of the buffer read after a replay of `trace` wrote over it, or a value the program
     wrote into the buffer that a replay then took as the trace's input."""
     from ttrecord.analysis.value_flow import WRITE
 
-    buf = alloc.allocation
     flow = ctx.flow
     line = flow.window(buf, alloc.seq, free)
     seqs = trace.window.executes
@@ -256,6 +257,20 @@ def _allocating_call(ctx: Context, events: Sequence[Event], alloc: Event, index:
         if any(r.buffer is not None and buffer_key(r.buffer) == key for r in ev.outputs):
             return ctx.outermost(ev)
     return alloc
+
+
+def _placed(ctx: Context, events: Sequence[Event], alloc: Event, index: int) -> BufferRef:
+    """The allocated buffer on the cores of the tensor that holds it (a sharded output of the
+    call that made it: `ttrecord.placement`); as allocated (every bank) when none says."""
+    buf = alloc.allocation
+    key = buffer_key(buf)
+    calls = [ctx.calls.get(alloc.parent)] if alloc.parent is not None else []
+    calls += [ev for ev in events[index + 1 : index + 64] if ev.seq < alloc.seq + 64]
+    for ev in calls:
+        for r in ev.outputs if ev is not None else ():
+            if r.buffer is not None and r.buffer.cores is not None and buffer_key(r.buffer) == key:
+                return buf.placed(r.buffer.cores)
+    return buf
 
 
 def _describe_accesses(ctx: Context, accesses: list[Access]) -> list[dict]:

@@ -30,6 +30,7 @@ class Devices:
         self.types: set[type] = set()
         self._ids: dict[int, int | None] = {}  # id(object) -> device id
         self._banks: dict[tuple[int | None, str], int] = {}
+        self._learned: dict[int, Any] = {}  # device id -> a submesh learned from its tensors
 
     def id_of(self, device: Any) -> int | None:
         if device is None:
@@ -38,13 +39,34 @@ class Devices:
         if known is not None:
             return known
         try:
-            return int(device.id())
+            dev_id = int(device.id())
         except Exception:
             return None
+        if self.objects and dev_id not in self._learned and dev_id not in self._ids.values():
+            self._learn(device, dev_id)
+        return dev_id
+
+    def _learn(self, device: Any, dev_id: int) -> None:
+        """A device no open call returned (a submesh: `create_submesh(es)`) holds a tensor.
+        `get_buffers` answers per mesh from that mesh's own allocator, with its id, so the
+        snapshots must ask it too: else its buffers look freed at every snapshot."""
+        if not hasattr(device, "id") or type(device) not in self.types:
+            return
+        self._learned[dev_id] = device
+        self.objects.append(device)
+        self._ids[id(device)] = dev_id
 
     def add(self, device: Any) -> dict[str, Any]:
         """Track a newly opened device; returns what the backend says about it."""
-        dev_id = self.id_of(device)
+        dev_id = self._ids.get(id(device))
+        if dev_id is None:
+            try:
+                dev_id = int(device.id())
+            except Exception:
+                dev_id = None
+        if dev_id is not None and self._learned.pop(dev_id, None) is not None:
+            self.objects = [d for d in self.objects if self._ids.get(id(d)) != dev_id]
+            self._ids = {k: v for k, v in self._ids.items() if v != dev_id}
         if id(device) not in self._ids:
             self.objects.append(device)
             self._ids[id(device)] = dev_id
@@ -66,6 +88,9 @@ class Devices:
                              and isinstance(getattr(info, k, None), int)}  # fmt: skip
         except Exception:
             pass
+        mesh = mesh_facts(device)
+        if mesh is not None:
+            facts.setdefault("info", {})["mesh"] = mesh
         for btype, key in (("DRAM", "num_dram_banks"), ("L1", "num_l1_banks")):
             if key in facts:
                 self._banks[(dev_id, btype)] = facts[key]
@@ -75,9 +100,25 @@ class Devices:
         if id(device) in self._ids:
             del self._ids[id(device)]
             self.objects = [d for d in self.objects if d is not device]
+        if self._learned:  # closing a mesh closes its submeshes: learn them again if used
+            learned = self._learned.values()
+            self.objects = [d for d in self.objects if not any(d is s for s in learned)]
+            for sub in learned:
+                self._ids.pop(id(sub), None)
+            self._learned.clear()
 
     def num_banks(self, device: int | None, buffer_type: str) -> int:
         return self._banks.get((device, buffer_type), 8 if buffer_type != "L1" else 130)
+
+
+def mesh_facts(device: Any) -> dict[str, list[int]] | None:
+    """The mesh's shape and its chips' device ids, row-major (`ttrecord.meshes` reads them)."""
+    try:
+        shape = [int(d) for d in device.shape]
+        ids = [int(i) for i in device.get_device_ids()]
+    except Exception:
+        return None
+    return {"shape": shape, "device_ids": ids} if shape and ids else None
 
 
 class Allocations:

@@ -13,6 +13,7 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any
 
+from ttrecord.placement import cores_of
 from ttrecord.events import BufferRef, CallSite, Event, Status, TensorRef
 from ttrecord.store import vocabulary
 from ttrecord.store.storable import storable
@@ -42,6 +43,8 @@ def _tensor(desc: tuple) -> TensorRef:
         b = BufferDesc._make(d.buffer)
         buffer = BufferRef(b.device, b.buffer_type, b.address, b.size, b.page_size, b.num_pages,
                            tensor_id=d.tensor_id)  # fmt: skip
+        if d.memory_config is not None and " on (" in d.memory_config:  # sharded: its cores
+            buffer = buffer.placed(cores_of(d.memory_config))
     ref = TensorRef(d.tensor_id, d.storage, tuple(d.shape), d.dtype, d.layout, d.memory_config,
                     buffer)  # fmt: skip
     if len(_tensors) > 200_000:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ttrecord import ttnn_versions
+from ttrecord.placement import grid_text
 from ttrecord.recorder.records import TENSOR_BUFFER
 
 _names: dict[int, tuple[Any, str]] = {}
@@ -115,6 +116,10 @@ class TensorDescriber:
         memory_config = _configs.get((btype, mem_layout))
         if memory_config is None:
             memory_config = _configs[(btype, mem_layout)] = f"{btype} {mem_layout.lower()}"
+        if mem_layout != "INTERLEAVED":  # where the shards are (ttrecord.placement)
+            grid = grid_text(mc)
+            if grid is not None:
+                memory_config = f"{memory_config} on {grid}"
         device = self._device_id(t.device())
         if device is None and not _allocated(t):
             # Deallocated already (deallocate(force=True) twice): no buffer, so the second

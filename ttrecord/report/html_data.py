@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ttrecord.analysis.check import findings_for
+from ttrecord.meshes import device_label, meshes_of
 from ttrecord.analysis.context import TraceInfo
 from ttrecord.findings import Finding
 from ttrecord.report import drive, keep_going
@@ -85,6 +86,8 @@ def build_payload(session: Session) -> dict[str, Any]:
 def _info(session: Session, info: SessionInfo, last: int) -> dict[str, Any]:
     last_call = session.last_call() if info.status in ("crashed", "hung", "running") else None
     site = last_call.callsite if last_call is not None else None
+    devices = session.devices()
+    meshes = meshes_of(devices)
     return {
         "path": info.path, "script": info.script, "argv": info.argv, "cwd": info.cwd,
         "host": info.host, "python": info.python, "status": info.status,
@@ -98,8 +101,9 @@ def _info(session: Session, info: SessionInfo, last: int) -> dict[str, Any]:
         },
         "devices": [
             {"id": d.id, "arch": d.arch, "dramBanks": d.num_dram_banks, "l1Banks": d.num_l1_banks,
-             "traceRegion": d.trace_region_size}
-            for d in session.devices()
+             "traceRegion": d.trace_region_size, "label": device_label(d.id, meshes),
+             "chips": meshes[d.id].chips_text() if d.id in meshes else None}
+            for d in devices
         ],
         "counts": [[p, k, n] for (p, k), n in sorted(session.counts().items())],
         "nothingToJudge": empty.why if (empty := of_session(session)) is not None else None,

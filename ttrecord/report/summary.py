@@ -26,6 +26,7 @@ from ttrecord.analysis.check import findings_for
 from ttrecord.analysis.run_summary import RegionSummary, RunSummary, TraceSummary
 from ttrecord.events import kind_label
 from ttrecord.findings import Finding, Severity
+from ttrecord.meshes import Mesh, device_label, meshes_of
 from ttrecord.progress import Progress
 from ttrecord.report import keep_going
 from ttrecord.report.lead import capture_sites, change_index
@@ -52,17 +53,19 @@ def render_report(path: str, out: TextIO, quiet: bool = False) -> None:
             for line in part.split("\n"):
                 indent = len(line.plain) - len(line.plain.lstrip(" "))
                 console.print(Padding(line[indent:], (0, 0, 0, indent), expand=False))
+        meshes = meshes_of(devices)
         if devices:
-            console.print(_devices(devices))
+            console.print(_devices(devices, meshes))
         console.print(_counts(summary.counts))
         if summary.traces:
             console.print(_traces(textsafe.clean_deep(summary.traces), console.width))
         for region in summary.regions:
-            console.print(_region(region, [t for t in summary.traces if t.device == region.device]))
+            console.print(_region(region, [t for t in summary.traces if t.device == region.device],
+                                  device_label(region.device, meshes)))  # fmt: skip
         for t in summary.traces:
             if t.baked:
-                console.print(_baked(textsafe.clean_deep(t)))
-        _drive(console, session)
+                console.print(_baked(textsafe.clean_deep(t), device_label(t.device, meshes)))
+        _drive(console, session, meshes)
         from ttrecord.report.outcome import of_session
         from ttrecord.report.result import changed_line
 
@@ -160,14 +163,23 @@ def _backend(info: SessionInfo) -> Text:
     return what
 
 
-def _devices(devices: list[DeviceRow]) -> Table:
+def _devices(devices: list[DeviceRow], meshes: dict[int, Mesh]) -> Table:
+    """The devices opened; with their chips' device ids (and the mesh's shape) when recorded:
+    ttnn's own id of a mesh, `open_device(device_id=0)`'s included, is not a chip's."""
     table = Table(title="Devices", title_justify="left")
-    for col in ("device", "arch", "DRAM banks", "L1 banks", "trace region", "opened", "closed"):
-        table.add_column(col, justify="right" if col not in ("arch",) else "left")
+    cols = ["device", "arch", "DRAM banks", "L1 banks", "trace region", "opened", "closed"]
+    if meshes:
+        cols.insert(1, "chips")
+    for col in cols:
+        table.add_column(col, justify="left" if col in ("arch", "chips") else "right")
     for d in devices:
         region = f"{d.trace_region_size:,} B" if d.trace_region_size is not None else "-"
-        table.add_row(str(d.id), d.arch or "-", _opt(d.num_dram_banks), _opt(d.num_l1_banks),
-                      region, _opt(d.open_seq, "#"), _opt(d.close_seq, "#"))  # fmt: skip
+        cells = [str(d.id), d.arch or "-", _opt(d.num_dram_banks), _opt(d.num_l1_banks),
+                 region, _opt(d.open_seq, "#"), _opt(d.close_seq, "#")]  # fmt: skip
+        if meshes:
+            mesh = meshes.get(d.id) if d.id is not None else None
+            cells.insert(1, "-" if mesh is None else mesh.ids_text())
+        table.add_row(*cells)
     return table
 
 
@@ -230,11 +242,11 @@ def _traces(traces: list[TraceSummary], width: int = 80) -> Table:
     return table
 
 
-def _region(region: RegionSummary, traces: list[TraceSummary]) -> Table:
+def _region(region: RegionSummary, traces: list[TraceSummary], label: str) -> Table:
     """A device's trace region: each trace's buffer, the high-water mark of live trace buffers
     and trace_region_size, in total and per DRAM bank, both, because ttnn's message and
     trace_region_size count totals while the allocator reports per bank."""
-    table = Table(title=f"Trace region, device {region.device} ({region.dram_banks} DRAM banks)",
+    table = Table(title=f"Trace region, {label}, {region.dram_banks} DRAM banks",
                   title_justify="left")  # fmt: skip
     table.add_column("")
     for col in ("total", "per bank", "of region"):
@@ -259,12 +271,12 @@ def _region(region: RegionSummary, traces: list[TraceSummary]) -> Table:
     return table
 
 
-def _drive(console: Console, session: Session) -> None:
+def _drive(console: Console, session: Session, meshes: dict[int, Mesh]) -> None:
     """How to drive each capture: inputs to copy into, outputs to read, a replay loop."""
     from ttrecord.report import drive
 
     for plan in textsafe.clean_deep(drive.plans(session)):
-        console.print(Text(f"How to drive trace {plan.trace_id} (device {plan.device}, captured"
+        console.print(Text(f"How to drive trace {plan.trace_id} ({device_label(plan.device, meshes)}, captured"
                            f" at {plan.captured})", style="bold"))  # fmt: skip
         console.print(Text("  copy new data into these captured inputs before each replay:"))
         for t in plan.inputs or []:
@@ -288,9 +300,9 @@ def _drive(console: Console, session: Session) -> None:
 BAKED_ROWS = 20  # per trace in the text report; `--format json` has them all
 
 
-def _baked(t: TraceSummary) -> Table:
+def _baked(t: TraceSummary, label: str) -> Table:
     """The Python values a trace's captured ops were called with: each replay repeats them."""
-    table = Table(title=f"Values baked into trace {t.trace_id} (device {t.device})",
+    table = Table(title=f"Values baked into trace {t.trace_id} ({label})",
                   title_justify="left")  # fmt: skip
     for col in ("op", "parameter", "value", "line"):
         table.add_column(col, overflow="fold")

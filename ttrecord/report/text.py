@@ -44,12 +44,21 @@ def flatten(evidence: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]
                              + (f" ({uses})" if uses else "")))  # fmt: skip
             else:
                 rows += flatten(value, f"{name}.")
+        elif key == "chips" and isinstance(value, list):  # a mesh's chips: one line
+            rows.append((name, ", ".join(_chip(c) for c in value)))
         elif isinstance(value, list) and value and isinstance(value[0], dict):
             for i, item in enumerate(value):
                 rows += flatten({f"{key}[{i}]": item}, prefix)
         else:
             rows.append((name, str(value)))
     return rows
+
+
+def _chip(chip: Any) -> str:
+    """`(0,3) device 3` of a finding's `chips` evidence (`ttrecord.meshes`)."""
+    if isinstance(chip, dict) and isinstance(chip.get("coord"), list):
+        return f"({','.join(map(str, chip['coord']))}) device {chip.get('device_id')}"
+    return str(chip)
 
 
 _SHOWN = ("occurrences", "folded", "helper")  # evidence printed in its own form, not as key: value rows

@@ -92,7 +92,7 @@ def _tensor_ref(row: sqlite3.Row | tuple) -> TensorRef:
     (_, _, tensor_id, storage, shape, dtype, layout, memcfg, device, btype, addr, size) = row
     buffer = None
     if addr is not None and btype is not None:
-        buffer = BufferRef(device, btype, addr, size, None, None, tensor_id)
+        buffer = BufferRef.of_tensor(device, btype, addr, size, memcfg, tensor_id)
     return TensorRef(tensor_id, storage, _shape(shape), dtype, layout, memcfg, buffer)
 
 
@@ -633,7 +633,7 @@ class Session(AnalysisQueries):
                      size) = key  # fmt: skip
                     buf = None
                     if addr is not None and btype is not None:
-                        buf = BufferRef(device, btype, addr, size, tensor_id=tensor_id)
+                        buf = BufferRef.of_tensor(device, btype, addr, size, memcfg, tensor_id)
                     ref = refs[key] = TensorRef(
                         tensor_id, storage, tuple(_loads(shape, [])), dtype, layout, memcfg, buf
                     )

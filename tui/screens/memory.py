@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.text import Text
@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Static, Tab, Tabs
 
 from ttrecord.errors import SessionError
+from ttrecord.meshes import device_label, meshes_of
 from ttrecord.store.reader import EventFilter, Session, TimelineRow, buffers_in_window, map_extents
 from ttrecord.tui.handle import handle_of
 from ttrecord.tui.format import addr_range, hexaddr, site, size_text
@@ -56,6 +57,7 @@ class Extents(Message):
     maps: list[tuple[int, str, int, int, int]]
     last_seq: int
     error: str | None = None
+    labels: dict[int, str] = field(default_factory=dict)  # device -> its chips (ttrecord.meshes)
 
 
 @dataclass
@@ -172,8 +174,10 @@ class MemoryScreen(Screen):
     @work(thread=True, exclusive=True, group="extents")
     def _extents(self) -> None:
         try:
-            maps, seqs = handle_of(self.app, self.path).run(lambda s: (map_extents(s), s.seq_range()))
-            self.post_message(Extents(maps, seqs[1] if seqs else 0))
+            maps, seqs, meshes = handle_of(self.app, self.path).run(
+                lambda s: (map_extents(s), s.seq_range(), meshes_of(s.devices())))
+            labels = {d: device_label(d, meshes) for d in meshes}
+            self.post_message(Extents(maps, seqs[1] if seqs else 0, labels=labels))
         except SessionError as exc:
             self.post_message(Extents([], 0, str(exc)))
 
@@ -185,7 +189,8 @@ class MemoryScreen(Screen):
         tabs = self.query_one(Tabs)
         if not tabs.tab_count:
             for i, (device, buffer_type, *_rest) in enumerate(self.extents):
-                tabs.add_tab(Tab(f"device {device} · {buffer_type}", id=f"map-{i}"))
+                label = message.labels.get(device, f"device {device}")
+                tabs.add_tab(Tab(f"{label} · {buffer_type}", id=f"map-{i}"))
         start = next((i for i, e in enumerate(self.extents) if self.device is None or e[0] == self.device), 0)
         if not self.maps:
             tabs.active = f"map-{start}"

@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Header, Static
 
+from ttrecord.meshes import device_label, meshes_of
 from ttrecord.textsafe import clean, clean_deep
 from ttrecord.errors import SessionError
 from ttrecord.findings import Finding
@@ -127,9 +128,10 @@ class OverviewScreen(Screen):
             text.append(f" ({info.backend_reason})", "dim")
         text.append(f"\nstarted {when(info.started_at)}   {data.events:,} events  ")
         text.append("  ".join(f"{p} {n:,}" for p, n in sorted(data.phases.items())), "dim")
+        meshes = meshes_of(data.devices)
         for dev in data.devices:
             text.append(
-                f"\ndevice {dev.id}: {dev.arch or '?'}, {dev.num_dram_banks or '?'} DRAM banks,"
+                f"\n{device_label(dev.id, meshes)}: {dev.arch or '?'}, {dev.num_dram_banks or '?'} DRAM banks,"
                 f" {dev.num_l1_banks or '?'} L1 banks, trace region {size_text(dev.trace_region_size)}"
             )
         self.query_one("#summary", Static).update(text)

@@ -18,7 +18,7 @@ function header() {
     el("div", { class: "facts" },
       el("span", {}, el("span", { class: "status " + i.status, id: "status" }, i.status), i.exitCode !== null ? ` exit code ${i.exitCode}` : "", i.signal ? `, signal ${i.signal}` : "", took),
       el("span", {}, "backend ", el("b", {}, backend), i.backendReason ? `; ${i.backendReason}` : ""),
-      el("span", {}, "devices ", el("b", {}, i.devices.map((d) => `${d.id}${d.arch ? " " + d.arch : ""}`).join(", ") || "none"),
+      el("span", {}, "devices ", el("b", {}, i.devices.map((d) => `${d.label && d.label !== `device ${d.id}` ? d.label : d.id}${d.arch ? " " + d.arch : ""}`).join(", ") || "none"),
         i.devices.length ? ` (${i.devices.map((d) => [d.dramBanks && `${d.dramBanks} DRAM banks`, d.l1Banks && `${d.l1Banks} L1 banks`, d.traceRegion !== null && `trace region ${num(d.traceRegion)} B`].filter(Boolean).join(", ")).join("; ")})` : ""),
       el("span", {}, el("b", {}, num(i.events)), " events, ", el("b", {}, num(bufferCount)), " buffers, ", el("b", {}, num(D.traces.length)), D.traces.length === 1 ? " trace" : " traces"),
       el("span", {}, "session ", el("b", {}, i.path)),
@@ -233,7 +233,8 @@ function main() {
     const plot = el("div", { class: "plot", "data-device": m.device, "data-type": m.type });
     plot.innerHTML = "<canvas></canvas><svg class=\"overlay\"></svg>"; // fixed markup, no session text
     const toggle = el("button", { class: "scale", title: "compact gives small buffers room next to big ones; linear keeps addresses to scale" });
-    mapsBox.append(el("div", { class: "map" }, el("h3", {}, `device ${m.device} · ${m.type} `, el("small", {}, `${num(m.n)} buffers, [${hex(m.lo)}, ${hex(m.hi)}) per bank `), toggle), plot));
+    const dev = D.info.devices.find((d) => d.id === m.device); // a mesh's map is each of its chips' map
+    mapsBox.append(el("div", { class: "map" }, el("h3", {}, `${dev && dev.label ? dev.label : `device ${m.device}`} · ${m.type} `, el("small", {}, `${num(m.n)} buffers, [${hex(m.lo)}, ${hex(m.hi)}) per bank `), toggle), plot));
     // Findings about a call rather than a buffer: a line at the call, on the device's first map.
     const lines = lined.has(m.device) ? [] : D.findings.flatMap((f, fi) =>
       !onBuffers.has(fi) && f.seq !== null && (f.device === m.device || f.device === null) ? [fi] : []).slice(0, 20000);
