@@ -69,6 +69,7 @@ EXPECTED_MARKERS = {
     "two_cq_missing_wait.py": ["TR012"],
     "pipelined_io_read_event.py": ["TR012"],
     "nonblocking_read_before_sync.py": ["TR012"],
+    "free_under_replay.py": ["TR012", "TR012"],
 }
 
 RUNS = {
@@ -110,6 +111,7 @@ RUNS = {
     "two_cq_missing_wait": ["two_cq_missing_wait.py"],
     "pipelined_io_read_event": ["pipelined_io_read_event.py"],
     "nonblocking_read_before_sync": ["nonblocking_read_before_sync.py"],
+    "free_under_replay": ["free_under_replay.py"],
 }
 HANG_RUN, HANG_MARKER = "hang_in_replay", "replay 2"
 
