@@ -4,6 +4,8 @@ through `ttrecord.store.referrer_rows`; nothing is noted (nor scanned) when ther
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 
 from ttrecord import emulator
@@ -50,6 +52,9 @@ def test_live_post_capture_buffers_are_named_by_their_holders(tmp_path):
     assert [n.parent for n in notes] == [executes[1].seq]
     held = sorted(tuple(b["held_by"]) for b in notes[0].args["buffers"])
     assert held == [("_body: cache.slots[0]['k']",), ("_body: scratch",)]
+    # each holder with the line its frame was running: _body's second execute_trace
+    line = next(i for i, text in enumerate(Path(__file__).read_text().splitlines(), 1) if "both alive: noted" in text)
+    assert [b["at"] for b in notes[0].args["buffers"]] == [[f"{__file__}:{line}"]] * 2
     allocs = {(e.buffer.buffer_type, e.buffer.address) for e in events if e.kind is Kind.ALLOC}
     assert {(b["buffer_type"], b["address"]) for b in notes[0].args["buffers"]} <= allocs
 

@@ -7,7 +7,7 @@ capture are still alive on its device, the recorder walks the program's frames (
 their locals and, to a bounded depth, the lists, tuples, dicts and object attributes they
 reach, for the tensors owning those buffers, and writes a `referrers` note under the
 `execute_trace` call: `{"buffers": [{"buffer_type", "address", "held_by": ["step: self.kv[3]",
-...]}]}`.
+...], "at": ["/abs/model.py:42", ...]}]}` (`at`: the line each holding frame was running).
 
 It costs nothing when no such buffer exists: the ledger's generation (bumped by every
 allocation and free it records) is compared with its value when the trace's buffers were last
@@ -68,14 +68,16 @@ class Referrers:
             return None
         held = _held_by(owners, self._recorder)
         return {"buffers": [
-            {"buffer_type": k[1], "address": k[2], "held_by": held.get(k, [])}
+            {"buffer_type": k[1], "address": k[2], "held_by": [p for p, _ in held.get(k, [])],
+             "at": [a for _, a in held.get(k, [])]}
             for k in sorted(hazards, key=lambda k: (k[1], k[2]))
         ]}  # fmt: skip
 
 
-def _held_by(owners: dict[int, tuple], recorder: Any) -> dict[tuple, list[str]]:
-    """Paths from the program's frames to the tensors in `owners` (by id), per buffer key."""
-    found: dict[tuple, list[str]] = {}
+def _held_by(owners: dict[int, tuple], recorder: Any) -> dict[tuple, list[tuple[str, str]]]:
+    """Paths from the program's frames to the tensors in `owners` (by id), per buffer key,
+    each with the line its frame was running ("file:line")."""
+    found: dict[tuple, list[tuple[str, str]]] = {}
     if not owners:
         return found
     internal = recorder.sites.is_internal
@@ -87,16 +89,17 @@ def _held_by(owners: dict[int, tuple], recorder: Any) -> dict[tuple, list[str]]:
         if internal(frame.f_code):
             continue
         where = frame.f_code.co_name
+        line = f"{frame.f_code.co_filename}:{frame.f_lineno}"
         local = frame.f_locals
         for name, value in list(local.items()):
-            queue.append((value, f"{where}: {name}", 0))
+            queue.append((value, f"{where}: {name}", 0, line))
         if frame.f_code.co_flags & CO_OPTIMIZED and _SNAPSHOT_LOCALS:
             # Before Python 3.13 a function's f_locals is a snapshot dict kept on the frame:
             # left filled it would keep the program's tensors alive after their `del`
             local.clear()
     visited = 0
     while queue and visited < MAX_NODES:
-        obj, path, depth = queue.popleft()
+        obj, path, depth, line = queue.popleft()
         ident = id(obj)
         if ident in seen or ident in skip:
             continue
@@ -106,12 +109,12 @@ def _held_by(owners: dict[int, tuple], recorder: Any) -> dict[tuple, list[str]]:
         if key is not None:
             paths = found.setdefault(key, [])
             if len(paths) < MAX_PATHS:
-                paths.append(path)
+                paths.append((path, line))
             continue
         if depth >= MAX_DEPTH or type(obj) is tensor_type:
             continue
         for child, child_path in _children(obj, path):
-            queue.append((child, child_path, depth + 1))
+            queue.append((child, child_path, depth + 1, line))
     return found
 
 
