@@ -18,6 +18,7 @@ def sample_cache(tmp_path_factory: pytest.TempPathFactory) -> SampleCache:
 # are the `slow` tests `scripts/test --fast` leaves out (the rest run in under a minute).
 SLOW_MODULES = {
     "tests/recorder/test_program_environment.py", "tests/recorder/test_exit_status.py",
+    "tests/emulator/test_dynamic_trace_release.py",
     "tests/recorder/test_sessions_command.py", "tests/recorder/test_crash_and_hang.py",
     "tests/recorder/test_many_live_buffers.py", "tests/recorder/test_double_free.py",
     "tests/recorder/test_record_formats.py", "tests/recorder/test_audit_region_recording.py",

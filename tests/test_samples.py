@@ -70,6 +70,7 @@ EXPECTED_MARKERS = {
     "pipelined_io_read_event.py": ["TR012"],
     "nonblocking_read_before_sync.py": ["TR012"],
     "free_under_replay.py": ["TR012", "TR012"],
+    "dynamic_traces_overlap.py": ["TR010"],
 }
 
 RUNS = {
@@ -112,6 +113,7 @@ RUNS = {
     "pipelined_io_read_event": ["pipelined_io_read_event.py"],
     "nonblocking_read_before_sync": ["nonblocking_read_before_sync.py"],
     "free_under_replay": ["free_under_replay.py"],
+    "dynamic_traces_overlap": ["dynamic_traces_overlap.py"],
 }
 HANG_RUN, HANG_MARKER = "hang_in_replay", "replay 2"
 

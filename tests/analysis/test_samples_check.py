@@ -31,7 +31,7 @@ HAZARDS = [
     "trace_lifecycle", "overlapping_traces", "multi_trace", "trace_region_too_small",
     "compile_in_capture", "prep_differs", "compile_after_capture", "two_cq_missing_wait",
     "pipelined_io_read_event", "nonblocking_read_before_sync", "acknowledged_corruptible",
-    "free_under_replay",
+    "free_under_replay", "dynamic_traces_overlap",
 ]  # fmt: skip
 CLEAN = ["clean_decode", "tracer_class", "alloc_after_capture_safe", "reallocated_input",
          "input_reallocated_after_capture", "sharded_cnn_executor", "mesh_paged_decode",
