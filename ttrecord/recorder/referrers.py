@@ -11,8 +11,9 @@ reach, for the tensors owning those buffers, and writes a `referrers` note under
 
 It costs nothing when no such buffer exists: the ledger's generation (bumped by every
 allocation and free it records) is compared with its value when the trace's buffers were last
-found clean, and the tensors the ledger knows are only looked at when it moved
-(`python -m benchmarks.referrer_scan`).
+found clean; when it moved, only the ledger entries appended since the trace's end are looked
+at (none in a loop that frees what it allocates between replays), and the tensors the ledger
+knows only when one of those is still live (`python -m benchmarks.referrer_scan`).
 """
 
 from __future__ import annotations
@@ -38,14 +39,32 @@ class Referrers:
         self._recorder = recorder
         # (device, trace) -> (ledger generation, buffer keys live on the device) at its end
         self._at_end: dict[tuple, tuple[int, frozenset]] = {}
+        # (device, trace) -> the ledger's entries at its end, by id (held, so ids stay theirs)
+        self._entries_at_end: dict[tuple, dict[int, list]] = {}
 
     def on_end(self, device: int | None, trace: int | None) -> None:
         ledger = self._recorder.allocations
         keys = frozenset(k for k, e in ledger.entries.items() if e[_LIVE] and k[0] == device)
         self._at_end[(device, trace)] = (ledger.generation, keys)
+        self._entries_at_end[(device, trace)] = {id(e): e for e in ledger.entries.values()}
 
     def on_release(self, device: int | None, trace: int | None) -> None:
         self._at_end.pop((device, trace), None)
+        self._entries_at_end.pop((device, trace), None)
+
+    def _allocated_since(self, device: int | None, trace: int | None, before: frozenset) -> bool:
+        """Whether a buffer allocated after the trace's end is live on its device. The ledger
+        keeps its entries in allocation order (a freed key is removed, a new one appended), so
+        only the entries after the newest one that existed at the end are looked at: a loop
+        that allocates and frees between replays leaves none, and costs nothing here."""
+        existed = self._entries_at_end.get((device, trace), {})
+        for entry in reversed(self._recorder.allocations.entries.values()):
+            if id(entry) in existed:
+                return False
+            key = entry[_KEY]
+            if entry[_LIVE] and key[0] == device and key[1] != "TRACE" and key not in before:
+                return True
+        return False
 
     def on_execute(self, device: int | None, trace: int | None) -> dict | None:
         """The note's args when post-capture buffers are alive at this replay, else None."""
@@ -54,6 +73,9 @@ class Referrers:
         if known is None or known[0] == ledger.generation:
             return None  # nothing allocated or freed since the capture: the common case
         before = known[1]
+        if not self._allocated_since(device, trace, before):
+            self._at_end[(device, trace)] = (ledger.generation, before)
+            return None  # allocations since the capture were all freed again
         # buffers a live tensor object still owns (a tensor that died is gone from `_owner`
         # at once, before its free is counted); buffers no tensor names are not Python's
         owners: dict[int, tuple] = {}
