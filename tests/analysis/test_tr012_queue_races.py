@@ -357,3 +357,24 @@ def test_each_call_names_the_argument_that_touched_the_raced_buffer(analyze_both
     ev = evidence(analyze_both(b))
     assert ev["first"]["argument"] == "device_tensor"  # copy_host_to_device_tensor(host, device)
     assert ev["second"]["argument"].startswith("trace_id=")
+
+
+def test_the_free_under_replay_sample_names_allocation_lines_and_arguments(sample_cache, tmp_path, capsys):
+    """samples/free_under_replay.py: the input freed (line 62) and the trace released (line 69)
+    under non-blocking replays on CQ 1 (line 50), each naming what it races with."""
+    import json
+    import shutil
+
+    from ttrecord.cli.main import main
+
+    db = tmp_path / "s.db"
+    shutil.copy(sample_cache.get("free_under_replay").path, db)
+    assert main(["check", "--format", "json", str(db)]) == 1
+    found = {f["line"]: f["evidence"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert sorted(found) == [62, 69]
+    free, release = found[62], found[69]
+    assert (free["second"]["call"], free["second"]["argument"]) == ("deallocate", "tensor")
+    assert (free["first"]["at"], free["first"]["cq"]) == ("free_under_replay.py:50", 1)
+    assert free["allocated_at"] == "free_under_replay.py:31"  # tile(): x's from_torch
+    assert (release["second"]["access"], release["second"]["argument"]) == ("release", "trace_id=1")
+    assert release["allocated_at"] == "free_under_replay.py:38"  # end_trace_capture: the trace buffer
