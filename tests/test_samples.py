@@ -78,6 +78,8 @@ EXPECTED_MARKERS = {
     "sub_device_load_in_capture.py": ["TR003"],
     "sub_device_execute_other_manager.py": ["TR009"],
     "semaphore_freed_after_capture.py": ["TR005"],
+    "free_under_replay.py": ["TR012", "TR012"],
+    "dynamic_traces_overlap.py": ["TR010"],
 }
 
 HANG_RUN, HANG_MARKER = "hang_in_replay", "replay 2"

@@ -196,3 +196,23 @@ def test_detect_reads_the_library_not_the_version():
     found = tv.detect(fake)
     assert found["get_buffers"] and found["num_program_cache_entries"] and found["tensor_deallocate"]
     assert not found["mesh_event"] and not found["is_trace_capture_active"] and not found["tracker"]
+
+
+def test_the_per_release_views_come_from_the_one_wording_table():
+    """TRACE_REGION_TOO_SMALL and DYNAMIC_TRACE_REGION_OVERLAP are views of TRACE_FIT_WORDINGS,
+    the table TR016 reads (analysis.trace_region_messages): no wording lives anywhere else."""
+    from ttrecord.analysis import trace_region_messages
+
+    assert trace_region_messages.WORDINGS is tv.TRACE_FIT_WORDINGS
+    rows = {w.pattern: w for w in tv.TRACE_FIT_WORDINGS}
+    for since, pattern in tv.TRACE_REGION_TOO_SMALL.items():
+        assert rows[pattern].kind == "region_full" and rows[pattern].since == since
+    for version, patterns in tv.DYNAMIC_TRACE_REGION_OVERLAP.items():
+        assert all(rows[p].kind.startswith("dynamic_") for p in patterns)
+        assert {rows[p].kind for p in patterns} == {
+            w.kind for w in tv.TRACE_FIT_WORDINGS
+            if w.kind.startswith("dynamic_") and w.since and tv.release(w.since) <= tv.release(version)}
+    # the older single-device wording is parsed though no PyPI release prints it
+    assert tv.parse_trace_region_too_small(
+        "Creating trace buffers of size 751616B on device 0, but only 0B is allocated for trace region"
+    ) == tv.TraceRegionMisfit(needed=751616, mesh=0, allocated=0)

@@ -267,7 +267,8 @@ PROGRAM_CACHE_ENABLE = NoteKind.PROGRAM_CACHE_ENABLE.value
 
 # At an execute_trace, buffers allocated after that trace's capture and still alive, with the
 # Python references holding them: a note under the execute_trace call, args
-# {"buffers": [{"buffer_type", "address", "held_by": ["function: name[0].attr", ...]}]}.
+# {"buffers": [{"buffer_type", "address", "held_by": ["function: name[0].attr", ...],
+#               "at": ["file:line" of each holder's frame, ...]}]}.
 REFERRERS = NoteKind.REFERRERS.value
 
 # ttnn's trace allocation tracker opt-outs (`ttnn.tools.trace_allocation_tracker`), as recorded:

@@ -13,9 +13,8 @@ Message parsers accept every known form: a session's text may come from any rele
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -75,23 +74,69 @@ UNSAFE_ALLOCATION_WARNING: dict[str, str] = {
     "0.78.0": "Allocating device buffers is potentially unsafe due to the existence of an active"
               " trace.",
 }
-# `end_trace_capture` when the capture does not fit (TR016 parses it): the same format string
-# in every tested release; a new form goes in here, not in the rule.
+# `end_trace_capture` when the capture does not fit: THE table of every known wording (TR016
+# reads it through `analysis.trace_region_messages`; the two per-release views below are built
+# from it). A new wording is one row: its kind, its pattern (named groups for its numbers), and
+# the first release that prints it (None: only single-device tt-metal before the PyPI releases,
+# still quoted in model READMEs).
+_N = r"(?P<{}>\d+)"
+
+
+@dataclass(frozen=True)
+class TraceFitWording:
+    kind: str  # "region_full" (fixed trace_region_size) or "dynamic_<cause>" (trace_region_size=0)
+    pattern: str
+    since: str | None
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.pattern)
+
+
+TRACE_FIT_WORDINGS: tuple[TraceFitWording, ...] = (
+    TraceFitWording("region_full", "Creating trace buffers of size " + _N.format("needed") + "B on MeshDevice "
+                    + _N.format("device") + ", but only " + _N.format("allocated") + "B is allocated for trace region",
+                    "0.66.0"),
+    TraceFitWording("region_full", "Creating trace buffers of size " + _N.format("needed") + "B on device "
+                    + _N.format("device") + ", but only " + _N.format("allocated") + "B is allocated for trace region",
+                    None),
+    # trace_region_size=0 (tt-metal PR #36999): the top-down trace buffer is checked against the
+    # DRAM the capture allocated, freed, or both ...
+    TraceFitWording("dynamic_capture_dram", "Trace buffer at address " + _N.format("address")
+                    + r" overlaps with DRAM activity during trace capture\. Allocation high water mark: "
+                    + _N.format("allocation_mark") + ", Deletion high water mark: " + _N.format("deletion_mark"),
+                    "0.75.0"),
+    TraceFitWording("dynamic_deallocated", "Trace buffer at address " + _N.format("address")
+                    + r" overlaps with buffers deallocated during trace capture \(deletion high water mark: "
+                    + _N.format("deletion_mark") + r"\)", "0.75.0"),
+    TraceFitWording("dynamic_allocated", "Trace buffer at address " + _N.format("address")
+                    + r" overlaps with buffers allocated during trace capture \(allocation high water mark: "
+                    + _N.format("allocation_mark") + r"\)", "0.75.0"),
+    # ... and against each live trace's mark (tt-metal #48869, PR #50503)
+    TraceFitWording("dynamic_live_trace", "Trace buffer at address " + _N.format("address")
+                    + r" overlaps with DRAM activity captured by another live trace \(maximum live trace high"
+                    r" water mark: " + _N.format("live_trace_mark") + r"\)", "0.76.0"),
+)  # fmt: skip
+
+
+def _by_release(kinds: Callable[[str], bool], oldest: str) -> dict[str, tuple[str, ...]]:
+    """Per release that changed them, the patterns of the wordings `kinds` selects."""
+    def key(text: str) -> Release:
+        r = release(text)
+        assert r is not None, text
+        return r
+
+    releases = sorted({w.since for w in TRACE_FIT_WORDINGS if w.since} | {oldest}, key=key)
+    return {r: tuple(w.pattern for w in TRACE_FIT_WORDINGS if kinds(w.kind) and w.since and key(w.since) <= key(r))
+            for r in releases}  # fmt: skip
+
+
+# Views of TRACE_FIT_WORDINGS per release: the fixed-region message each release prints, and the
+# dynamic-region checks each makes (one form per check; none before 0.75.0).
 TRACE_REGION_TOO_SMALL: dict[str, str] = {
-    "0.66.0": r"Creating trace buffers of size (?P<needed>\d+)B on MeshDevice (?P<mesh>\d+), but only"
-              r" (?P<allocated>\d+)B is allocated for trace region",
+    w.since: w.pattern for w in TRACE_FIT_WORDINGS if w.kind == "region_full" and w.since
 }
-# `trace_region_size=0` (dynamic trace region, tt-metal PR #36999): the trace buffer is placed
-# top-down in DRAM and checked against the capture's high-water marks; each form is one check.
-_DYN = r"Trace buffer at address (?P<address>\d+) overlaps with "
-_DYN_CAPTURE = (_DYN + r"DRAM activity during trace capture", _DYN + r"buffers allocated during trace capture",
-                _DYN + r"buffers deallocated during trace capture")
-DYNAMIC_TRACE_REGION_OVERLAP: dict[str, tuple[str, ...]] = {
-    "0.66.0": (),
-    "0.75.0": _DYN_CAPTURE,
-    # the multi-trace high-water mark (tt-metal #48869, PR #50503)
-    "0.76.0": (*_DYN_CAPTURE, _DYN + r"DRAM activity captured by another live trace"),
-}
+DYNAMIC_TRACE_REGION_OVERLAP: dict[str, tuple[str, ...]] = _by_release(lambda k: k.startswith("dynamic_"), "0.66.0")
 
 
 @dataclass(frozen=True)
@@ -101,23 +146,31 @@ class TraceRegionMisfit:
     allocated: int  # the trace region's size, per the message
 
 
+def parse_trace_fit(text: str) -> tuple[TraceFitWording, dict[str, int], str] | None:
+    """The first known "does not fit" wording in `text`: the row, its numbers and the matched
+    sentence; None when `text` holds none (every row is tried: a session's text may come from
+    any release)."""
+    for w in TRACE_FIT_WORDINGS:
+        m = w.regex.search(text)
+        if m:
+            return w, {k: int(v) for k, v in m.groupdict().items()}, m.group(0)
+    return None
+
+
 def parse_trace_region_too_small(text: str) -> TraceRegionMisfit | None:
     """The numbers of an `end_trace_capture` "trace region too small" message, in any known
     release's form; None when `text` is not such a message."""
-    for pattern in dict.fromkeys(TRACE_REGION_TOO_SMALL.values()):
-        m = re.search(pattern, text)
-        if m:
-            return TraceRegionMisfit(int(m["needed"]), int(m["mesh"]), int(m["allocated"]))
-    return None
+    found = parse_trace_fit(text)
+    if found is None or found[0].kind != "region_full":
+        return None
+    v = found[1]
+    return TraceRegionMisfit(v["needed"], v["device"], v["allocated"])
 
 
 def parse_dynamic_trace_region_overlap(text: str) -> int | None:
     """The trace buffer's address in a dynamic-trace-region refusal (any release's form)."""
-    for pattern in dict.fromkeys(itertools.chain.from_iterable(DYNAMIC_TRACE_REGION_OVERLAP.values())):
-        m = re.search(pattern, text)
-        if m:
-            return int(m["address"])
-    return None
+    found = parse_trace_fit(text)
+    return found[1]["address"] if found is not None and found[0].kind.startswith("dynamic_") else None
 
 
 def is_unsafe_allocation_warning(text: str) -> bool:

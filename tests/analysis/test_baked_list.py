@@ -57,3 +57,16 @@ def test_report_shows_them_in_text_and_json(tmp_path):
     text = out.read_text()
     assert "Values baked into trace 0" in text
     assert "step" in text and "model.py:21" in text
+
+
+def test_the_baked_value_sample_lists_the_captured_temperature(sample_cache, tmp_path):
+    """samples/baked_value.py: the capture bakes 1.0 / temperature (4.0, the capture's own) into
+    `multiply` at line 21; the report's list names it, with the parameter and the line."""
+    import shutil
+
+    path = tmp_path / "baked.db"
+    shutil.copy(sample_cache.get("baked_value").path, path)
+    doc = summary_json.document(str(path), quiet=True)
+    (trace,) = doc["traces"]
+    listed = [(v["op"], v["parameter"], v["value"], v["line"]) for v in trace["baked_values"]]
+    assert listed == [("multiply", "positional argument 1", 0.25, "baked_value.py:21")]  # 1 / 4.0

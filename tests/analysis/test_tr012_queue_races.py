@@ -9,7 +9,7 @@ from dataclasses import replace
 from ttrecord.events import BufferRef, Kind, Phase
 from ttrecord.testing import SessionBuilder, host_tensor, tensor
 
-from analysis_helpers import X, Y, captured_step
+from analysis_helpers import W, X, Y, captured_step
 from analysis_helpers import rules_at as all_rules_at
 
 
@@ -274,3 +274,107 @@ def test_one_missing_wait_before_several_reads_is_one_finding(analyze_both):
     # THEN one error at the first read, the others listed as racing through the same gap
     assert [(f.line, f.severity.value) for f in findings] == [(140, "error")]
     assert {a["at"] for a in findings[0].evidence["also"]} == {"model.py:144", "model.py:148"}
+
+
+# -- frees and releases are writes (tt-xla #5828); allocation site and argument roles ---------
+
+
+def replays_on_cq1(b: SessionBuilder, made_x_at: int = 9):
+    """captured_step with x made by a call at `made_x_at`; the host waits; then a replay on
+    CQ 1 (line 42) the host never waits for. Returns (trace id, x)."""
+    b.open_device()
+    made = b.h2d(None, line=made_x_at, name="ttnn.from_torch")
+    x = b.alloc(X, parent=made.seq)  # the recorder writes an allocation under its call
+    b.alloc(W)
+    y = b.alloc(Y)
+    b.op("ttnn.relu", [x], [y], line=10)  # the warm-up
+    b.free(y)
+    tid = b.begin_trace(line=20)
+    y = b.alloc(Y)
+    b.op("ttnn.relu", [x], [y], line=10)
+    b.end_trace(tid, line=21)
+    b.sync(31, "ttnn.synchronize_device")
+    execute(b, tid, IO, 42)
+    return tid, x
+
+
+def test_freeing_a_buffer_a_replay_on_another_queue_reads_is_a_race_at_the_free(analyze_both):
+    b = SessionBuilder()
+    tid, x = replays_on_cq1(b)
+    dealloc = b.op("ttnn.deallocate", [x], [], line=50)
+    b.free(x, parent=dealloc.seq)
+    b.sync(51, "ttnn.synchronize_device")
+    b.release(tid, 52)
+    findings = analyze_both(b)
+    assert rules_at(findings) == [("TR012", 50)]
+    f = next(f for f in findings if f.rule == "TR012")
+    ev = f.evidence
+    assert (ev["first"]["at"], ev["first"]["cq"], ev["first"]["argument"]) == ("model.py:42", 1, f"trace_id={tid}")
+    assert (ev["second"]["call"], ev["second"]["access"], ev["second"]["argument"]) == ("ttnn.deallocate", "free", "tensor")
+    assert ev["allocated_at"] == "model.py:9"  # the from_torch that made x
+    assert "synchronize_device(device, cq_id=1)" in ev["missing_edge"]
+    assert "allocated at model.py:9" in f.message and f.severity.value == "error"
+
+
+def test_releasing_a_trace_under_its_nonblocking_replay_on_another_queue_is_a_race(analyze_both):
+    b = SessionBuilder()
+    tid, x = replays_on_cq1(b)
+    b.release(tid, 52)
+    findings = analyze_both(b)
+    assert rules_at(findings) == [("TR012", 52)]
+    f = next(f for f in findings if f.rule == "TR012")
+    assert f.evidence["second"]["access"] == "release"
+    assert f.evidence["second"]["argument"] == f"trace_id={tid}"
+    assert "tt-xla #5828" in f.message
+
+
+def test_a_free_or_release_after_the_host_waited_for_the_replay_is_ordered(analyze_both):
+    b = SessionBuilder()
+    tid, x = replays_on_cq1(b)
+    b.sync(49, "ttnn.synchronize_device")
+    dealloc = b.op("ttnn.deallocate", [x], [], line=50)
+    b.free(x, parent=dealloc.seq)
+    b.release(tid, 52)
+    assert rules_at(analyze_both(b)) == []
+
+
+def test_a_free_on_the_queue_that_used_the_buffer_is_ordered_by_program_order(analyze_both):
+    # y = op(x); deallocate(x) on one queue: any reuse of x's memory on that queue comes later
+    b = SessionBuilder()
+    tid, x, w, y = step_then_sync(b)
+    record(b, OPS, "r0", 30)
+    execute(b, tid, OPS, 42)
+    dealloc = b.op("ttnn.deallocate", [x], [], line=50)
+    b.free(x, parent=dealloc.seq)
+    write(b, w, IO, 60)  # makes the program a two-queue one; w is not the freed buffer
+    b.sync(61, "ttnn.synchronize_device")
+    assert [r for r in rules_at(analyze_both(b)) if r[1] == 50] == []
+
+
+def test_each_call_names_the_argument_that_touched_the_raced_buffer(analyze_both):
+    b = SessionBuilder()
+    overlapped(b, steps=1, wait_write=False)
+    ev = evidence(analyze_both(b))
+    assert ev["first"]["argument"] == "device_tensor"  # copy_host_to_device_tensor(host, device)
+    assert ev["second"]["argument"].startswith("trace_id=")
+
+
+def test_the_free_under_replay_sample_names_allocation_lines_and_arguments(sample_cache, tmp_path, capsys):
+    """samples/free_under_replay.py: the input freed (line 62) and the trace released (line 69)
+    under non-blocking replays on CQ 1 (line 50), each naming what it races with."""
+    import json
+    import shutil
+
+    from ttrecord.cli.main import main
+
+    db = tmp_path / "s.db"
+    shutil.copy(sample_cache.get("free_under_replay").path, db)
+    assert main(["check", "--format", "json", str(db)]) == 1
+    found = {f["line"]: f["evidence"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert sorted(found) == [62, 69]
+    free, release = found[62], found[69]
+    assert (free["second"]["call"], free["second"]["argument"]) == ("deallocate", "tensor")
+    assert (free["first"]["at"], free["first"]["cq"]) == ("free_under_replay.py:50", 1)
+    assert free["allocated_at"] == "free_under_replay.py:31"  # tile(): x's from_torch
+    assert (release["second"]["access"], release["second"]["argument"]) == ("release", "trace_id=1")
+    assert release["allocated_at"] == "free_under_replay.py:38"  # end_trace_capture: the trace buffer

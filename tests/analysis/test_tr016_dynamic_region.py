@@ -105,3 +105,11 @@ def test_dynamic_region_is_never_nearly_full():
     t0, _ = _dynamic_capture(b, 20, DRAM_TOP - 1024)
     b.execute(t0, line=30)
     assert detect(b.events, Context(b.events)) == []
+
+
+def test_each_row_of_the_one_table_is_matched_by_its_own_text():
+    """Every row of ttnn_versions.TRACE_FIT_WORDINGS (the one table TR016 reads) parses one of
+    the texts above, and only that row's kind."""
+    for row in WORDINGS:
+        matched = [(text, kind) for text, kind, _ in WORDED if row.regex.search(text)]
+        assert matched and all(kind == row.kind for _, kind in matched), row

@@ -4,6 +4,9 @@ through `ttrecord.store.referrer_rows`; nothing is noted (nor scanned) when ther
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 import torch
 
 from ttrecord import emulator
@@ -50,6 +53,9 @@ def test_live_post_capture_buffers_are_named_by_their_holders(tmp_path):
     assert [n.parent for n in notes] == [executes[1].seq]
     held = sorted(tuple(b["held_by"]) for b in notes[0].args["buffers"])
     assert held == [("_body: cache.slots[0]['k']",), ("_body: scratch",)]
+    # each holder with the line its frame was running: _body's second execute_trace
+    line = next(i for i, text in enumerate(Path(__file__).read_text().splitlines(), 1) if "both alive: noted" in text)
+    assert [b["at"] for b in notes[0].args["buffers"]] == [[f"{__file__}:{line}"]] * 2
     allocs = {(e.buffer.buffer_type, e.buffer.address) for e in events if e.kind is Kind.ALLOC}
     assert {(b["buffer_type"], b["address"]) for b in notes[0].args["buffers"]} <= allocs
 
@@ -88,3 +94,40 @@ def test_no_scan_when_nothing_was_allocated_or_freed_since_the_capture():
     r._at_end[(1, 0)] = (7, frozenset())
     assert r.on_execute(1, 0) is None
     assert r.on_execute(1, 5) is None  # a trace it never saw end
+
+
+class _ChurnLedger:
+    """Entries in allocation order; the generation moved since the capture (a scratch tensor
+    was allocated and freed), but nothing allocated since is live: the tensors must not be
+    walked."""
+
+    def __init__(self):
+        self.generation = 1
+        self.entries = {(1, "DRAM", 64): [(1, "DRAM", 64), 2048, 1, 1, True]}
+
+    @property
+    def _owner(self):
+        raise AssertionError("walked the live tensors although nothing allocated since is live")
+
+
+class _ChurnRecorder:
+    def __init__(self):
+        self.allocations = _ChurnLedger()
+
+
+def test_a_loop_that_frees_what_it_allocates_between_replays_walks_nothing():
+    recorder = _ChurnRecorder()
+    r = Referrers(recorder)
+    r.on_end(1, 0)
+    ledger = recorder.allocations
+    scratch = [(1, "DRAM", 4096), 2048, 2, 1, True]
+    ledger.entries[scratch[0]] = scratch  # allocated after the capture ...
+    del ledger.entries[scratch[0]]  # ... and freed before the replay
+    ledger.generation = 3
+    assert r.on_execute(1, 0) is None
+    assert r._at_end[(1, 0)][0] == 3  # the next replay compares one counter again
+    # one allocated since and still live: now the holders are looked for
+    ledger.entries[(1, "DRAM", 8192)] = [(1, "DRAM", 8192), 2048, 3, 1, True]
+    ledger.generation = 4
+    with pytest.raises(AssertionError, match="walked the live tensors"):
+        r.on_execute(1, 0)

@@ -20,6 +20,19 @@ footprints). A replay's read and write sets come from its capture's ops (`Contex
 tested by bisection on merged ranges. A host read of a `blocking=False` readback's host tensor
 before the host waited for that read is a race of the host with the queue.
 
+Frees and trace releases are host actions that take effect at once (tt-metal's
+`MeshDevice::release_mesh_trace` and a buffer's deallocation return the memory to the
+allocator without waiting for the device): they count as writes of the freed range (a
+release: of the trace's buffer and every range its replays touch) by the host's default
+queue. One made while a command that uses that memory on another queue may still be in flight
+(nothing made the host, or the freeing queue, wait for it) is a race: the memory can be handed
+out and overwritten while that queue still reads it (tt-xla #5828: a trace released under a
+non-blocking replay hung a server). The same queue's commands are ordered before any reuse by
+program order, so `y = op(x); ttnn.deallocate(x)` on one queue is not one.
+
+Each finding names where the raced buffer was allocated and, for each call, which argument
+touched it (`input_tensor`, `output_tensor=`, the trace id), as CUDA's stream sanitizer does.
+
 One finding per mistake: races of the same two lines are grouped with their count, pinned
 where the fix goes: before the second access (where the missing wait belongs), or at the
 `record_event` that was recorded before the access it was meant to cover (tt-metal #41720).
@@ -32,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from ttrecord.analysis.context import Context, RangeIndex, TraceInfo
+from ttrecord.analysis.context import Context, RangeIndex, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
 from ttrecord.events import BufferRef, Event, Kind, Phase, Status
 from ttrecord.findings import Finding, Severity
@@ -75,6 +88,7 @@ class _Access:
     ev: Event
     footprint: Footprint
     write: bool
+    frees: bool = False  # a free or a trace release: the host gives the memory back
 
 
 @dataclass(slots=True)
@@ -92,6 +106,7 @@ class _Race:
     second: _Access | None  # None: the host read `host_ev`
     host_ev: Event | None
     overlap: BufferRef | None
+    raced: BufferRef | None = None  # the whole buffer the first access touched there
     stale: _Record | None = None  # the event waited for, recorded before the first access
     latent: str | None = None  # why no value the program uses depended on the order
     count: int = 1
@@ -154,6 +169,45 @@ class _Checker:
                     if overlap is not None:
                         self._race(prev, acc, None, overlap)
 
+    def free(self, q: Queue, ev: Event, buf: BufferRef) -> None:
+        """The host freed `buf`: a race with each access to it still in flight on another
+        queue that neither the host nor `q` waited for."""
+        clk = _join(self.clock[q], self.host)
+        hits: list[tuple[_Access, BufferRef]] = []
+        for other in self.queues_of.get(q[0], ()):
+            if other == q:
+                continue
+            known = clk.get(other, 0)
+            for prev in reversed(self.recent[other].values()):
+                if prev.k <= known:
+                    break
+                overlap = self._overlap(prev.footprint, buf)
+                if overlap is not None and overlap.size > 0:
+                    hits.append((prev, overlap))
+        if not hits:
+            return  # the common case: asks nothing of the session
+        allocated = _allocated_seq(self.ctx, buf, ev.seq)
+        acc = _Access(q, 0, ev, buf, True, frees=True)
+        for prev, overlap in hits:
+            if allocated is None or prev.ev.seq > allocated:  # not an older buffer there
+                self._race(prev, acc, None, overlap, raced=buf)
+
+    def release(self, q: Queue, ev: Event, info: TraceInfo) -> None:
+        """The host released a trace: a race with a replay of it still in flight on another
+        queue (ttnn frees the trace buffer at once, under the replay reading it)."""
+        clk = _join(self.clock[q], self.host)
+        buf = _trace_buffer(info)
+        acc = _Access(q, 0, ev, buf or BufferRef(0, "", 0, 0), True, frees=True)
+        for other in self.queues_of[q[0]]:
+            if other == q:
+                continue
+            known = clk.get(other, 0)
+            for prev in reversed(self.recent[other].values()):
+                if prev.k <= known:
+                    break
+                if prev.ev.kind is Kind.TRACE_EXECUTE and prev.ev.trace == ev.trace and not prev.write:
+                    self._race(prev, acc, None, buf, raced=buf)
+
     def record(self, q: Queue, ev: Event) -> None:
         key = queue_args(ev).get("event")
         if key is not None:
@@ -208,11 +262,11 @@ class _Checker:
 
     # -- races ---------------------------------------------------------------------------
     def _race(self, first: _Access, second: _Access | None, host_ev: Event | None,
-              overlap: BufferRef | None) -> None:  # fmt: skip
+              overlap: BufferRef | None, raced: BufferRef | None = None) -> None:  # fmt: skip
         later = second.ev if second is not None else host_ev
         assert later is not None
         stale = None
-        if second is not None:
+        if second is not None and not second.frees:
             waited = self.waits.get(second.queue, {}).get(first.queue)
             if waited is not None:
                 rec, wait_ev = waited
@@ -221,10 +275,13 @@ class _Checker:
         ctx = self.ctx
         latent = self._latent(first, second)
         key = (_site(ctx, first.ev), first.queue[1], second.queue[1] if second else None,
-               stale is not None, latent is not None)
+               stale is not None, latent is not None,
+               _site(ctx, second.ev) if second is not None and second.frees else None)  # each free its own
         race = self.races.get(key)
         if race is None:
-            self.races[key] = _Race(first, second, host_ev, overlap, stale, latent,
+            if raced is None and overlap is not None:
+                raced = _whole(first.footprint, overlap)
+            self.races[key] = _Race(first, second, host_ev, overlap, raced, stale, latent,
                                     seqs=[first.ev.seq, later.seq])  # fmt: skip
             return
         race.count += 1
@@ -238,7 +295,7 @@ class _Checker:
         """Why this race changed no value the program uses, or None when it may have: an op
         that reads racing memory matters only through its results (`Context.flow`); a warm-up
         run whose outputs nobody reads is not wrong, only fragile."""
-        if second is None or (first.write and second.write):
+        if second is None or second.frees or (first.write and second.write):
             return None
         reader = second if first.write else first
         if reader.ev.kind is not Kind.OP or self._asked >= _MAX_FLOW_QUESTIONS:
@@ -265,12 +322,39 @@ def _site(ctx: Context, ev: Event) -> tuple:
     return (site.file, site.line) if site is not None else (ev.seq,)
 
 
+def _whole(footprint: Footprint, overlap: BufferRef) -> BufferRef | None:
+    """The buffer of `footprint` that holds `overlap` (a trace's: the first one there)."""
+    if isinstance(footprint, BufferRef):
+        return footprint
+    hit = footprint.overlapping(overlap) if overlap.size > 0 else []
+    return min(hit, key=lambda x: x.buffer.address).buffer if hit else None
+
+
+def _trace_buffer(info: TraceInfo) -> BufferRef | None:
+    """The trace's own buffer (its commands), which a release frees."""
+    return next((a.buffer for a in info.accesses if a.buffer.buffer_type == "TRACE"), None)
+
+
+def _allocated_seq(ctx: Context, buf: BufferRef, freed: int) -> int | None:
+    """The allocation event of the buffer freed at seq `freed`."""
+    for alloc, free, _ in ctx.facts.lifetimes(buffer_key(buf)):
+        if free == freed or (alloc < freed and (free is None or free > freed)):
+            return alloc
+    return None
+
+
 def _buffers(refs: Sequence) -> list[BufferRef]:
     return [r.buffer for r in refs if r.buffer is not None and r.storage == "device"]
 
 
 def _range_key(buf: BufferRef, write: bool) -> tuple:
     return ("r", buf.device, buf.buffer_type, buf.address, buf.size, write)
+
+
+def _freeing_cq(ctx: Context, ev: Event) -> int:
+    """The queue a free counts on: its call's (a `deallocate` has none: CQ 0)."""
+    call = ctx.calls.get(ev.parent) if ev.parent is not None else None
+    return cq_of(call) if call is not None else 0
 
 
 def _needs_queues(events: Sequence[Event]) -> bool:
@@ -287,9 +371,18 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
         return []  # one queue and blocking reads only: every access is ordered
     check = _Checker(ctx)
     for ev in events:
+        kind = ev.kind
+        if kind is Kind.FREE:
+            if ev.buffer is not None and ev.phase is not Phase.CAPTURE and ev.buffer.device in check.queues_of:
+                check.free(check._queue(ev.buffer.device, _freeing_cq(ctx, ev)), ev, ev.buffer)
+            continue
         if ev.parent is not None or ev.status is not Status.OK or ev.phase is Phase.CAPTURE:
             continue
-        kind = ev.kind
+        if kind is Kind.TRACE_RELEASE:
+            info = check.traces.get((ev.device, ev.trace)) if ev.trace is not None else None
+            if info is not None and ev.device in check.queues_of:
+                check.release(check._queue(ev.device, cq_of(ev)), ev, info)
+            continue
         if kind is Kind.SYNC:
             _sync(check, ev)
             continue
@@ -345,7 +438,7 @@ def _fold(ctx: Context, races: list[_Race]) -> list[_Race]:
     primary: dict[tuple, _Race] = {}  # (first queue, second queue, latent) -> earliest race
     for race in sorted(races, key=lambda r: r.second.ev.seq if r.second else r.seqs[-1]):
         second = race.second
-        if second is None or race.stale is not None:
+        if second is None or race.stale is not None or second.frees:
             kept.append(race)
             continue
         pkey = (race.first.queue, second.queue, race.latent is not None)
@@ -385,7 +478,91 @@ def _sync(check: _Checker, ev: Event) -> None:
 
 
 def _what(acc: _Access) -> str:
+    if acc.frees:
+        return "releases" if acc.ev.kind is Kind.TRACE_RELEASE else "frees"
     return "writes" if acc.write else "reads"
+
+
+# Names of the tensor parameters of the transfers TR012 meets, as ttnn 0.81.1 binds them.
+_TRANSFER_PARAMS = {
+    "copy_host_to_device_tensor": ("host_tensor", "device_tensor"),
+    "copy_device_to_host_tensor": ("device_tensor", "host_tensor"),
+    "cpu": ("self",),
+    "to_torch": ("tensor",),
+    "from_device": ("tensor",),
+    "to_device": ("tensor",),
+    "to_memory_config": ("tensor",),
+}
+
+
+def role(ctx: Context, acc: _Access, at: BufferRef | None) -> str:
+    """Which argument of the call touched the raced memory `at` (the stream sanitizer's
+    "argument" column): a parameter name, `output_tensor=` for an op writing into a tensor it
+    was given, the trace id of a replay or release, what freed a buffer."""
+    ev = acc.ev
+    if ev.kind in (Kind.TRACE_EXECUTE, Kind.TRACE_RELEASE):
+        return f"trace_id={ev.trace}"
+    if acc.frees:
+        call = ctx.calls.get(ev.parent) if ev.parent is not None else None
+        if call is None:
+            return "its last Python reference dropped"
+        return "tensor" if call.name.rsplit(".", 1)[-1] == "deallocate" else f"the tensor `{call.name}` freed"
+    short = ev.name.rsplit(".", 1)[-1]
+
+    def hits(ref: Any) -> bool:
+        b = ref.buffer
+        return b is not None and ref.storage == "device" and (at is None or b.overlaps(at))
+
+    inputs = [r for r in ev.inputs if r.storage == "device" or short in _TRANSFER_PARAMS]
+    outputs = [r for r in ev.outputs if hits(r)]
+    for i, ref in enumerate(inputs):
+        if not hits(ref):
+            continue
+        names = _TRANSFER_PARAMS.get(short)
+        if names is not None and i < len(names):
+            return names[i]
+        if outputs:
+            return "output_tensor= (written in place)"
+        devices = [r for r in inputs if r.storage == "device"]
+        n = devices.index(ref)
+        if len(devices) == 1:
+            return "input_tensor"
+        if len(devices) == 2:
+            return ("input_tensor_a", "input_tensor_b")[n]
+        return f"tensor argument {n}"
+    return "its result" if outputs else "a tensor argument"
+
+
+def _call_name(ctx: Context, ev: Event) -> str:
+    """A free is named by the call that made it (`ttnn.deallocate`)."""
+    if ev.kind is Kind.FREE:
+        call = ctx.calls.get(ev.parent) if ev.parent is not None else None
+        return call.name if call is not None else "a dropped reference"
+    return ev.name
+
+
+def _call_site(ctx: Context, seq: int) -> str | None:
+    """The user's line of the call behind event `seq` (read from the session when the event
+    was not loaded)."""
+    ev = ctx.calls.get(seq) or ctx.facts.event(seq)
+    for _ in range(8):
+        if ev is None:
+            return None
+        if ev.callsite is not None or ev.parent is None:
+            break
+        ev = ctx.calls.get(ev.parent) or ctx.facts.event(ev.parent)
+    return where(ctx, ev) if ev is not None and ev.callsite is not None else None
+
+
+def _allocation_site(ctx: Context, race: _Race) -> str | None:
+    buf = race.raced
+    if buf is None:
+        return None
+    at = race.first.ev.seq
+    for alloc, free, _ in ctx.facts.lifetimes(buffer_key(buf)):
+        if alloc <= at and (free is None or free >= at):
+            return _call_site(ctx, alloc)
+    return None
 
 
 def _finding(ctx: Context, race: _Race) -> Finding:
@@ -406,12 +583,18 @@ def _finding(ctx: Context, race: _Race) -> Finding:
 def _first_finding(ctx: Context, race: _Race) -> Finding:
     first = race.first
     a_at, qa = where(ctx, first.ev), first.queue[1]
+    a_role = role(ctx, first, race.overlap)
     evidence: dict[str, Any] = {
         "first": {"call": first.ev.name, "at": a_at, "cq": qa, "access": "write" if first.write else "read",
-                  "event": first.ev.seq},
+                  "event": first.ev.seq, "argument": a_role},
     }  # fmt: skip
     if race.overlap is not None and race.overlap.size > 0:
         evidence["range"] = range_evidence(race.overlap)
+    allocated = _allocation_site(ctx, race)
+    made = ""
+    if allocated is not None:
+        evidence["allocated_at"] = allocated
+        made = f" The raced buffer was allocated at {allocated}."
     if race.count > 1:
         evidence["races"] = race.count
     if race.also:
@@ -422,7 +605,7 @@ def _first_finding(ctx: Context, race: _Race) -> Finding:
         assert host_ev is not None
         b_at = where(ctx, host_ev)
         evidence["second"] = {"call": host_ev.name, "at": b_at, "cq": "host", "access": "read",
-                              "event": host_ev.seq}  # fmt: skip
+                              "event": host_ev.seq, "argument": "the host tensor"}  # fmt: skip
         edge = (f"call ttnn.event_synchronize on an event recorded on CQ {qa} after the read at"
                 f" {a_at} (or ttnn.synchronize_device(device, cq_id={qa})) before the host reads"
                 f" the result at {b_at}")  # fmt: skip
@@ -431,19 +614,23 @@ def _first_finding(ctx: Context, race: _Race) -> Finding:
             f"`{first.ev.name}` at {a_at} is a non-blocking read on CQ {qa}: it returns at once and"
             f" its host tensor is filled when CQ {qa} gets to the read. `{host_ev.name}` at {b_at}"
             f" uses that host tensor before the host waited for CQ {qa}, so it can see data that"
-            f" has not arrived. Missing: {edge}."
+            f" has not arrived.{made} Missing: {edge}."
         )
         return finding("TR012", ctx, host_ev, message, fix=edge[0].upper() + edge[1:] + ".",
                        related=[first.ev.seq], evidence=evidence)  # fmt: skip
     second = race.second
+    if second.frees:
+        return _free_finding(ctx, race, evidence, a_role, made)
     b_at, qb = where(ctx, second.ev), second.queue[1]
-    evidence["second"] = {"call": second.ev.name, "at": b_at, "cq": qb,
+    b_role = role(ctx, second, race.overlap)
+    evidence["second"] = {"call": second.ev.name, "at": b_at, "cq": qb, "argument": b_role,
                           "access": "write" if second.write else "read", "event": second.ev.seq}  # fmt: skip
     kinds = f"{'write' if first.write else 'read'}/{'write' if second.write else 'read'}"
     base = (
-        f"`{first.ev.name}` at {a_at} on CQ {qa} {_what(first)} memory that `{second.ev.name}` at"
-        f" {b_at} on CQ {qb} {_what(second)} ({kinds}), and nothing orders the two: the queues"
-        f" run on their own, so on a card {'the second can run before the first finishes' if first.write else 'the second can overwrite the data before the first has read it'}."
+        f"`{first.ev.name}` at {a_at} on CQ {qa} {_what(first)} memory (argument: {a_role}) that"
+        f" `{second.ev.name}` at {b_at} on CQ {qb} {_what(second)} (argument: {b_role}) ({kinds}),"
+        f" and nothing orders the two: the queues run on their own, so on a card"
+        f" {'the second can run before the first finishes' if first.write else 'the second can overwrite the data before the first has read it'}.{made}"
     )  # fmt: skip
     if race.stale is not None:
         rec = race.stale
@@ -465,6 +652,40 @@ def _first_finding(ctx: Context, race: _Race) -> Finding:
                    related=[first.ev.seq], evidence=evidence)  # fmt: skip
 
 
+def _free_finding(ctx: Context, race: _Race, evidence: dict[str, Any], a_role: str,
+                  made: str) -> Finding:  # fmt: skip
+    """A free or trace release made while a command using that memory may be in flight."""
+    first, second = race.first, race.second
+    assert second is not None
+    a_at, qa = where(ctx, first.ev), first.queue[1]
+    b_at = where(ctx, second.ev)
+    b_role = role(ctx, second, race.overlap)
+    released = second.ev.kind is Kind.TRACE_RELEASE
+    name = _call_name(ctx, second.ev)
+    evidence["second"] = {"call": name, "at": b_at, "cq": "host", "argument": b_role,
+                          "access": "release" if released else "free", "event": second.ev.seq}  # fmt: skip
+    how = "replay" if first.ev.kind is Kind.TRACE_EXECUTE else "command"
+    if released:
+        what = (f"`{name}` at {b_at} releases trace {second.ev.trace} (argument: {b_role}) while"
+                f" its non-blocking replay `{first.ev.name}` at {a_at} on CQ {qa} may still be"
+                f" running: ttnn frees the trace buffer at once, under the replay reading its"
+                f" commands, and a new allocation or capture can overwrite them (tt-xla #5828: a"
+                f" serving hang).")  # fmt: skip
+    else:
+        what = (f"`{name}` at {b_at} frees memory (argument: {b_role}) that `{first.ev.name}` at"
+                f" {a_at} on CQ {qa} {_what(first)} (argument: {a_role}), and the host never waited"
+                f" for that {how}: the allocator hands the memory out at once, so a later"
+                f" allocation can be written while CQ {qa} still {'writes' if first.write else 'reads'} it.")  # fmt: skip
+    edge = (f"make the host wait for CQ {qa} after `{first.ev.name}` at {a_at} before"
+            f" `{name}` at {b_at} (ttnn.synchronize_device(device, cq_id={qa}), or"
+            f" ttnn.event_synchronize on an event recorded on CQ {qa} after it"
+            f"{', or a blocking replay' if first.ev.kind is Kind.TRACE_EXECUTE else ''})")  # fmt: skip
+    evidence["missing_edge"] = edge
+    message = f"{what}{made} Missing: {edge}."
+    return finding("TR012", ctx, second.ev, message, fix=edge[0].upper() + edge[1:] + ".",
+                   related=[first.ev.seq], evidence=evidence)  # fmt: skip
+
+
 # -- loading (what `check` reads of a stored session for this rule) ------------------------
 
 def needed_seqs(session: Any, loaded: Sequence[Event], traces: Sequence[TraceInfo]) -> set[int]:
@@ -472,8 +693,8 @@ def needed_seqs(session: Any, loaded: Sequence[Event], traces: Sequence[TraceInf
     uses one queue and only blocking reads (nothing can race), so that costs one query.
 
     For a multi-queue program: every host transfer (blocking reads are host waits) and the
-    ops whose buffers overlap a range a command on another queue than 0 touches (only those
-    can race with it)."""
+    ops and frees of buffers that overlap a range a command on another queue than 0 touches
+    (only those can race with it)."""
     other = session.queued_call_seqs()
     queued = [e for e in loaded if e.kind in (Kind.SYNC, Kind.TRACE_EXECUTE) and cq_of(e) > 0]
     if not other and not queued:
@@ -492,4 +713,6 @@ def needed_seqs(session: Any, loaded: Sequence[Event], traces: Sequence[TraceInf
     seqs |= set(session.host_consumers(other))
     if not ranges:
         return seqs
-    return seqs | set(session.top_level_ops_over(sorted(ranges)))
+    ranges_ = sorted(ranges)
+    # frees of that memory: a free while another queue may still use it is a race too
+    return seqs | set(session.top_level_ops_over(ranges_)) | set(session.frees_over(ranges_))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
+from ttrecord.analysis import referrer_text
 from ttrecord.analysis.compile_after_capture import kernel_binaries
 from ttrecord.analysis.context import Access, Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
@@ -91,6 +92,7 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
                     and t.footprint.hits(_placed(ctx, events, alloc, index)):  # its banks, too
                 hits.append((replay, alloc.seq, window.end, t, alloc, index, acked.get(n)))
     hits.sort(key=lambda h: h[:3])  # by replay, as the replays reveal them
+    notes = referrer_text.notes_by_execute(events) if hits else {}
     ctx.flow.prefetch(buffer_key(h[4].allocation) for h in hits)
     findings = []
     for replay, _, _, trace, alloc, index, ack in hits:
@@ -99,6 +101,7 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
         placed = _placed(ctx, events, alloc, index)
         accesses = trace.footprint.overlapping(placed)
         f = _allocation_finding(ctx, alloc, maker, trace, accesses, execute)
+        referrer_text.add_holders(ctx, f, notes, trace, alloc, _end_of(ends, allocs, alloc))
         harm = _consequence(ctx, trace, alloc, placed, _end_of(ends, allocs, alloc), accesses)
         if ack is not None and _acknowledged_for(ctx, ack, trace):
             findings.append(_acknowledged(ctx, f, ack))

@@ -169,6 +169,8 @@ def end_trace_capture(mesh_device: Any, trace_id: int, *, cq_id: Optional[int] =
             # or freed and every live trace's mark
             trace.dram_high_water_mark = max(marks)
             live = max((t.dram_high_water_mark for t in mesh_device.traces.values()), default=0)
+            if not _checks_live_traces():
+                live = 0  # before 0.76.0 (PR #50503) ttnn let it land on a live trace's memory
             address = trace.buffer.desc.address
             if address < max(trace.dram_high_water_mark, live):
                 trace.buffer.release()
@@ -177,6 +179,19 @@ def end_trace_capture(mesh_device: Any, trace_id: int, *, cq_id: Optional[int] =
         mesh_device.trace_buffers_size = total
         mesh_device.traces[trace.trace_id] = trace
         mesh_device.allocations_unsafe = True  # tt-metal: mark_allocations_unsafe()
+
+
+def _checks_live_traces() -> bool:
+    """Whether the emulated release refuses a dynamic trace buffer below a live trace's mark:
+    0.81.1 does; `TTRECORD_EMULATOR_RELEASE=0.75.0` emulates a release that did not (tt-metal
+    #48869), for recordings of what those releases let through."""
+    import os
+
+    from ttrecord import ttnn_versions
+
+    emulated = os.environ.get("TTRECORD_EMULATOR_RELEASE") or ttnn_versions.REFERENCE
+    forms = ttnn_versions.for_release(ttnn_versions.DYNAMIC_TRACE_REGION_OVERLAP, emulated) or ()
+    return any("another live trace" in form for form in forms)
 
 
 def execute_trace(

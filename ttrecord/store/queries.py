@@ -203,6 +203,21 @@ class AnalysisQueries:
             (json.dumps(ranges), widest + 1),
         )]  # fmt: skip
 
+    def frees_over(self, ranges: list[tuple[Any, ...]]) -> list[int]:
+        """Seqs of the frees (outside captures) of buffers that overlap one of the (device,
+        buffer type, start, end) ranges, by the same index as `top_level_ops_over`."""
+        widest = self._query("SELECT max(size) FROM buffers")[0][0] or 0
+        return [seq for (seq,) in self._query(
+            "SELECT DISTINCT b.free_seq FROM json_each(?) w JOIN buffers b"
+            " ON b.device = json_extract(w.value, '$[0]')"
+            " AND b.buffer_type = json_extract(w.value, '$[1]')"
+            " AND b.address < json_extract(w.value, '$[3]')"
+            " AND b.address > json_extract(w.value, '$[2]') - ?"
+            " AND b.address + b.size > json_extract(w.value, '$[2]')"
+            " JOIN events e ON e.seq = b.free_seq WHERE e.phase != 'capture'",
+            (json.dumps(ranges), widest + 1),
+        )]  # fmt: skip
+
     # -- facts about the rest of the run -----------------------------------------------------
 
     def buffer_accesses(self, buffer_ids: Iterable[int], which: str,

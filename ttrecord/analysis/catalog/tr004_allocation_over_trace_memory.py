@@ -40,5 +40,5 @@ RULE = Rule(
     facts=("allocations_over_traces", "tracker_opt_outs"),
     highlight=trace_overlap.highlight,
     rank=70,
-    evidence="`allocated` (the new buffer), `trace_ranges` (the trace's buffers it overlaps), `trace_access`, `captured` (capture lines), `execute` (`event`, `at`); for an error `corrupted` (`replay`, `how` (`host read`, `op input`, `replay input`), `used` or `written` (event seqs), `what`); for latent info `latent` (`why`, `would_corrupt`); with a tracker opt-out `acknowledged` (`how`, `event`, `at`, and `covers_this_trace: false` when it was made for another trace)",
+    evidence="`allocated` (the new buffer), `trace_ranges` (the trace's buffers it overlaps), `trace_access`, `captured` (capture lines), `execute` (`event`, `at`); for an error `corrupted` (`replay`, `how` (`host read`, `op input`, `replay input`), `used` or `written` (event seqs), `what`); for latent info `latent` (`why`, `would_corrupt`); with a tracker opt-out `acknowledged` (`how`, `event`, `at`, and `covers_this_trace: false` when it was made for another trace); when the recorder noted who held the buffer at a replay, `held_by` (each reference with the line its frame ran, `self.kv[3] (model.py:42)`) and `held_at` (that replay's line)",
 )

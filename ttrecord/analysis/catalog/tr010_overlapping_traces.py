@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-from ttrecord.analysis import trace_memory
+from collections.abc import Sequence
+
+from ttrecord.analysis import dynamic_trace_overlap, trace_memory
+from ttrecord.analysis.context import Context
 from ttrecord.analysis.rules import Rule
-from ttrecord.findings import Severity
+from ttrecord.events import Event
+from ttrecord.findings import Finding, Severity
+
+
+def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
+    """Shared memory of live traces, and (trace_region_size=0) a trace buffer placed on a live
+    trace's memory (`dynamic_trace_overlap`)."""
+    return trace_memory.detect_overlapping_traces(events, ctx) + dynamic_trace_overlap.detect(events, ctx)
+
 
 RULE = Rule(
     id="TR010",
@@ -19,7 +30,10 @@ RULE = Rule(
         "error: a value one live trace wrote (an output it keeps) is read by the host, an eager op"
         " or another trace's replay after the other live trace's replay overwrote it; or their "
         "trace buffers overlap. info: the two traces share memory that way but no such read "
-        "happened"
+        "happened; or, with `trace_region_size=0`, a trace's command buffer was placed (top-down"
+        " in DRAM) on memory a live trace's captured ops write (an error once that trace replayed"
+        " and then this one: its commands were overwritten; ttnn 0.76 and later refuse the capture"
+        " instead, TR016)"
     ),
     at="the read / the second trace's `end_trace_capture`",
     why=(
@@ -30,7 +44,7 @@ RULE = Rule(
         "Release one trace before capturing the next, or keep the buffers each trace writes alive "
         "(and distinct) while both traces are in use."
     ),
-    detect=trace_memory.detect_overlapping_traces,
+    detect=detect,
     rank=80,
-    evidence="`output`, `output_of`, `overwritten_by` (`trace`, `execute`, `at`), `trace_N` (the range in trace N), `traces`",
+    evidence="`output`, `output_of`, `overwritten_by` (`trace`, `execute`, `at`), `trace_N` (the range in trace N), `traces`; for a dynamic trace buffer on a live trace's memory `trace_buffer`, `other_trace`, `other_access` (`by`, `role`), `replays` (`overwrote`, `ran`), `latent`",
 )
