@@ -1,0 +1,70 @@
+"""Open devices: the objects the allocator's view is read for, their ids and bank counts.
+
+A device's id is asked of the object once (`device.id()`) and kept by the object's id(), so a
+call naming a device costs a dictionary lookup.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ttrecord.recorder.tensors import enum_name
+
+
+class Devices:
+    """Open devices: the objects (kept for get_buffers), their ids and bank counts."""
+
+    def __init__(self, reports: Any) -> None:
+        self._reports = reports
+        self.objects: list[Any] = []
+        self.types: set[type] = set()
+        self._ids: dict[int, int | None] = {}  # id(object) -> device id
+        self._banks: dict[tuple[int | None, str], int] = {}
+
+    def id_of(self, device: Any) -> int | None:
+        if device is None:
+            return None
+        known = self._ids.get(id(device))
+        if known is not None:
+            return known
+        try:
+            return int(device.id())
+        except Exception:
+            return None
+
+    def add(self, device: Any) -> dict[str, Any]:
+        """Track a newly opened device; returns what the backend says about it."""
+        dev_id = self.id_of(device)
+        if id(device) not in self._ids:
+            self.objects.append(device)
+            self._ids[id(device)] = dev_id
+            self.types.add(type(device))
+        facts: dict[str, Any] = {}
+        try:
+            facts["arch"] = enum_name(device.arch()).lower()
+        except Exception:
+            pass
+        try:
+            facts["num_dram_banks"] = int(device.num_dram_channels())
+        except Exception:
+            pass
+        try:
+            info = self._reports.get_device_info(device)
+            facts["num_l1_banks"] = int(info.l1_num_banks)
+            # plain ints only: the log is marshalled, and backends may return int subclasses
+            facts["info"] = {k: int(getattr(info, k)) for k in dir(info) if not k.startswith("_")
+                             and isinstance(getattr(info, k, None), int)}  # fmt: skip
+        except Exception:
+            pass
+        for btype, key in (("DRAM", "num_dram_banks"), ("L1", "num_l1_banks")):
+            if key in facts:
+                self._banks[(dev_id, btype)] = facts[key]
+        return facts
+
+    def remove(self, device: Any) -> None:
+        if id(device) in self._ids:
+            del self._ids[id(device)]
+            self.objects = [d for d in self.objects if d is not device]
+
+    def num_banks(self, device: int | None, buffer_type: str) -> int:
+        return self._banks.get((device, buffer_type), 8 if buffer_type != "L1" else 130)
