@@ -13,8 +13,11 @@ installs it), in the same process:
                 (loading a model's weights)
 Instructions: the loop runs in a child under `valgrind --tool=callgrind`, each loop entered
 through a ctypes callback so `--toggle-collect=ffi_call --dump-after=ffi_call` counts exactly
-that loop (one dump file per loop); the count is divided by the loop's calls. CPU time: the
-same loops in a plain child, CPU time of the thread, medians over rounds.
+that loop (one dump file per loop); the count is divided by the loop's calls. Instrumentation
+starts off (importing torch under it would take minutes) and the child turns it on with
+`callgrind_control` once its setup is done. CPU time: the same loops in a plain child, CPU
+time of the thread, medians over rounds. Each recorder hot path is measured (the C extension
+and the pure-Python fallback, TTRECORD_PURE_PYTHON=1), one row each.
 Run: python -m benchmarks.recorder_instructions [--calls N] [--rounds R] [--no-valgrind]
 """
 
@@ -112,10 +115,22 @@ def loops(calls: int) -> list[tuple[str, Callable[[], None], int]]:
     return result
 
 
+def _instrument_on() -> None:
+    """Ask callgrind to instrument this process from now on, and wait until it did (it reads
+    the request while this process runs, so poll instead of blocking)."""
+    proc = subprocess.Popen(["callgrind_control", "-i", "on", str(os.getpid())],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    while proc.poll() is None:
+        time.sleep(0.01)
+
+
 def child(mode: str, calls: int, rounds: int) -> None:
     """Runs every loop; prints one JSON line per loop (count mode: the loop's name in order,
     the parent reads the dump files; time mode: its median CPU µs per call)."""
-    for name, run, n in loops(calls):
+    measured = loops(calls)
+    if mode == "count":
+        _instrument_on()
+    for name, run, n in measured:
         if mode == "count":
             run()  # warm: first-sight costs (call sites, tensor metadata) are not per call
             callback = ctypes.CFUNCTYPE(None)(run)
@@ -132,22 +147,22 @@ def child(mode: str, calls: int, rounds: int) -> None:
 
 
 def _rows(cmd: list[str], env: dict[str, str] | None = None) -> list[dict]:
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, timeout=900)
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env, timeout=1200)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["failed"])[-1]
         raise RuntimeError(f"{' '.join(cmd[:3])}: {last}")
     return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
 
 
-def count_instructions(calls: int) -> dict[str, float]:
+def count_instructions(calls: int, env: dict[str, str]) -> dict[str, float]:
     """Instructions per call of each loop, from one child under callgrind."""
     tmp = tempfile.mkdtemp(prefix="ttrecord-cg-")
     out = os.path.join(tmp, "cg.out")
-    cmd = ["valgrind", "--tool=callgrind", "--toggle-collect=ffi_call", "--dump-after=ffi_call",
-           f"--callgrind-out-file={out}", sys.executable, "-m", "benchmarks.recorder_instructions",
-           "--child", "count", "--calls", str(calls)]  # fmt: skip
+    cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--toggle-collect=ffi_call",
+           "--dump-after=ffi_call", f"--callgrind-out-file={out}", sys.executable, "-m",
+           "benchmarks.recorder_instructions", "--child", "count", "--calls", str(calls)]  # fmt: skip
     try:
-        rows = _rows(cmd)
+        rows = _rows(cmd, env)
         dumps = sorted(glob.glob(out + ".*"), key=lambda p: int(p.rsplit(".", 1)[1]))
         # Any earlier ctypes use leaves dumps of its own: the loops are the last ones.
         dumps = dumps[len(dumps) - len(rows) :]
@@ -162,15 +177,29 @@ def count_instructions(calls: int) -> dict[str, float]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def cpu_times(calls: int, rounds: int) -> dict[str, float]:
+def cpu_times(calls: int, rounds: int, env: dict[str, str]) -> dict[str, float]:
     cmd = [sys.executable, "-m", "benchmarks.recorder_instructions", "--child", "time",
            "--calls", str(calls), "--rounds", str(rounds)]  # fmt: skip
-    return {row["loop"]: row["us"] for row in _rows(cmd)}
+    return {row["loop"]: row["us"] for row in _rows(cmd, env)}
 
 
-def figures(us: dict[str, float], instr: dict[str, float] | None) -> dict:
+def hot_paths() -> list[tuple[str, dict[str, str]]]:
+    """(hot path, the environment that selects it) for each path this checkout has."""
+    try:
+        from ttrecord.recorder import hot_path
+    except ImportError:  # a checkout from before the choice existed: its one path
+        return [("python", dict(os.environ))]
+    pure = {**os.environ, hot_path.FORCE_PURE: "1"}
+    paths = [(hot_path.PYTHON, pure)]
+    if hot_path.decide()["hot_path"] == hot_path.C:
+        paths.insert(0, (hot_path.C, {k: v for k, v in os.environ.items()
+                                      if k != hot_path.FORCE_PURE}))  # fmt: skip
+    return paths
+
+
+def figures(path: str, us: dict[str, float], instr: dict[str, float] | None) -> dict:
     """Per figure: bare µs and instructions, what recording adds, and the ratios."""
-    row: dict[str, Any] = {"benchmark": "recorder_instructions"}
+    row: dict[str, Any] = {"benchmark": "recorder_instructions", "hot_path": path}
     pairs = [("relu", "relu.recorded", "added_callsites"),
              ("relu", "relu.recorded_no_callsites", "added_no_callsites"),
              ("execute_trace", "execute_trace.recorded", "added"),
@@ -205,12 +234,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
     if opts.child:
         child(opts.child, opts.calls or 1000, opts.rounds)
         return []
-    instr = None
-    if not opts.no_valgrind and shutil.which("valgrind"):
-        instr = count_instructions(opts.calls or COUNTED_CALLS)
-    row = figures(cpu_times(opts.calls or 1000, opts.rounds), instr)
-    print(json.dumps(row), flush=True)
-    return [row]
+    rows = []
+    for path, env in hot_paths():
+        instr = None
+        if not opts.no_valgrind and shutil.which("valgrind"):
+            instr = count_instructions(opts.calls or COUNTED_CALLS, env)
+        row = figures(path, cpu_times(opts.calls or 1000, opts.rounds, env), instr)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    return rows
 
 
 if __name__ == "__main__":

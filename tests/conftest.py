@@ -38,6 +38,7 @@ SLOW_MODULES = {
     "tests/tui/test_tui_damaged.py", "tests/tui/test_tui_robustness.py",
     "tests/tui/test_tui_run_live.py", "tests/emulator/test_tt_transformers_decode.py",
     "tests/recorder/test_log_memory.py", "tests/reliability/test_supervisor_death.py",
+    "tests/recorder/test_hot_paths_agree.py",
     "tests/realcode",
     "tests/reliability/test_fd_reuse.py", "tests/reliability/test_non_utf8_paths.py",
     "tests/reliability/test_recover_damaged.py", "tests/reliability/test_hostile_files.py",

@@ -28,6 +28,7 @@ from ttrecord.events import REFERRERS, Kind, Phase
 from ttrecord.recorder import lifetimes
 from ttrecord.recorder.devices import Devices
 from ttrecord.recorder.callsite import CallSites
+from ttrecord.recorder import hot_path as hot_paths
 from ttrecord.recorder import program_cache
 from ttrecord.recorder.call_records import cache_miss_note, raised_end, returned_end
 from ttrecord.recorder.referrers import Referrers
@@ -84,10 +85,12 @@ class Recorder(MemoryRecords):
     """Records the calls of one program into one log. One per process."""
 
     def __init__(self, ttnn: Any, log: LogWriter, internal_dirs: list[str], stack_depth: int = 0,
-                 callsites: bool = True) -> None:  # fmt: skip
+                 callsites: bool = True, hot_path: str | None = None) -> None:  # fmt: skip
         self.ttnn = ttnn
         self.log = log
-        self.sites = CallSites(internal_dirs, stack_depth, log)
+        hot, self.hot_path, self.hot_path_reason = hot_paths.choose(hot_path)
+        log.use_hot_path(hot)
+        self.sites = CallSites(internal_dirs, stack_depth, log, hot)
         self.callsites = callsites
         reports = ttnn._ttnn.reports
         self.devices = Devices(reports)

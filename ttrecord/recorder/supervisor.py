@@ -36,6 +36,7 @@ from typing import Any
 
 from ttrecord.errors import TtrecordError
 from ttrecord.events import SessionStatus, Status
+from ttrecord.recorder import hot_path
 from ttrecord.recorder.decode import Decoder
 from ttrecord.recorder.log import LogReader
 from ttrecord.recorder.signals import SignalRelay
@@ -102,6 +103,7 @@ class Supervisor:
             "script": o.script,
             "module": o.module,
             "supervisor": os.getpid(),
+            "hot_path": self._stored_options.get("hot_path"),
         }
         return [sys.executable, "-m", "ttrecord.recorder.child", json.dumps(config), *o.argv]
 
@@ -136,7 +138,7 @@ class Supervisor:
             "stack_depth": o.stack_depth, "audit_regions": list(o.audit_regions),
             "timeout": o.timeout, "backend_requested": o.backend, "callsites": o.callsites,
             "graph_capture": o.graph_capture, "verify_replay": o.verify_replay,
-            "supervisor_pid": os.getpid(), **self._recorder_options(),
+            "supervisor_pid": os.getpid(), **hot_path.decide(), **self._recorder_options(),
         }  # fmt: skip
         # A storage fault before the program starts does not stop it: it runs unrecorded (or
         # with its log only) and keeps its exit code; `run` says no session was written.
