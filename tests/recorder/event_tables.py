@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+from collections import Counter
 from pathlib import Path
 
 # Tables and the columns that change from run to run.
@@ -39,6 +40,16 @@ def event_tables(path: Path | str) -> dict[str, list[tuple]]:
                         for r in rows]  # fmt: skip
             out[table] = [tuple(keep)] + rows
         return out
+    finally:
+        conn.close()
+
+
+def calls_made(path: Path | str) -> Counter:
+    """How often each (kind, name, phase, device, status) occurs: what two recordings of a
+    program whose threads interleave as the OS schedules them have in common."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return Counter(conn.execute("SELECT kind, name, phase, device, status FROM events"))
     finally:
         conn.close()
 
