@@ -45,11 +45,14 @@ def event_tables(path: Path | str) -> dict[str, list[tuple]]:
 
 
 def calls_made(path: Path | str) -> Counter:
-    """How often each (kind, name, phase, device, status) occurs: what two recordings of a
-    program whose threads interleave as the OS schedules them have in common."""
+    """How often each call (kind, name, phase, device, status) occurs: what two recordings of
+    a program whose threads interleave as the OS schedules them have in common (not their
+    buffer events: how often one thread's freed address is reused by the other before a call
+    sees the free depends on that order too)."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        return Counter(conn.execute("SELECT kind, name, phase, device, status FROM events"))
+        return Counter(conn.execute("SELECT kind, name, phase, device, status FROM events"
+                                    " WHERE kind NOT IN ('alloc', 'free')"))  # fmt: skip
     finally:
         conn.close()
 
