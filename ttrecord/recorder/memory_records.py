@@ -8,6 +8,7 @@ from typing import Any
 
 from ttrecord.events import Phase
 from ttrecord.recorder.call_records import buffer_point
+from ttrecord.recorder.records import new_point
 
 _EAGER, _CAPTURE, _REPLAY = Phase.EAGER.value, Phase.CAPTURE.value, Phase.REPLAY.value
 _now = time.monotonic_ns
@@ -46,7 +47,10 @@ class MemoryRecords:
             else:
                 ph, tr = phase, trace
             args = change[2] if len(change) > 2 else None
-            records.append(buffer_point(next(seqs), parent, t, tid, kind, ph, tr, region, buf, args))
+            # buffer_point's record, built inline: two per op, one Python call each saved
+            records.append(new_point(seq=next(seqs), parent=parent, t_ns=t, thread=tid, kind=kind,
+                                     name=kind, phase=ph, device=dev, trace=tr, site_id=None,
+                                     args=args, region=region, buffer=buf))  # fmt: skip
         return records
 
     def _reconcile(self, changes: list) -> None:
