@@ -57,28 +57,31 @@ class SampleCache:
         folder.mkdir(parents=True, exist_ok=True)
 
     def get(self, script: str | Path, *flags: str, program_args: tuple[str, ...] = (),
-            timeout: float = 180) -> SampleRun:  # fmt: skip
+            timeout: float = 180, env: dict[str, str] | None = None) -> SampleRun:  # fmt: skip
         """The recording of `script` (a sample name or a path) run with `flags` (and
-        `program_args` for the script); recorded now unless this run already has it."""
+        `program_args` for the script, `env` added to the environment); recorded now unless
+        this run already has it."""
         path = Path(script) if isinstance(script, Path) or "/" in str(script) else (
             SAMPLES / f"{script}.py")  # fmt: skip
         path = path.resolve()
-        key = hashlib.sha1(json.dumps([str(path), flags, program_args]).encode()).hexdigest()[:12]
+        parts: list = [str(path), flags, program_args] + ([sorted(env.items())] if env else [])
+        key = hashlib.sha1(json.dumps(parts).encode()).hexdigest()[:12]
         stem = f"{path.stem}-{key}"
         meta = self.folder / f"{stem}.json"
         with open(self.folder / f"{stem}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # another worker recording it: wait for it
             if not meta.exists():
                 self._record([*flags, str(path), *program_args], self.folder / f"{stem}.db",
-                             meta, timeout)  # fmt: skip
+                             meta, timeout, env or {})  # fmt: skip
         info = json.loads(meta.read_text())
         return SampleRun(self.folder / f"{stem}.db", info["args"], info["returncode"],
                          info["stdout"], info["stderr"])  # fmt: skip
 
-    def _record(self, run_args: list[str], out: Path, meta: Path, timeout: float) -> None:
+    def _record(self, run_args: list[str], out: Path, meta: Path, timeout: float,
+                env_extra: dict[str, str]) -> None:  # fmt: skip
         args = [sys.executable, "-m", "ttrecord", "run", "--backend", "emulator", "-o", str(out),
                 *run_args]  # fmt: skip
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env = {**os.environ, "PYTHONPATH": str(ROOT), **env_extra}
         env.pop("TTRECORD_EMULATOR_FAULT", None)
         try:  # from the repository's root: session paths (SARIF URIs) are relative to it
             proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=timeout,

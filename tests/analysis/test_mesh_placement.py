@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ttrecord.analysis import analyze
 from ttrecord.analysis.context import Access, RangeIndex
 from ttrecord.cli.main import main
@@ -153,6 +155,7 @@ ttnn.close_mesh_device(mesh)
 '''
 
 
+@pytest.mark.spawns
 def test_buffers_of_a_submesh_live_until_freed(tmp_path):
     # GIVEN a tensor on a submesh (its own allocator, its own id in get_buffers) read by a trace
     script, out = tmp_path / "sub.py", tmp_path / "sub.db"

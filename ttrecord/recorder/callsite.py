@@ -8,10 +8,11 @@ a small integer id, defined once in the log with a SITE record.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import sys
-from types import CodeType, FrameType
+from types import CodeType, FrameType, ModuleType
 
 from ttrecord.recorder.log import LogWriter
 from ttrecord.recorder.records import new_site
@@ -26,7 +27,8 @@ def _function_name(code: CodeType) -> str:
 class CallSites:
     """Finds and numbers call sites. `depth` is how many caller frames each site keeps."""
 
-    def __init__(self, internal_dirs: list[str], depth: int, log: LogWriter) -> None:
+    def __init__(self, internal_dirs: list[str], depth: int, log: LogWriter,
+                 hot: ModuleType | None = None) -> None:  # fmt: skip
         self._dirs = tuple(os.path.join(os.path.realpath(d), "") for d in internal_dirs)
         self._dirs += tuple(os.path.join(os.path.abspath(d), "") for d in internal_dirs)
         self.depth = depth
@@ -40,6 +42,14 @@ class CallSites:
         # decodes the line table, f_lasti is a field. Several offsets share a line and its id.
         self._by_offset: dict[tuple, int | None] = {}
         self._next_id = itertools.count(1)
+        if hot is not None:  # the same walk in C (ext/hotpath.c), frame as the last argument
+            self.here = functools.partial(  # type: ignore[method-assign]
+                hot.here, self._internal, self.is_internal, self._by_offset, depth, self._miss)
+
+    def _miss(self, f: FrameType, key: tuple) -> int | None:
+        """The C walk's first sight of `key` (frame `f` is the call site)."""
+        sid = self._by_offset[key] = self.site_id(f)
+        return sid
 
     def is_internal(self, code: CodeType) -> bool:
         flag = self._internal.get(id(code))

@@ -168,7 +168,7 @@ def main() -> int:
         stack_depth=config.get("stack_depth", 0), callsites=config.get("callsites", True),
         graph_capture=config.get("graph_capture", True),
         audit_regions=config.get("audit_regions") or (),
-        verify_replay=bool(config.get("verify_replay"))))  # fmt: skip
+        verify_replay=bool(config.get("verify_replay")), hot_path=config.get("hot_path")))  # fmt: skip
 
     # Durability: a program that leaves through os._exit still gets its queued records (the
     # ends of calls are written when they return; only trailing frees can be queued).

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from ttrecord.recorder.allocations import Devices
+from ttrecord.recorder.devices import Devices
 from ttrecord.recorder.tensors import enum_name
 
 Buffer = tuple  # (device, buffer type name, address, size per bank)

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from ttrecord.events import Phase
+from ttrecord.recorder.call_records import buffer_point
 from ttrecord.recorder.records import new_point
 
 _EAGER, _CAPTURE, _REPLAY = Phase.EAGER.value, Phase.CAPTURE.value, Phase.REPLAY.value
@@ -15,12 +16,11 @@ _SNAPSHOT = {"snapshot": True}  # args of a buffer event only the allocator's fu
 
 
 class MemoryRecords:
-    """Needs from the recorder: t0, _seq, _capturing, tensors, allocations, devices, log."""
+    """Needs from the recorder: t0, _seq, traces, tensors, allocations, log."""
 
     t0: int
     _seq: Any
-    _capturing: dict
-    _cache_entries: int
+    traces: Any
     tensors: Any
     allocations: Any
     devices: Any
@@ -34,7 +34,7 @@ class MemoryRecords:
         t = _now() - self.t0
         records = []
         seqs = self._seq
-        capturing = self._capturing if phase != _REPLAY and parent is None else None
+        capturing = self.traces.capturing if phase != _REPLAY and parent is None else None
         freed = [c[1] for c in changes if c[0] == "free"]
         if freed:
             self.tensors.forget(freed)
@@ -47,9 +47,10 @@ class MemoryRecords:
             else:
                 ph, tr = phase, trace
             args = change[2] if len(change) > 2 else None
+            # buffer_point's record, built inline: two per op, one Python call each saved
             records.append(new_point(seq=next(seqs), parent=parent, t_ns=t, thread=tid, kind=kind,
                                      name=kind, phase=ph, device=dev, trace=tr, site_id=None,
-                                     args=args, region=region, buffer=buf))
+                                     args=args, region=region, buffer=buf))  # fmt: skip
         return records
 
     def _reconcile(self, changes: list) -> None:
@@ -79,24 +80,5 @@ class MemoryRecords:
             if (buf[0], buf[1], buf[2]) in live:
                 continue
             for kind in ("alloc", "free"):
-                self.log.defer(new_point(
-                    seq=next(self._seq), parent=parent, t_ns=t, thread=tid, kind=kind, name=kind,
-                    phase=phase, device=buf[0], trace=trace, site_id=None,
-                    args={"temporary": True}, region=region, buffer=buf))
-
-    def _cache_grew(self) -> int:
-        """How many entries the program cache gained since the last check (a compile: kernel
-        binaries are buffers no tensor names). Checked after every op; one call per device,
-        cheap on real ttnn. A backend without the count is not asked again."""
-        if self._cache_entries == -2:
-            return 0
-        total = 0
-        for dev in self.devices.objects:
-            try:
-                total += int(dev.num_program_cache_entries())
-            except Exception:
-                self._cache_entries = -2
-                return 0
-        grew = total - self._cache_entries if self._cache_entries >= 0 else 0
-        self._cache_entries = total
-        return max(grew, 0)
+                self.log.defer(buffer_point(next(self._seq), parent, t, tid, kind, phase, trace,
+                                            region, buf, {"temporary": True}))  # fmt: skip

@@ -56,10 +56,43 @@ def _wrapper(note: str, method: str) -> Any:
             device = recorder.devices.id_of(instance)
             site = recorder.sites.site_id(recorder.sites.user_frame(1)) if recorder.callsites else None
             with recorder._lock:
-                recorder._cache_grew()  # the new baseline: a compile after a clear counts
+                recorder.cache_count.rebase()  # a compile after a clear counts
             recorder.point("note", note, {"device": device, "method": method}, site, write=True)
         except Exception as exc:  # a recorder bug must not break the program
             recorder._broken(exc)
         return result
 
     return wrapper
+
+
+class EntryCount:
+    """How many entries the program cache gained since the last look, over the open devices.
+
+    A compile leaves kernel binaries (buffers no tensor names), so the recorder looks after
+    every op; one call per device, cheap on real ttnn. A backend without the count is not asked
+    again. `rebase()` takes the count a later compile is measured from (a device opened, a
+    capture began, the cache was cleared: the count went down, the next compile still counts).
+    """
+
+    _UNKNOWN, _UNSUPPORTED = -1, -2
+
+    def __init__(self, devices: Any) -> None:
+        self._devices = devices  # has .objects: the open device objects
+        self._entries = self._UNKNOWN
+
+    def grew(self) -> int:
+        if self._entries == self._UNSUPPORTED:
+            return 0
+        total = 0
+        for dev in self._devices.objects:
+            try:
+                total += int(dev.num_program_cache_entries())
+            except Exception:
+                self._entries = self._UNSUPPORTED
+                return 0
+        grew = total - self._entries if self._entries >= 0 else 0
+        self._entries = total
+        return max(grew, 0)
+
+    def rebase(self) -> None:
+        self.grew()

@@ -39,28 +39,42 @@ _SIGNATURES: dict[str, tuple[int | None, int | None, int | None, bool | None]] =
 _EVENT_KWARGS = ("event", "mesh_event")
 
 
-_serials: dict[int, int] = {}  # id(event object) -> its serial number
-_next_serial = itertools.count(1)
 _MAX_SERIALS = 1 << 20
 
 
+class EventNumbers:
+    """Serial numbers of ttnn events, keyed by the object's id() (one table per recording)."""
+
+    def __init__(self) -> None:
+        self._serials: dict[int, int] = {}  # id(event object) -> its serial number
+        self._next = itertools.count(1)
+
+    def key(self, event: Any, recorded: bool = False) -> str | None:
+        """The identity of a ttnn event: "<serial> <repr>" (`recorded`: it was just returned
+        by record_event, so it gets a new serial)."""
+        if event is None:
+            return None
+        try:
+            text = repr(event)
+        except Exception:
+            return None
+        if "event" not in text.lower():
+            return None
+        serials = self._serials
+        serial = None if recorded else serials.get(id(event))
+        if serial is None:
+            if len(serials) > _MAX_SERIALS:  # a run that keeps few events alive: old ids died
+                serials.clear()
+            serial = serials[id(event)] = next(self._next)
+        return f"{serial} {text[:160]}"
+
+
+_NUMBERS = EventNumbers()  # the process's table, for callers without a recording of their own
+
+
 def event_key(event: Any, recorded: bool = False) -> str | None:
-    """The identity of a ttnn event: "<serial> <repr>" (`recorded`: it was just returned by
-    record_event, so it gets a new serial)."""
-    if event is None:
-        return None
-    try:
-        text = repr(event)
-    except Exception:
-        return None
-    if "event" not in text.lower():
-        return None
-    serial = None if recorded else _serials.get(id(event))
-    if serial is None:
-        if len(_serials) > _MAX_SERIALS:  # a run that keeps few events alive: old ids are dead
-            _serials.clear()
-        serial = _serials[id(event)] = next(_next_serial)
-    return f"{serial} {text[:160]}"
+    """`EventNumbers.key` on the process's table."""
+    return _NUMBERS.key(event, recorded)
 
 
 def _int(value: Any) -> int | None:
@@ -72,8 +86,10 @@ def _int(value: Any) -> int | None:
         return None
 
 
-def queue_facts(name: str, args: tuple, kwargs: dict, result: Any) -> dict[str, Any] | None:
-    """{"cq", "blocking", "event"} for a call that has any of them, else None."""
+def queue_facts(name: str, args: tuple, kwargs: dict, result: Any,
+                numbers: EventNumbers = _NUMBERS) -> dict[str, Any] | None:  # fmt: skip
+    """{"cq", "blocking", "event"} for a call that has any of them, else None (events
+    numbered in `numbers`)."""
     short = name.rsplit(".", 1)[-1]
     sig = _SIGNATURES.get(short)
     if sig is None:
@@ -94,14 +110,14 @@ def queue_facts(name: str, args: tuple, kwargs: dict, result: Any) -> dict[str, 
         if not (blocking_default if blocking is None else bool(blocking)):
             facts["blocking"] = False
     if short == "record_event":
-        key = event_key(result, recorded=True)
+        key = numbers.key(result, recorded=True)
         if key is not None:
             facts["event"] = key
     elif event_at is not None:
         event = next((kwargs[k] for k in _EVENT_KWARGS if k in kwargs), None)
         if event is None and len(args) > event_at:
             event = args[event_at]
-        key = event_key(event)
+        key = numbers.key(event)
         if key is not None:
             facts["event"] = key
     return facts or None

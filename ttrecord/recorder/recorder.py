@@ -26,20 +26,23 @@ from typing import Any, NamedTuple
 
 from ttrecord.events import REFERRERS, Kind, Phase
 from ttrecord.recorder import lifetimes
-from ttrecord.recorder.allocations import Devices
+from ttrecord.recorder.devices import Devices
 from ttrecord.recorder.callsite import CallSites
+from ttrecord.recorder import hot_path as hot_paths
 from ttrecord.recorder import program_cache, sub_devices
+from ttrecord.recorder.call_records import cache_miss_note, raised_end, returned_end
 from ttrecord.recorder.referrers import Referrers
 from ttrecord.recorder.classify import refine
 from ttrecord.recorder.ledger import Ledger
 from ttrecord.recorder.log import LogWriter
 from ttrecord.recorder.memory_records import MemoryRecords
 from ttrecord.recorder.records import TENSOR_BUFFER as _BUF
-from ttrecord.recorder.records import new_begin, new_end, new_point
-from ttrecord.recorder.queues import queue_facts
+from ttrecord.recorder.records import new_begin, new_point
+from ttrecord.recorder.queues import EventNumbers, queue_facts
 from ttrecord.recorder.temporaries import Temporaries
 from ttrecord.store import vocabulary
 from ttrecord.recorder.tensors import TensorDescriber, describe_torch
+from ttrecord.recorder.traces import Traces, trace_id
 
 _SCALARS = frozenset({int, float, bool, str})
 _KEYS = tuple(str(i) for i in range(64))
@@ -57,13 +60,6 @@ _KIND_VALUES = vocabulary.KIND_TEXT_BY_ID
 _now = time.monotonic_ns
 _getframe = sys._getframe
 _native_id = threading.get_native_id
-
-
-def _trace_id(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
 
 
 class CallState(NamedTuple):
@@ -89,10 +85,12 @@ class Recorder(MemoryRecords):
     """Records the calls of one program into one log. One per process."""
 
     def __init__(self, ttnn: Any, log: LogWriter, internal_dirs: list[str], stack_depth: int = 0,
-                 callsites: bool = True) -> None:  # fmt: skip
+                 callsites: bool = True, hot_path: str | None = None) -> None:  # fmt: skip
         self.ttnn = ttnn
         self.log = log
-        self.sites = CallSites(internal_dirs, stack_depth, log)
+        hot, self.hot_path, self.hot_path_reason = hot_paths.choose(hot_path)
+        log.use_hot_path(hot)
+        self.sites = CallSites(internal_dirs, stack_depth, log, hot)
         self.callsites = callsites
         reports = ttnn._ttnn.reports
         self.devices = Devices(reports)
@@ -100,8 +98,9 @@ class Recorder(MemoryRecords):
         self._watched = ttnn.Tensor
         # Frees by reference drop come from Tensor deaths; without them, a snapshot per call.
         self.per_call_snapshots = not lifetimes.watch(ttnn.Tensor, self.allocations.on_death)
-        self._live_traces: dict[int | None, set] = {}  # device -> traces captured, not released
-        self._cache_entries = -1  # program cache entries at the last check
+        self.traces = Traces()
+        self.cache_count = program_cache.EntryCount(self.devices)
+        self.queues = EventNumbers()
         self.tensors = TensorDescriber(
             self.devices.id_of, self.allocations.size_of, self.devices.num_banks
         )
@@ -114,7 +113,6 @@ class Recorder(MemoryRecords):
         self._seq: Iterator[int] = itertools.count(1)
         self._tl = threading.local()
         self._lock = threading.RLock()
-        self._capturing: dict[int | None, int | None] = {}  # device -> trace being captured
         self.t0 = _now()
         self.regions: Any = None  # audit regions, set by the runner when requested
         self.verifier: Any = None  # replay verification, set by the runner when requested
@@ -218,21 +216,6 @@ class Recorder(MemoryRecords):
                     break
         return inputs, scalars, device, cq, has_device_arg, held
 
-    def _phase(self, kind: Kind, device: int | None, args: tuple, kwargs: dict) -> tuple:
-        """(phase, trace, device) of a user call."""
-        if kind is Kind.TRACE_EXECUTE or kind is Kind.TRACE_RELEASE:
-            trace = _trace_id(args[1] if len(args) > 1 else kwargs.get("trace_id"))
-            return (_REPLAY if kind is Kind.TRACE_EXECUTE else _EAGER), trace, device
-        capturing = self._capturing
-        if capturing:
-            if device is None or device not in capturing:
-                if device is None:
-                    device = next(iter(capturing))
-                else:
-                    return _EAGER, None, device
-            return _CAPTURE, capturing[device], device
-        return _EAGER, None, device
-
     # -- the wrapper ---------------------------------------------------------------------
 
     def call(self, name: str, kind: Kind, wrapped: Any, instance: Any, args: tuple,
@@ -300,7 +283,7 @@ class Recorder(MemoryRecords):
                 if len(changes) > n:
                     ledger.dirty = True  # a buffer no recorded call returned: look closer
             if kind is _OP:
-                phase, trace = (_EAGER, None) if not self._capturing else (None, None)
+                phase, trace = (_EAGER, None) if not self.traces.capturing else (None, None)
             else:
                 kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[_BUF] for r in inputs))
                 phase = None
@@ -310,7 +293,7 @@ class Recorder(MemoryRecords):
             if changes:
                 self.log.defer_many(self._change_records(changes, None, _EAGER, None, tid, region))
             if phase is None:
-                phase, trace, device = self._phase(kind, device, args, kwargs)
+                phase, trace, device = self.traces.phase(kind, device, args, kwargs)
             seq = next(self._seq)
             self.log.write(new_begin(
                 seq=seq, parent=None, t_ns=_now() - self.t0, thread=tid,
@@ -326,39 +309,22 @@ class Recorder(MemoryRecords):
 
     def _end(self, state: CallState, result: Any, exc: BaseException | None, args: tuple,
              kwargs: dict) -> None:  # fmt: skip
-        """Write the end record and the buffers the call allocated or freed."""
+        """Write the end record and the buffers the call allocated or freed; durable when the
+        call returns (a crash between calls then names no call)."""
+        if exc is not None:
+            self._end_raised(state, exc)
+            return
         seq, kind, phase, trace, device, tid, region, graphed, held, name = state
         end = _now() - self.t0
         temporaries = self.temporaries.end() if graphed else ()
-        if exc is not None:
-            with self._lock:
-                records = [new_end(seq=seq, t_ns=end, status="raised",
-                                   error=f"{type(exc).__name__}: {exc}", outputs=(),
-                                   device=device, trace=trace, extra=None)]
-                changes = self._frees_since(held)
-                self.allocations.dirty = True  # a failed call may have left anything behind
-                if self.per_call_snapshots or kind in _DECISIONS:
-                    self._reconcile(changes)
-                if changes:
-                    records += self._change_records(changes, seq, phase, trace, tid, region)
-                # ttnn inserts the program-cache entry before loading binaries, so a compile
-                # that a capture refused ("Cannot load new binaries") still grew the cache
-                compiled = self._cache_grew() if self._live_traces and kind is _OP else 0
-                if compiled:
-                    records.append(new_point(
-                        seq=next(self._seq), parent=seq, t_ns=end, thread=tid, kind="note",
-                        name="program_cache_miss", phase=phase, device=device, trace=trace,
-                        site_id=None, args={"new_entries": compiled}, region=region, buffer=None))
-                self.log.write_many(records)  # durable when the call returns
-            return
         extra = None
         if kind is not _OP:
             extra, device, trace = self._lifecycle(kind, result, args, kwargs, device, trace)
-            queue = queue_facts(name, args, kwargs, result) if kind in _QUEUED else None
+            queue = queue_facts(name, args, kwargs, result, self.queues) if kind in _QUEUED else None
             if queue is not None:  # TR012: the call's queue, blocking flag and event
                 extra = {**(extra or {}), "queue": queue}
         elif kwargs and ("cq_id" in kwargs or "queue_id" in kwargs):
-            queue = queue_facts("", args, kwargs, result)
+            queue = queue_facts("", args, kwargs, result, self.queues)
             if queue is not None:
                 extra = {"queue": queue}
         with self._lock:
@@ -366,8 +332,7 @@ class Recorder(MemoryRecords):
             outputs = self._outputs(result, changes)
             # A compile leaves kernel binaries (buffers no tensor names): looked for now, so
             # they are this call's allocations; noted only while a trace is live (TR013/TR014)
-            grew = self._cache_grew() if kind is _OP else 0
-            compiled = grew if self._live_traces else 0
+            grew = self.cache_count.grew() if kind is _OP else 0
             if self.per_call_snapshots:
                 if kind is _OP or kind not in _NO_SNAPSHOT_AFTER:
                     self._reconcile(changes)
@@ -378,15 +343,32 @@ class Recorder(MemoryRecords):
             records = []
             if changes:
                 records = self._change_records(changes, seq, phase, trace, tid, region)
-            if compiled:  # TR013/TR014: this call compiled programs while a trace was live
-                records.append(new_point(
-                    seq=next(self._seq), parent=seq, t_ns=end, thread=tid, kind="note",
-                    name="program_cache_miss", phase=phase, device=device, trace=trace,
-                    site_id=None, args={"new_entries": compiled}, region=region, buffer=None))
-            records.append(new_end(seq=seq, t_ns=end, status="ok", error=None, outputs=outputs,
-                                   device=device, trace=trace, extra=extra))
-            self.log.write_many(records)  # durable when the call returns: a crash between
-            # calls then names no call
+            if grew and self.traces.live:
+                records.append(cache_miss_note(next(self._seq), seq, end, tid, phase, device,
+                                               trace, region, grew))  # fmt: skip
+            records.append(returned_end(seq, end, outputs, device, trace, extra))
+            self.log.write_many(records)
+
+    def _end_raised(self, state: CallState, exc: BaseException) -> None:
+        seq, kind, phase, trace, device, tid, region, graphed, held, _ = state
+        end = _now() - self.t0
+        if graphed:
+            self.temporaries.end()
+        with self._lock:
+            records = [raised_end(seq, end, exc, device, trace)]
+            changes = self._frees_since(held)
+            self.allocations.dirty = True  # a failed call may have left anything behind
+            if self.per_call_snapshots or kind in _DECISIONS:
+                self._reconcile(changes)
+            if changes:
+                records += self._change_records(changes, seq, phase, trace, tid, region)
+            # ttnn inserts the program-cache entry before loading binaries, so a compile that
+            # a capture refused ("Cannot load new binaries") still grew the cache
+            compiled = self.cache_count.grew() if self.traces.live and kind is _OP else 0
+            if compiled:
+                records.append(cache_miss_note(next(self._seq), seq, end, tid, phase, device,
+                                               trace, region, compiled))  # fmt: skip
+            self.log.write_many(records)
 
     def _frees_since(self, held: tuple | list | None) -> list:
         """("free", buffer) changes: tensors that died since the last call, and the inputs the
@@ -433,13 +415,10 @@ class Recorder(MemoryRecords):
         try:
             result = wrapped(*args, **kwargs)
         except BaseException as exc:
-            self.log.defer(new_end(seq=seq, t_ns=_now() - self.t0, status="raised",
-                                   error=f"{type(exc).__name__}: {exc}", outputs=(),
-                                   device=None, trace=None, extra=None))
+            self.log.defer(raised_end(seq, _now() - self.t0, exc, None, None))
             raise
-        self.log.defer(new_end(seq=seq, t_ns=_now() - self.t0, status="ok", error=None,
-                               outputs=self._outputs(result), device=None, trace=None,
-                               extra=None))
+        self.log.defer(returned_end(seq, _now() - self.t0, self._outputs(result), None, None,
+                                    None))  # fmt: skip
         return result
 
     def _outputs(self, result: Any, changes: list | None = None) -> tuple:
@@ -475,7 +454,7 @@ class Recorder(MemoryRecords):
                 sub_devices.watch(type(dev), self)
             device = self.devices.id_of(opened[0]) if opened else device
             with self._lock:
-                self._cache_grew()  # the baseline the device's compiles are counted from
+                self.cache_count.rebase()  # the count the device's compiles are measured from
             if extra is not None and "trace_region_size" in kwargs:
                 try:
                     extra["trace_region_size"] = int(kwargs["trace_region_size"])
@@ -483,24 +462,19 @@ class Recorder(MemoryRecords):
                     pass
         elif kind is Kind.DEVICE_CLOSE:
             target = args[0] if args else kwargs.get("device", kwargs.get("mesh_device"))
-            self._live_traces.pop(self.devices.id_of(target), None)
+            self.traces.close_device(self.devices.id_of(target))
             self.devices.remove(target)
         elif kind is Kind.TRACE_BEGIN:
-            trace = _trace_id(result)
+            trace = trace_id(result)
             with self._lock:
-                self._capturing[device] = trace
-                self._live_traces.setdefault(device, set()).add(trace)
-                self._cache_grew()  # the count the calls while it lives compare against
+                self.traces.begin(device, trace)
+                self.cache_count.rebase()  # the count the calls while it lives compare against
         elif kind is Kind.TRACE_RELEASE:
             self.referrers.on_release(device, trace)
-            live = self._live_traces.get(device)
-            if live is not None:
-                live.discard(trace)
-                if not live:
-                    del self._live_traces[device]
+            self.traces.release(device, trace)
         elif kind is Kind.TRACE_END:
             with self._lock:
-                self._capturing.pop(device, None)
+                self.traces.end(device)
                 self.referrers.on_end(device, trace)
         return extra, device, trace
 
@@ -510,11 +484,10 @@ class Recorder(MemoryRecords):
               region: str | None = None, write: bool = False) -> int:  # fmt: skip
         """Record a warning / region boundary / note; returns its seq."""
         tl = self._thread()
-        phase, trace = (tl.phase, tl.trace) if tl.call is not None else (_EAGER, None)
-        device = tl.device if tl.call is not None else None
-        if tl.call is None and self._capturing:
-            device, trace = next(iter(self._capturing.items()))
-            phase = _CAPTURE
+        if tl.call is not None:
+            phase, device, trace = tl.phase, tl.device, tl.trace
+        else:
+            phase, device, trace = self.traces.between_calls()
         with self._lock:
             seq = next(self._seq)
             record = new_point(seq=seq, parent=tl.call, t_ns=_now() - self.t0, thread=tl.tid,

@@ -33,6 +33,7 @@ class Options:
     graph_capture: bool = True
     audit_regions: Sequence[str] = ()
     verify_replay: bool = False
+    hot_path: str | None = None  # hot_path.C or .PYTHON; None: the C one when it loads
 
 
 def internal_dirs(backend: Backend) -> list[str]:
@@ -95,7 +96,7 @@ def start(backend: Backend, log: LogWriter, options: Options,
     """Install the recorder around `backend.module` (the `ttnn` the program imports)."""
     dirs = internal if internal is not None else internal_dirs(backend)
     recorder = Recorder(backend.module, log, dirs, options.stack_depth,
-                        callsites=options.callsites)  # fmt: skip
+                        callsites=options.callsites, hot_path=options.hot_path)  # fmt: skip
     recorder.temporaries.enabled &= options.graph_capture
     audits = {}
     if options.audit_regions:

@@ -36,6 +36,7 @@ from typing import Any
 
 from ttrecord.errors import TtrecordError
 from ttrecord.events import SessionStatus, Status
+from ttrecord.recorder import hot_path
 from ttrecord.recorder.decode import Decoder
 from ttrecord.recorder.log import LogReader
 from ttrecord.recorder.signals import SignalRelay
@@ -103,6 +104,7 @@ class Supervisor:
             "script": o.script,
             "module": o.module,
             "supervisor": os.getpid(),
+            "hot_path": self._stored_options.get("hot_path"),
         }
         return [sys.executable, "-m", "ttrecord.recorder.child", json.dumps(config), *o.argv]
 
@@ -137,7 +139,7 @@ class Supervisor:
             "stack_depth": o.stack_depth, "audit_regions": list(o.audit_regions),
             "timeout": o.timeout, "backend_requested": o.backend, "callsites": o.callsites,
             "graph_capture": o.graph_capture, "verify_replay": o.verify_replay,
-            "supervisor_pid": os.getpid(), **self._recorder_options(),
+            "supervisor_pid": os.getpid(), **hot_path.decide(), **self._recorder_options(),
         }  # fmt: skip
         if o.launch is not None:
             self._stored_options["launch"] = o.launch
