@@ -42,6 +42,14 @@ _MAX_SOURCE_BYTES = 1 << 20
 _LOCK_WAIT_SECONDS = 120.0
 
 
+# sqlite3 binds int, float and str directly but sends every other value, None included, through
+# its adapter lookup, which fails after two attribute lookups: about 0.15 µs per NULL, and half
+# of an event row's columns are NULL. A registered adapter is found at the first lookup;
+# `{}.get` is a C function that returns None for any key, so the value still binds as NULL.
+# The registry is the process's: other connections only get the same NULLs faster.
+_NO_ADAPTATION: dict[None, None] = {}
+sqlite3.register_adapter(type(None), _NO_ADAPTATION.get)
+
 # One encoder for every call: json.dumps with options builds a new encoder each time.
 _encode = json.JSONEncoder(default=repr, separators=(",", ":")).encode
 
@@ -179,21 +187,29 @@ class SessionWriter:
         """Insert a batch of completed events in one transaction; returns how many."""
         event_rows: list[tuple] = []
         tensor_rows: list[tuple] = []
-        append_event, append_tensor = event_rows.append, tensor_rows.append
-        track, callsite_id, tensor_row = self._track, self._callsite_id, self._tensor_row
-        op, capture = Kind.OP, Phase.CAPTURE
-        n = 0
+        append_event = event_rows.append
+        track, callsite_id, tensor_rows_of = self._track, self._callsite_id, self._tensor_rows
+        alloc, free = self._pairing.alloc, self._pairing.free
+        op, capture, kind_alloc, kind_free = Kind.OP, Phase.CAPTURE, Kind.ALLOC, Kind.FREE
         with self._transaction():
             for ev in events:
-                n += 1
-                kind, phase, status = ev.kind, ev.phase, ev.status
-                # an eager op (the commonest event) changes no derived table
-                buffer_id = None if kind is op and phase is not capture else track(ev)
+                kind, phase, status, seq = ev.kind, ev.phase, ev.status, ev.seq
+                # Allocations and frees (most events after ops) go straight to the pairing; an
+                # eager op (the commonest event) changes no derived table.
+                if kind is kind_alloc and ev.buffer is not None:
+                    buffer_id: int | None = alloc(ev.buffer, seq, phase)
+                elif kind is kind_free and ev.buffer is not None:
+                    buffer_id = free(ev.buffer, seq)
+                elif kind is op and phase is not capture:
+                    buffer_id = None
+                else:
+                    buffer_id = track(ev)
+                site = ev.callsite
                 # Enums bind as their `_value_` text: sqlite3 binds a str subclass only after a
                 # failed adapter lookup, which costs more than the rest of the row.
                 append_event(
                     (
-                        ev.seq,
+                        seq,
                         ev.parent,
                         ev.t_ns,
                         ev.dur_ns,
@@ -204,7 +220,7 @@ class SessionWriter:
                         ev.device,
                         ev.cq,
                         ev.trace,
-                        callsite_id(ev.callsite),
+                        None if site is None else callsite_id(site),
                         getattr(status, "_value_", status),
                         ev.error,
                         _json(ev.args) if ev.args else None,
@@ -213,15 +229,13 @@ class SessionWriter:
                     )
                 )
                 if ev.inputs:
-                    for pos, ref in enumerate(ev.inputs):
-                        append_tensor(tensor_row(ev, "in", pos, ref))
+                    tensor_rows_of(seq, phase, "in", ev.inputs, tensor_rows)
                 if ev.outputs:
-                    for pos, ref in enumerate(ev.outputs):
-                        append_tensor(tensor_row(ev, "out", pos, ref))
+                    tensor_rows_of(seq, phase, "out", ev.outputs, tensor_rows)
             self._conn.executemany(_EVENT_SQL, event_rows)
             self._conn.executemany(_TENSOR_SQL, tensor_rows)
             self._flush_buffers()
-        return n
+        return len(event_rows)
 
     def _flush_buffers(self) -> None:
         self._conn.executemany(
@@ -280,17 +294,23 @@ class SessionWriter:
         self._site_objects[id(site)] = (site, new_id)
         return new_id
 
-    def _tensor_row(self, ev: Event, role: str, pos: int, ref: TensorRef) -> tuple:
-        buf = ref.buffer
-        shape = self._shapes.get(ref.shape) or self._shape(ref.shape)
-        if buf is None:
-            return (ev.seq, role, pos, ref.tensor_id, ref.storage, shape, ref.dtype, ref.layout,
-                    ref.memory_config, None, None, None, None, None)  # fmt: skip
-        device, buffer_type, address = buf.device, buf.buffer_type, buf.address
-        live = self._live.get((device, buffer_type, address))
-        buffer_id = live[0] if live else self._pairing.begin(buf, ev.seq, ev.phase)
-        return (ev.seq, role, pos, ref.tensor_id, ref.storage, shape, ref.dtype, ref.layout,
-                ref.memory_config, buffer_id, device, buffer_type, address, buf.size)  # fmt: skip
+    def _tensor_rows(self, seq: int, phase: Phase, role: str, refs: tuple[TensorRef, ...],
+                     out: list[tuple]) -> None:  # fmt: skip
+        """Append the rows of one event's inputs or outputs; a tensor on a place where nothing
+        is live begins a buffer there."""
+        shapes, live, append = self._shapes, self._live, out.append
+        for pos, ref in enumerate(refs):
+            buf = ref.buffer
+            shape = shapes.get(ref.shape) or self._shape(ref.shape)
+            if buf is None:
+                append((seq, role, pos, ref.tensor_id, ref.storage, shape, ref.dtype, ref.layout,
+                        ref.memory_config, None, None, None, None, None))  # fmt: skip
+                continue
+            device, buffer_type, address = buf.device, buf.buffer_type, buf.address
+            known = live.get((device, buffer_type, address))
+            buffer_id = known[0] if known else self._pairing.begin(buf, seq, phase)
+            append((seq, role, pos, ref.tensor_id, ref.storage, shape, ref.dtype, ref.layout,
+                    ref.memory_config, buffer_id, device, buffer_type, address, buf.size))  # fmt: skip
 
     # -- derived tables ------------------------------------------------------------------
 
