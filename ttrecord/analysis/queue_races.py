@@ -41,7 +41,7 @@ where the fix goes: before the second access (where the missing wait belongs), o
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -172,18 +172,11 @@ class _Checker:
     def free(self, q: Queue, ev: Event, buf: BufferRef) -> None:
         """The host freed `buf`: a race with each access to it still in flight on another
         queue that neither the host nor `q` waited for."""
-        clk = _join(self.clock[q], self.host)
         hits: list[tuple[_Access, BufferRef]] = []
-        for other in self.queues_of.get(q[0], ()):
-            if other == q:
-                continue
-            known = clk.get(other, 0)
-            for prev in reversed(self.recent[other].values()):
-                if prev.k <= known:
-                    break
-                overlap = self._overlap(prev.footprint, buf)
-                if overlap is not None and overlap.size > 0:
-                    hits.append((prev, overlap))
+        for prev in self._in_flight_elsewhere(q):
+            overlap = self._overlap(prev.footprint, buf)
+            if overlap is not None and overlap.size > 0:
+                hits.append((prev, overlap))
         if not hits:
             return  # the common case: asks nothing of the session
         allocated = _allocated_seq(self.ctx, buf, ev.seq)
@@ -195,18 +188,24 @@ class _Checker:
     def release(self, q: Queue, ev: Event, info: TraceInfo) -> None:
         """The host released a trace: a race with a replay of it still in flight on another
         queue (ttnn frees the trace buffer at once, under the replay reading it)."""
-        clk = _join(self.clock[q], self.host)
         buf = _trace_buffer(info)
         acc = _Access(q, 0, ev, buf or BufferRef(0, "", 0, 0), True, frees=True)
-        for other in self.queues_of[q[0]]:
+        for prev in self._in_flight_elsewhere(q):
+            if prev.ev.kind is Kind.TRACE_EXECUTE and prev.ev.trace == ev.trace and not prev.write:
+                self._race(prev, acc, None, buf, raced=buf)
+
+    def _in_flight_elsewhere(self, q: Queue) -> Iterator[_Access]:
+        """Accesses on the device's other queues that neither the host nor `q` has waited for,
+        newest first: what a host free or release at this point may pull memory from under."""
+        clk = _join(self.clock[q], self.host)
+        for other in self.queues_of.get(q[0], ()):
             if other == q:
                 continue
             known = clk.get(other, 0)
             for prev in reversed(self.recent[other].values()):
                 if prev.k <= known:
                     break
-                if prev.ev.kind is Kind.TRACE_EXECUTE and prev.ev.trace == ev.trace and not prev.write:
-                    self._race(prev, acc, None, buf, raced=buf)
+                yield prev
 
     def record(self, q: Queue, ev: Event) -> None:
         key = queue_args(ev).get("event")

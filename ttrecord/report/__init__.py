@@ -50,6 +50,20 @@ def fails(findings: list[Finding], fail_on: str) -> bool:
 INCOMPLETE_EXIT = 3  # `ttrecord check` of a run that did not finish (docs/check.md)
 
 
+def exit_code(findings: list[Finding], fail_on: str, empty: Any, finished: bool, *,
+              allow_empty: bool, allow_incomplete: bool) -> int:  # fmt: skip
+    """`check`'s exit status: 1 when a finding reaches the fail level, else 4 when there was
+    nothing to judge (`outcome.Empty`), and 3 for a run that did not finish."""
+    from ttrecord.report.outcome import EMPTY_EXIT
+
+    code = 1 if fails(findings, fail_on) else 0
+    if code == 0 and empty is not None and not allow_empty and (empty.before_any_call or finished):
+        code = EMPTY_EXIT
+    if not finished and not allow_incomplete:
+        code = code or INCOMPLETE_EXIT
+    return code
+
+
 def run_check(
     path: str, fmt: str = "text", fail_on: str = "error", out: TextIO | None = None,
     quiet: bool = False, allow_incomplete: bool = False, allow_empty: bool = False,
@@ -70,7 +84,7 @@ def run_check(
     from ttrecord.report import keep_going
     from ttrecord.report.lead import change_indexes
     from ttrecord.report.patches import suggest_all
-    from ttrecord.report.outcome import EMPTY_EXIT, of_session
+    from ttrecord.report.outcome import of_session
     from ttrecord.report.result import Extras, Reported
     from ttrecord.store.reader import Session
 
@@ -88,12 +102,8 @@ def run_check(
     judged = result.findings
     if extras.baseline is not None:
         judged = [f for f, s in zip(result.findings, extras.baseline.state, strict=True) if s == "new"]
-    code = 1 if fails(judged, fail_on) else 0
-    empty = extras.empty
-    if code == 0 and empty is not None and not allow_empty and (empty.before_any_call or result.finished):
-        code = EMPTY_EXIT
-    if not result.finished and not allow_incomplete:
-        code = code or INCOMPLETE_EXIT
+    code = exit_code(judged, fail_on, extras.empty, result.finished,
+                     allow_empty=allow_empty, allow_incomplete=allow_incomplete)  # fmt: skip
     out = out or sys.stdout
     try:
         _formats()[fmt](Reported.of(result, extras), out)

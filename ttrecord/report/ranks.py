@@ -106,20 +106,15 @@ def run_ranks_check(ranks: Sequence[RankSession], fmt: str = "text", fail_on: st
     """`ttrecord check` of several ranks' sessions: one output, one exit status over all ranks."""
     from ttrecord.analysis import STEPS
     from ttrecord.progress import Progress
-    from ttrecord.report import INCOMPLETE_EXIT, _formats, fails
-    from ttrecord.report.outcome import EMPTY_EXIT
+    from ttrecord.report import _formats, exit_code
     from ttrecord.report.result import Reported
 
     if baseline is not None:
         raise TtrecordError("--baseline compares one session; check each rank's session on its own")
     with Progress("checking ranks", total=STEPS * len(ranks), quiet=quiet) as bar:
         merged, extras, per_rank = check_ranks(ranks, on_step=bar.step)
-    code = 1 if fails(merged.findings, fail_on) else 0
-    empty = extras.empty
-    if code == 0 and empty is not None and not allow_empty and (empty.before_any_call or merged.finished):
-        code = EMPTY_EXIT
-    if not merged.finished and not allow_incomplete:
-        code = code or INCOMPLETE_EXIT
+    code = exit_code(merged.findings, fail_on, extras.empty, merged.finished,
+                     allow_empty=allow_empty, allow_incomplete=allow_incomplete)  # fmt: skip
     out = out or sys.stdout
     reported = Reported.of(merged, extras)
     try:
