@@ -154,7 +154,7 @@ def _never_finished(ctx: Context) -> list[Finding]:
             ))  # fmt: skip
         elif t.release is None:
             runs = len(t.executes)
-            findings.append(finding(
+            f = finding(
                 "TR009", ctx, t.begin,
                 f"Trace {t.trace_id} captured here on device {t.device} (replayed {runs} times)"
                 " is never released. It keeps its trace-region memory for the life of the"
@@ -163,5 +163,10 @@ def _never_finished(ctx: Context) -> list[Finding]:
                 fix=f"Call ttnn.release_trace(device, {t.trace_id}) after its last execute_trace.",
                 trace=t.trace_id, related=[t.end.seq],
                 evidence={"trace": t.trace_id, "device": t.device, "executions": runs},
-            ))  # fmt: skip
+            )  # fmt: skip
+            if ctx.stopped_itself and runs:
+                # The program stopped itself after replaying it: a finding that corrupted
+                # those replays is why it never got to release_trace.
+                f.links["stopped_unreleased"] = {t.key}
+            findings.append(f)
     return findings

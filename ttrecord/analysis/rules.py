@@ -27,6 +27,24 @@ Highlight = Callable[..., "dict[int, tuple[Any, ...]]"]
 
 
 @dataclass(frozen=True)
+class FoldsUnder:
+    """A finding of another rule this rule's findings may be a consequence of.
+
+    A consequence folds under a cause only when the cause's event produced it, which both
+    findings show by carrying the same evidence: the consequence's `links[link]` and the
+    cause's `links[cause_link]` share a value (the same buffer, the same input, the replay or
+    the stop the cause led to). Two findings sharing a line prove nothing, so no declaration
+    matches on lines. `cause` "*" is any rule; `errors_only` limits causes to errors.
+    """
+
+    cause: str  # the cause's rule id, or "*"
+    link: str  # the key in the consequence's `Finding.links`
+    cause_link: str  # the key in the cause's `Finding.links`
+    why: str  # shown with the folded finding: how the cause produced it
+    errors_only: bool = False
+
+
+@dataclass(frozen=True)
 class Rule:
     """One hazard rule as its module declares it (see `ttrecord.analysis.registry`)."""
 
@@ -42,6 +60,7 @@ class Rule:
     detect: Detector
     facts: tuple[str, ...] = ()  # named loaders in `loading.LOADERS` beyond the core events
     highlight: Highlight | None = None  # what it marks in the memory map, if anything
+    folds_under: tuple[FoldsUnder, ...] = ()  # the causes its findings fold under (`grouping`)
 
     @property
     def help(self) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ttrecord.analysis import trace_memory, trace_overlap
-from ttrecord.analysis.rules import Rule
+from ttrecord.analysis.rules import FoldsUnder, Rule
 from ttrecord.findings import Severity
 
 RULE = Rule(
@@ -39,4 +39,11 @@ RULE = Rule(
     detect=trace_memory.detect_allocations,
     facts=("allocations_over_traces", "tracker_opt_outs"),
     highlight=trace_overlap.highlight,
+    folds_under=(
+        FoldsUnder("TR005", "over_inputs", "freed_input",
+                   "this allocation landed on the range the freed input held"),
+        FoldsUnder("TR005", "read_as_input", "stale_input",
+                   "a replay read the overwritten value as its input only because nothing was"
+                   " copied into that captured input before it (the stale input's fix removes it)"),
+    ),
 )

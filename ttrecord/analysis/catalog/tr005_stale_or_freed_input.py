@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ttrecord.analysis import trace_inputs
-from ttrecord.analysis.rules import Rule
+from ttrecord.analysis.rules import FoldsUnder, Rule
 from ttrecord.findings import Severity
 
 RULE = Rule(
@@ -36,5 +36,13 @@ RULE = Rule(
         "before execute_trace."
     ),
     detect=trace_inputs.detect_stale_inputs,
+    folds_under=(
+        FoldsUnder("TR005", "dropped_input", "stale_input",
+                   "the captured input lost its last reference when the program made a new"
+                   " tensor instead of copying into it"),
+        FoldsUnder("TR005", "superseded_in", "stale_replays",
+                   "another new tensor of this input's spec was made later before the same"
+                   " replay: the replay ignores both, and copying into the captured input fixes it"),
+    ),
     facts=("trace_input_lifetimes",),
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ttrecord.analysis import lifecycle
-from ttrecord.analysis.rules import Rule
+from ttrecord.analysis.rules import FoldsUnder, Rule
 from ttrecord.findings import Severity
 
 RULE = Rule(
@@ -30,4 +30,9 @@ RULE = Rule(
         "device that captured them, and call ttnn.release_trace when done."
     ),
     detect=lifecycle.detect,
+    folds_under=(
+        FoldsUnder("TR005", "stopped_unreleased", "replayed_stale",
+                   "the program stopped itself (a failure exit) after replaying this trace on a"
+                   " stale or freed input, before it reached release_trace"),
+    ),
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ttrecord.analysis import replay_verification
-from ttrecord.analysis.rules import Rule
+from ttrecord.analysis.rules import FoldsUnder, Rule
 from ttrecord.findings import Severity
 
 RULE = Rule(
@@ -32,4 +32,8 @@ RULE = Rule(
         "over trace memory while the trace lives."
     ),
     detect=replay_verification.detect,
+    folds_under=(
+        FoldsUnder("*", "trace", "trace", "a verified replay of this trace diverged from its"
+                   " eager ops: an error on this trace changed a result", errors_only=True),
+    ),
 )
