@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +93,7 @@ def range_evidence(buf: BufferRef) -> dict[str, Any]:
     }
 
 
+@lru_cache(maxsize=4096)  # asked once per line named in every message
 def short_file(path: str | None) -> str:
     return Path(path).name if path else "?"
 
