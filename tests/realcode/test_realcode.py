@@ -228,13 +228,7 @@ VARIANTS = [
 
 # program, or program/variant id, or program@adversarial -> why it fails today (each one an entry
 # of the gap list kept with the analysis and emulator work).
-KNOWN_GAPS: dict[str, str] = {
-    "yolov4_performant_runner/to_memory_config_not_in_place": "analysis: TR005 at the fix line is right, but the "
-    "runner then stops on its own address check and the trace it never released is a second error (TR009), "
-    "not folded under the TR005 that caused the stop",
-    "llm_prefill_decode_generator/prefill_inputs_as_new_tensors": "analysis: besides the TR005 at the caller, a "
-    "second TR005 at the capture's copy_host_to_device and a TR004 error on the new tensors, not folded under it",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _program_names() -> list[str]:

@@ -54,6 +54,24 @@ def test_prep_run_is_tagged_only_for_the_last_iteration_before_capture(tmp_path)
         assert [str(e.phase) for e in h2ds] == ["eager", "prep"]
 
 
+def test_a_deallocate_between_warm_up_and_capture_does_not_hide_the_prep_run(tmp_path):
+    # GIVEN the warm-up's output freed with ttnn.deallocate right before the capture
+    b = SessionBuilder()
+    b.open_device()
+    x, w = b.alloc(1048704), b.alloc(1050752)
+    y = b.alloc(1052800)
+    b.op("ttnn.matmul", [x, w], [y], line=11)
+    b.free(y, parent=b.op("ttnn.deallocate", [y], [], line=12).seq)
+    tid = b.begin_trace(line=13)
+    b.op("ttnn.matmul", [x, w], [b.alloc(1052800)], line=11)
+    b.end_trace(tid, line=14)
+    with Session.open(b.write(tmp_path / "s.db")) as s:
+        ops = s.events(EventFilter(kinds=frozenset({"op"})))
+        # THEN the warm-up is still its prep run (it stopped at the deallocate before)
+        assert [(e.name, str(e.phase)) for e in ops] == [
+            ("ttnn.matmul", "prep"), ("ttnn.deallocate", "prep"), ("ttnn.matmul", "capture")]
+
+
 def test_buffers_pair_alloc_and_free_and_traces_count_ops(tmp_path):
     b = SessionBuilder()
     _decode_loop(b)

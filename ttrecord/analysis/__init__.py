@@ -60,7 +60,7 @@ def load_context(session: Session) -> Context:
     info = session.info()
     events, facts, traces = load(session)
     return Context(events, status=info.status, cwd=info.cwd, backend=info.backend, facts=facts,
-                   traces=traces)  # fmt: skip
+                   traces=traces, exit_code=info.exit_code)  # fmt: skip
 
 
 def analyze_session(session: Session, on_step: Callable[[str], None] | None = None) -> tuple[list[Finding], Context]:

@@ -194,10 +194,12 @@ class Context:
 
     def __init__(self, events: Sequence[Event], status: str = "ok", cwd: str | None = None,
                  backend: str | None = None, facts: EventFacts | SessionFacts | None = None,
-                 traces: list[TraceInfo] | None = None) -> None:  # fmt: skip
-        """`traces`: already derived from these events (the session loader derives them)."""
+                 traces: list[TraceInfo] | None = None, exit_code: int | None = None) -> None:  # fmt: skip
+        """`traces`: already derived from these events (the session loader derives them);
+        `exit_code`: the program's, when known."""
         self.events = events
         self.status = status
+        self.exit_code = exit_code
         self.cwd = cwd
         self.backend = backend
         self.facts = facts if facts is not None else EventFacts(events)
@@ -207,6 +209,12 @@ class Context:
     @property
     def ended_normally(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def stopped_itself(self) -> bool:
+        """The program ended on its own with a failure exit (`sys.exit(1)` after its own check
+        failed): what it left undone (a release) is a consequence of what made it stop."""
+        return self.ended_normally and self.exit_code not in (None, 0)
 
     @cached_property
     def calls(self) -> dict[int, Event]:

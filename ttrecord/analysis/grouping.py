@@ -6,21 +6,26 @@ its range, TR004; rebinding the input variable frees the captured input, TR005).
 wants the one line to fix, so after the detectors run:
 1. occurrences of one rule at one call site become one finding, with how many times, the first
    and the last (`evidence["occurrences"]`);
-2. a finding whose cause another finding names is folded under it (`evidence["folded"]`), and
-   the primary takes the worst severity: the primary is the one whose fix removes the others.
-   - findings of different rules at the same line: one fix (that line) removes them all;
-   - an allocation over a range the trace only reads (TR004) lands on a freed input: folded
-     under that input's free (TR005);
-   - a captured input freed by a dropped reference, in a run that puts new input data into a
-     new tensor instead (TR005 stale): the rebinding that made the new tensor dropped it;
-   - a verified replay that diverged (TR011) proves a hazard of that trace changed a result.
+2. a finding another finding caused is folded under it (`evidence["folded"]`), and the primary
+   takes the worst severity: the primary is the one whose fix removes the others.
+   - findings of different rules on one call path (the line and every caller above it): one
+     fix there removes them all; two calls through one helper line are different paths;
+   - every other fold is declared by the consequence's rule (`Rule.folds_under`) and happens
+     only when both findings carry the same evidence of the cause's event (`Finding.links`):
+     an allocation on the range a freed input held (TR004 under TR005), a replay's input
+     overwritten and read only because it was never refreshed (TR004 under TR005), the
+     captured input dropped by the rebinding that made a new tensor (TR005 under TR005), an
+     earlier new tensor superseded before the same stale replay (TR005 under TR005), a trace
+     left unreleased because the program stopped itself after replaying it on a stale input
+     (TR009 under TR005), a verified replay that diverged (TR011 under an error on its trace).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from ttrecord.analysis.rules import Rule
+from ttrecord.analysis.rules import FoldsUnder, Rule
 from ttrecord.findings import Finding
 
 _MAX_FOLDED = 8
@@ -86,53 +91,83 @@ def _count(primary: Finding, other: Finding) -> None:
             primary.links.setdefault(k, v)
 
 
-def _fold(findings: list[Finding]) -> list[Finding]:
-    folded: set[int] = set()
-    by_line: dict[tuple, list[Finding]] = {}
+def _call_path(f: Finding) -> tuple:
+    return (f.file, f.line, f.function, tuple(tuple(fr) for fr in f.stack))
+
+
+def _values(f: Finding, key: str) -> set:
+    """The evidence values a finding carries under `key` ("trace": the trace it is about)."""
+    if key == "trace" and key not in f.links:
+        return {f.trace} if f.trace is not None else set()
+    v = f.links.get(key)
+    if v is None or v is False:
+        return set()
+    return set(v) if isinstance(v, (set, frozenset)) else {v}
+
+
+def _declarations() -> dict[str, tuple[FoldsUnder, ...]]:
+    from ttrecord.analysis.registry import rules
+
+    return {rule_id: rule.folds_under for rule_id, rule in rules().items()}
+
+
+def _fold(findings: list[Finding], declared: dict[str, tuple[FoldsUnder, ...]] | None = None) -> list[Finding]:
+    declared = _declarations() if declared is None else declared
+    into: dict[int, Finding] = {}  # id(folded finding) -> the finding it was folded into
+
+    def root(f: Finding) -> Finding:
+        seen = 0
+        while id(f) in into and seen < len(findings):
+            f, seen = into[id(f)], seen + 1
+        return f
+
+    def fold(primary: Finding, f: Finding, why: str) -> None:
+        _fold_into(primary, f, why)
+        into[id(f)] = primary
+
+    # 1. Findings of different rules on one call path (the user's line and every caller above
+    # it): one fix there removes them all. Two calls through one helper line are not one path.
+    by_path: dict[tuple, list[Finding]] = {}
     for f in findings:
         if f.file and "between" not in f.evidence:
-            by_line.setdefault((f.file, f.line), []).append(f)
-    for same in by_line.values():
+            by_path.setdefault(_call_path(f), []).append(f)
+    for same in by_path.values():
         if len(same) > 1:
             primary = min(same, key=lambda f: _rank(f.rule))
             for f in same:
                 if f is not primary:
-                    _fold_into(primary, f, "reported at the same line: the same fix removes it")
-                    folded.add(id(f))
-    freed: dict[Any, Finding] = {}
-    stale: dict[Any, Finding] = {}
+                    fold(primary, f, "reported on the same call path: the same fix removes it")
+    # 2. Consequences under the cause their rule declares, matched by shared evidence.
+    index: dict[tuple[str, str, Any], list[Finding]] = {}
+    wanted = {(d.cause, d.cause_link) for decls in declared.values() for d in decls}
     for f in findings:
-        if id(f) in folded:
+        for rule_id, key in wanted:
+            if rule_id in ("*", f.rule):
+                for v in _values(f, key):
+                    index.setdefault((rule_id, key, v), []).append(f)
+    order = sorted(findings, key=lambda f: any(d.errors_only for d in declared.get(f.rule, ())))
+    for f in order:
+        if id(f) in into:
             continue
-        if "freed_input" in f.links:
-            freed.setdefault(f.links["freed_input"], f)
-        if "stale_input" in f.links:
-            stale.setdefault(f.links["stale_input"], f)
-    for f in findings:
-        if id(f) in folded:
-            continue
-        if f.links.get("dropped") and f.links.get("freed_input") in stale:
-            _fold_into(stale[f.links["freed_input"]], f,
-                       "the captured input lost its last reference when the program made a new"
-                       " tensor instead of copying into it")  # fmt: skip
-            folded.add(id(f))
-            continue
-        over = f.links.get("over_inputs")
-        if over:
-            cause = next((freed[k] for k in over if k in freed), None)
-            if cause is not None and id(cause) not in folded:
-                _fold_into(cause, f, "this allocation landed on the range the freed input held")
-                folded.add(id(f))
-    errors_by_trace: dict[Any, Finding] = {}
-    for f in findings:
-        if id(f) not in folded and f.rule != "TR011" and f.severity.rank == 2:
-            errors_by_trace.setdefault(f.trace, f)
-    for f in findings:
-        if f.rule == "TR011" and id(f) not in folded and f.trace in errors_by_trace:
-            _fold_into(errors_by_trace[f.trace], f,
-                       "a verified replay of this trace diverged from its eager ops")  # fmt: skip
-            folded.add(id(f))
-    return [f for f in findings if id(f) not in folded]
+        for decl in declared.get(f.rule, ()):
+            cause = _cause_of(f, decl, index, root)
+            if cause is not None:
+                fold(cause, f, decl.why)
+                break
+    return [f for f in findings if id(f) not in into]
+
+
+def _cause_of(f: Finding, decl: FoldsUnder, index: dict[tuple[str, str, Any], list[Finding]],
+              root: Callable[[Finding], Finding]) -> Finding | None:  # fmt: skip
+    for v in sorted(_values(f, decl.link), key=repr):
+        for c in index.get((decl.cause, decl.cause_link, v), ()):
+            primary = root(c)
+            if primary is f or c is f or root(f) is primary:
+                continue
+            if decl.errors_only and primary.severity.rank < 2:
+                continue
+            return primary
+    return None
 
 
 def _fold_into(primary: Finding, f: Finding, why: str) -> None:
@@ -150,6 +185,9 @@ def _fold_into(primary: Finding, f: Finding, why: str) -> None:
             "message": f.message,
             "evidence": {k: v for k, v in f.evidence.items() if k != "folded"},
         })  # fmt: skip
+    for carried in f.evidence.get("folded", []):  # what was folded under it goes along
+        if len(entries) < _MAX_FOLDED:
+            entries.append(carried)
     primary.events += [s for s in f.events[:1] if s not in primary.events]
     if f.severity.rank > primary.severity.rank:
         primary.severity = f.severity

@@ -11,6 +11,9 @@ starting with `_`) with a module-level `RULE = Rule(...)` (`ttrecord.analysis.ru
   besides the core ones (trace calls, everything inside a capture or audit region);
 - `highlight` (optional): the buffers it marks in the UI's memory map, with the trace ranges
   they sit on (`trace_overlap.highlight`, TR004's, shows the signature).
+- `folds_under` (optional): the findings of other rules its findings may be consequences of,
+  and the evidence (`Finding.links`) both must share for a fold (`rules.FoldsUnder`,
+  applied by `grouping`).
 Every list of rules reads this registry: `check`, its `--help`, SARIF, the UI (findings, memory
 map) and the README/docs tables (generated: `python -m ttrecord.report.rule_docs --write`). A module
 without `RULE` is an error, so a misspelt declaration is not silently skipped.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,24 @@ Detector = Callable[[Sequence[Event], Context], "list[Finding]"]
 # ranges each trace reads or writes by traces.id, execute seqs by traces.id) -> for each buffer
 # id to highlight, (its row, the trace ranges it sits on). See `trace_overlap.highlight`.
 Highlight = Callable[..., "dict[int, tuple[Any, ...]]"]
+
+
+@dataclass(frozen=True)
+class FoldsUnder:
+    """A finding of another rule this rule's findings may be a consequence of.
+
+    A consequence folds under a cause only when the cause's event produced it, which both
+    findings show by carrying the same evidence: the consequence's `links[link]` and the
+    cause's `links[cause_link]` share a value (the same buffer, the same input, the replay or
+    the stop the cause led to). Two findings sharing a line prove nothing, so no declaration
+    matches on lines. `cause` "*" is any rule; `errors_only` limits causes to errors.
+    """
+
+    cause: str  # the cause's rule id, or "*"
+    link: str  # the key in the consequence's `Finding.links`
+    cause_link: str  # the key in the cause's `Finding.links`
+    why: str  # shown with the folded finding: how the cause produced it
+    errors_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,6 +68,7 @@ class Rule:
     # Its findings' own evidence keys, for docs/check-json.md (markdown; each top-level key in
     # backticks, nested ones in parentheses): a test checks findings carry no other key.
     evidence: str = ""
+    folds_under: tuple[FoldsUnder, ...] = ()  # the causes its findings fold under (`grouping`)
 
     @property
     def help(self) -> str:
@@ -93,6 +113,7 @@ def range_evidence(buf: BufferRef) -> dict[str, Any]:
     }
 
 
+@lru_cache(maxsize=4096)  # asked once per line named in every message
 def short_file(path: str | None) -> str:
     return Path(path).name if path else "?"
 

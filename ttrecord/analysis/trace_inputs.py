@@ -120,6 +120,7 @@ def _freed_and_stale(
                     if candidates
                     else {}
                 )
+                stale: dict[tuple, Finding] = {}  # captured input -> its latest new tensor's
                 for h2d, acc, out in candidates:
                     if _any_between(
                         writes.get(buffer_key(acc.buffer), []), last_run[id(t)], ev.seq
@@ -130,7 +131,14 @@ def _freed_and_stale(
                     if not _any_between(used.get(buffer_key(out.device_buffer), []), h2d.seq, ev.seq):
                         # Unused until the replay: it can only have been meant for the trace.
                         # One per stale replay: grouped by call site with their count.
-                        findings.append(_stale_finding(ctx, t, h2d, acc, out, ev))
+                        f = _stale_finding(ctx, t, h2d, acc, out, ev)
+                        earlier = stale.get(buffer_key(acc.buffer))
+                        if earlier is not None:
+                            # The latest new tensor before this replay is the data the program
+                            # meant it to read; an earlier one is superseded by it (one cause).
+                            earlier.links["superseded_in"] = earlier.links.pop("stale_replays")
+                        stale[buffer_key(acc.buffer)] = f
+                        findings.append(f)
                 fresh[id(t)] = []
                 last_run[id(t)] = ev.seq
         elif kind is Kind.H2D and ev.phase is not Phase.CAPTURE:
@@ -232,7 +240,10 @@ def _freed_finding(ctx: Context, t: TraceInfo, free: Event, acc: Access, execute
     )
     f = finding("TR005", ctx, free, message, fix=fix, trace=t.trace_id, evidence=evidence,
                 related=[execute.seq, acc.seq])  # fmt: skip
-    f.links.update(freed_input=(t.key, buffer_key(b)), dropped=ctx.site(free) is None)
+    f.links["freed_input"] = {(t.key, buffer_key(b))}
+    f.links["replayed_stale"] = {t.key}  # the trace's replays computed on it
+    if ctx.site(free) is None:  # a dropped reference, not a call
+        f.links["dropped_input"] = {(t.key, buffer_key(b))}
     return f
 
 
@@ -259,7 +270,9 @@ def _stale_finding(ctx: Context, t: TraceInfo, h2d: Event, acc: Access, out: Ten
     )
     f = finding("TR005", ctx, h2d, message, fix=fix, trace=t.trace_id, evidence=evidence,
                 related=[execute.seq, acc.seq])  # fmt: skip
-    f.links["stale_input"] = (t.key, buffer_key(b))
+    f.links["stale_input"] = {(t.key, buffer_key(b))}
+    f.links["replayed_stale"] = {t.key}
+    f.links["stale_replays"] = {(t.key, buffer_key(b), execute.seq)}
     return f
 
 

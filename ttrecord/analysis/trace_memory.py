@@ -110,8 +110,11 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
         elif harm is None:
             findings.append(_latent(ctx, f, trace, alloc, accesses, execute))
         else:
+            read_as = harm.pop("read_as_input", None)
             f.evidence["corrupted"] = harm
             f.message += f" {harm['what']}"
+            if read_as:
+                f.links["read_as_input"] = read_as
             findings.append(f)
     return findings
 
@@ -145,7 +148,11 @@ def _consequence(ctx: Context, trace: TraceInfo, alloc: Event, buf: BufferRef, f
             use = flow.first_use(buf, r, free, ignore_writes_of=trace)
             if use is not None:
                 at = next((e for e in trace.executes if e.seq == r), None)
-                return {"replay": r, "used": use.seq, "how": use.how,
+                # Read as a replay's input: that trace's captured input held the overwritten
+                # value because nothing refreshed it (TR005's cause, when it was stale).
+                read_as = (_inputs_read(ctx, use.event, buf)
+                           if use.how == "replay input" and use.event is not None else set())  # fmt: skip
+                return {"replay": r, "used": use.seq, "how": use.how, "read_as_input": read_as,
                         "what": (f"The replay at {where(ctx, at) if at else r} overwrote it and"
                                  f" the program then used the overwritten value: {use.describe(ctx)}.")}  # fmt: skip
     if any(a.role == "read" for a in accesses) and trace.read_inputs.hits(buf):
@@ -158,6 +165,15 @@ def _consequence(ctx: Context, trace: TraceInfo, alloc: Event, buf: BufferRef, f
                         "what": (f"{what} wrote this buffer and the replay then read that value"
                                  " as the trace's input.")}  # fmt: skip
     return None
+
+
+def _inputs_read(ctx: Context, execute: Event, buf: BufferRef) -> set:
+    """(trace key, input buffer key) of the captured inputs on `buf`'s range that the replay
+    `execute` read."""
+    for t in ctx.traces:
+        if t.key == (execute.device, execute.trace) and t.end is not None and t.live_at(execute.seq):
+            return {(t.key, buffer_key(a.buffer)) for a in t.read_inputs.overlapping(buf)}
+    return set()
 
 
 def _latent(ctx: Context, f: Finding, trace: TraceInfo, alloc: Event, accesses: list[Access],

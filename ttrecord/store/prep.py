@@ -3,8 +3,9 @@
 The prep run is the eager pass that compiles kernels and sets up buffers right before
 `begin_trace_capture`. Only the capture says which calls belong to it, so it is derived when
 the session closes: walking back from each capture, the eager calls whose call sites the
-capture repeats (each no more often than the capture does) form its prep run. Transfers and
-syncs in between belong to it too; the walk stops at the first op the capture does not repeat.
+capture repeats (each no more often than the capture does) form its prep run. Transfers, syncs
+and `ttnn.deallocate` calls in between belong to it too (freeing the warm-up's outputs before the
+capture is the common shape); the walk stops at the first op the capture does not repeat.
 """
 
 from __future__ import annotations
@@ -14,6 +15,10 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
+
+
+# Calls that only free memory: one between the warm-up and the capture does not end the walk.
+_FREES_ONLY = frozenset(("deallocate",))
 
 
 def tag_prep_runs(conn: sqlite3.Connection) -> int:
@@ -40,15 +45,17 @@ def tag_prep_runs(conn: sqlite3.Connection) -> int:
         window: list[int] = []
         rows: Iterable[Any] = conn.execute(
             "SELECT e.seq, e.kind, (SELECT json_array(c.file, c.line) FROM callsites c"
-            " WHERE c.id = e.callsite), e.phase FROM events e WHERE e.parent IS NULL"
+            " WHERE c.id = e.callsite), e.phase, e.name FROM events e WHERE e.parent IS NULL"
             " AND e.seq < ? AND e.kind IN ('op', 'h2d', 'd2h', 'sync') ORDER BY e.seq DESC",
             (begin_seq,),
         )
-        for seq, kind, site_json, phase in rows:
+        for seq, kind, site_json, phase, name in rows:
             site = tuple(json.loads(site_json)) if site_json else None
             if phase != "eager":
                 break
-            if kind == "op":
+            if kind == "op" and name.rsplit(".", 1)[-1] in _FREES_ONLY:
+                pass  # freeing a warm-up output between warm-up and capture computes nothing
+            elif kind == "op":
                 if site not in captured or seen[site] >= captured[site]:
                     break
                 seen[site] += 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ttrecord.analysis import trace_memory, trace_overlap
-from ttrecord.analysis.rules import Rule
+from ttrecord.analysis.rules import FoldsUnder, Rule
 from ttrecord.findings import Severity
 
 RULE = Rule(
@@ -41,4 +41,11 @@ RULE = Rule(
     highlight=trace_overlap.highlight,
     rank=70,
     evidence="`allocated` (the new buffer), `trace_ranges` (the trace's buffers it overlaps), `trace_access`, `captured` (capture lines), `execute` (`event`, `at`); for an error `corrupted` (`replay`, `how` (`host read`, `op input`, `replay input`), `used` or `written` (event seqs), `what`); for latent info `latent` (`why`, `would_corrupt`); with a tracker opt-out `acknowledged` (`how`, `event`, `at`, and `covers_this_trace: false` when it was made for another trace); when the recorder noted who held the buffer at a replay, `held_by` (each reference with the line its frame ran, `self.kv[3] (model.py:42)`) and `held_at` (that replay's line)",
+    folds_under=(
+        FoldsUnder("TR005", "over_inputs", "freed_input",
+                   "this allocation landed on the range the freed input held"),
+        FoldsUnder("TR005", "read_as_input", "stale_input",
+                   "a replay read the overwritten value as its input only because nothing was"
+                   " copied into that captured input before it (the stale input's fix removes it)"),
+    ),
 )

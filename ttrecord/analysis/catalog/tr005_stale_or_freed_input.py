@@ -8,7 +8,7 @@ from ttrecord.analysis import sub_devices, trace_inputs
 from ttrecord.analysis.context import Context
 from ttrecord.events import Event
 from ttrecord.findings import Finding
-from ttrecord.analysis.rules import Rule
+from ttrecord.analysis.rules import FoldsUnder, Rule
 from ttrecord.findings import Severity
 
 
@@ -48,6 +48,14 @@ RULE = Rule(
         "before execute_trace."
     ),
     detect=detect,
+    folds_under=(
+        FoldsUnder("TR005", "dropped_input", "stale_input",
+                   "the captured input lost its last reference when the program made a new"
+                   " tensor instead of copying into it"),
+        FoldsUnder("TR005", "superseded_in", "stale_replays",
+                   "another new tensor of this input's spec was made later before the same"
+                   " replay: the replay ignores both, and copying into the captured input fixes it"),
+    ),
     facts=("trace_input_lifetimes",),
     rank=60,
     evidence="`captured_input`, `new_tensor` (buffers), `shape`, `dtype`, `input`, `read_by`, `execute`; for global semaphores `semaphores`, `addresses`, `event` (`free` or `reset`), `used_by`, `replayed_at`",

@@ -8,7 +8,7 @@ from ttrecord.analysis import lifecycle, sub_devices
 from ttrecord.analysis.context import Context
 from ttrecord.events import Event
 from ttrecord.findings import Finding
-from ttrecord.analysis.rules import Rule
+from ttrecord.analysis.rules import FoldsUnder, Rule
 from ttrecord.findings import Severity
 
 
@@ -49,4 +49,9 @@ RULE = Rule(
     detect=detect,
     rank=10,
     evidence="`released_at`, `executions`, `active_trace`; for a replay on another device `captured_on` (device), `captured_at`; under another sub-device manager `captured_under`, `active_manager`",
+    folds_under=(
+        FoldsUnder("TR005", "stopped_unreleased", "replayed_stale",
+                   "the program stopped itself (a failure exit) after replaying this trace on a"
+                   " stale or freed input, before it reached release_trace"),
+    ),
 )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ttrecord.analysis import replay_verification
-from ttrecord.analysis.rules import Rule
+from ttrecord.analysis.rules import FoldsUnder, Rule
 from ttrecord.findings import Severity
 
 RULE = Rule(
@@ -34,4 +34,8 @@ RULE = Rule(
     detect=replay_verification.detect,
     rank=160,
     evidence="`replay` (which replay), `reason` (why it was not verified), `first_diverging_op`, `op_line`, `output` (the values that differ), `freed_inputs` (ranges), `corrupted` (values), `compared`",
+    folds_under=(
+        FoldsUnder("*", "trace", "trace", "a verified replay of this trace diverged from its"
+                   " eager ops: an error on this trace changed a result", errors_only=True),
+    ),
 )
