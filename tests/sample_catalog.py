@@ -18,8 +18,9 @@ EXPECT = re.compile(r"#\s*expect:\s*(TR\d{3})(?:\s+(error|warning|info))?")
 # Samples about how a run ends or drifts (a crash, a hang, an uncaught Python error, threads,
 # addresses that move between runs): their effect is tested on its own, not by `check`'s markers.
 NOT_CHECKED = ("address_drift", "crash_in_replay", "hang_in_replay", "python_error", "threads")
-# A rule no sample can show by itself: TR011 needs `run --verify-replay` to compare a replay.
-WITHOUT_SAMPLE = {"TR011"}
+# Rules no single sample run can show: TR011 needs `run --verify-replay` to compare a replay,
+# TR019 the sessions of several ranks (samples/multihost/, tests/multihost/test_mpiexec.py).
+WITHOUT_SAMPLE = {"TR011", "TR019"}
 
 
 @cache

@@ -29,8 +29,8 @@ from ttrecord.analysis.rules import finding, where
 from ttrecord.events import Event, Kind, NoteKind, Phase
 from ttrecord.findings import Finding
 
-MANAGER_NOTE = NoteKind.SUB_DEVICE_MANAGER
-SEMAPHORE_NOTE = NoteKind.GLOBAL_SEMAPHORE
+MANAGER_NOTE = NoteKind.SUB_DEVICE_MANAGER.value
+SEMAPHORE_NOTE = NoteKind.GLOBAL_SEMAPHORE.value
 RESET_IN_CAPTURE = "Cannot reset worker state during trace capture"
 _SWITCHES = ("load_sub_device_manager", "clear_loaded_sub_device_manager")
 _TRACE_CALLS = (Kind.TRACE_BEGIN, Kind.TRACE_END, Kind.TRACE_EXECUTE, Kind.TRACE_RELEASE)

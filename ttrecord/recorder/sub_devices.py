@@ -29,8 +29,8 @@ import wrapt
 
 from ttrecord.events import Kind, NoteKind
 
-MANAGER_NOTE = NoteKind.SUB_DEVICE_MANAGER
-SEMAPHORE_NOTE = NoteKind.GLOBAL_SEMAPHORE
+MANAGER_NOTE = NoteKind.SUB_DEVICE_MANAGER.value
+SEMAPHORE_NOTE = NoteKind.GLOBAL_SEMAPHORE.value
 METHODS = ("create_sub_device_manager", "load_sub_device_manager", "clear_loaded_sub_device_manager",
            "remove_sub_device_manager", "set_sub_device_stall_group", "reset_sub_device_stall_group")  # fmt: skip
 SEMAPHORE_CALLS = frozenset({"create_global_semaphore", "reset_global_semaphore_value"})
@@ -157,7 +157,7 @@ def wrapper(recorder: Any, name: str, kind: Kind, short: str) -> Any:
         try:
             if sems.pending:
                 _write_frees(recorder, sems)
-            if sems.types and recorder._capturing and short not in TRACE_CALLS:
+            if sems.types and recorder.traces.capturing and short not in TRACE_CALLS:
                 used = _used(sems, args, kwargs)
                 if used:
                     recorder.point("note", SEMAPHORE_NOTE, {"event": "use", "op": name, "semaphores": used},
