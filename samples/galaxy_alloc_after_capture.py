@@ -43,7 +43,9 @@ def main():
     out = step(x, w)
     ttnn.end_trace_capture(mesh, trace_id, cq_id=0)
 
-    bias = put(1.0)  # expect: TR004
+    per_chip = torch.cat([torch.full((32, 32), 1.0 + i) for i in range(chips)])
+    bias = ttnn.from_torch(per_chip, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=mesh,  # expect: TR004
+                           mesh_mapper=ttnn.ShardTensorToMesh(mesh, dim=0))
     eager = first_values(bias)
     ttnn.execute_trace(mesh, trace_id, cq_id=0, blocking=True)
     replayed = first_values(bias)

@@ -13,9 +13,11 @@ from tests.recorder.conftest import PROLOGUE, SAMPLE_FLAGS, SAMPLES, Recorded, r
 pytestmark = pytest.mark.spawns
 
 SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.py"))
-CORRUPTING = {"alloc_after_capture", "freed_input", "acknowledged_corruptible"}  # the last by design
-# Fills DRAM on purpose (its binaries must land on trace memory): the re-run has no room.
-UNVERIFIABLE = {"compile_after_capture"}
+CORRUPTING = {"alloc_after_capture", "freed_input", "acknowledged_corruptible",  # the last by design
+              "galaxy_alloc_after_capture"}  # fmt: skip
+# Fill DRAM on purpose (binaries that must land on trace memory; a dynamic trace region
+# pushed down onto a live trace's buffers): the re-run has no room.
+UNVERIFIABLE = {"compile_after_capture", "dynamic_traces_overlap"}
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +137,10 @@ def _recorded_sequence(rec) -> list[tuple]:
         "SELECT e.kind, e.name, e.phase, e.status, c.line, b.address, b.size,"
         " (SELECT group_concat(t.role || ':' || ifnull(t.address, '-'), ',') FROM tensors t"
         "  WHERE t.seq = e.seq) FROM events e LEFT JOIN buffers b ON b.id = e.buffer"
-        " LEFT JOIN callsites c ON c.id = e.callsite WHERE e.kind != 'verify' ORDER BY e.seq")]  # fmt: skip
+        " LEFT JOIN callsites c ON c.id = e.callsite WHERE e.kind != 'verify'"
+        # the re-run of a collective holds its global semaphores until the next call, so the
+        # note of a semaphore's last reference can come one call later
+        " AND NOT (e.kind = 'note' AND e.name = 'global_semaphore') ORDER BY e.seq")]  # fmt: skip
 
 
 # threads.py interleaves its two threads differently on every run, verified or not.

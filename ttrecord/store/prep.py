@@ -18,7 +18,7 @@ from typing import Any
 
 
 # Calls that only free memory: one between the warm-up and the capture does not end the walk.
-_FREES_ONLY = frozenset(("deallocate",))
+FREES_ONLY = frozenset(("deallocate",))
 
 
 def tag_prep_runs(conn: sqlite3.Connection) -> int:
@@ -53,7 +53,7 @@ def tag_prep_runs(conn: sqlite3.Connection) -> int:
             site = tuple(json.loads(site_json)) if site_json else None
             if phase != "eager":
                 break
-            if kind == "op" and name.rsplit(".", 1)[-1] in _FREES_ONLY:
+            if kind == "op" and name.rsplit(".", 1)[-1] in FREES_ONLY:
                 pass  # freeing a warm-up output between warm-up and capture computes nothing
             elif kind == "op":
                 if site not in captured or seen[site] >= captured[site]:

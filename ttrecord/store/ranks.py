@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ttrecord.errors import SessionError, TtrecordError
 from ttrecord.launch import Launch
+from ttrecord.store.damage import DAMAGE
 from ttrecord.store.reader import Session, find_sessions
 
 
@@ -30,7 +31,7 @@ class RankSession:
 def launch_of(path: Path) -> Launch | None:
     """The launch a session file recorded (None for a single-process run); SessionError when
     the file is not a readable session."""
-    with Session.open(path) as session:
+    with Session.open(path, snapshot=False) as session:  # the session row is all it reads
         options = session.info().options or {}
     return Launch.from_json(options.get("launch"))
 
@@ -107,8 +108,8 @@ def runs_among(paths: Sequence[Path]) -> list[list[RankSession]]:
     for p in paths:
         try:
             launch = launch_of(p)
-        except SessionError:
-            continue
+        except (SessionError, *DAMAGE):  # type: ignore[misc]  # DAMAGE is a tuple of exception types
+            continue  # unreadable or damaged: the listing shows it on its own
         if launch is None:
             continue
         runs.setdefault(launch.run_id, {}).setdefault(launch.rank, RankSession(p, launch))
