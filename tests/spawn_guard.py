@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -37,9 +38,13 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.import_plugin("pytester")
 
 
+LANE = Path(__file__).resolve().parent / "realttnn"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if SPAWNING_FIXTURES & set(getattr(item, "fixturenames", ())):
+        # the real-ttnn lane runs ttnn in child interpreters by design (tests/realttnn)
+        if SPAWNING_FIXTURES & set(getattr(item, "fixturenames", ())) or LANE in Path(item.path).parents:
             item.add_marker(pytest.mark.spawns)
 
 
