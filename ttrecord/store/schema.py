@@ -179,5 +179,9 @@ def create(db: sqlite_utils.Database) -> None:
 
 
 def create_indexes(db: sqlite_utils.Database) -> None:
+    """ttrecord's indexes, on the tables the file has (a reader's copy of an older or damaged
+    session may lack one)."""
+    have = set(db.table_names())
     for table, columns in INDEXES:
-        db.table(table).create_index(columns, if_not_exists=True)
+        if table in have:
+            db.table(table).create_index(columns, if_not_exists=True)

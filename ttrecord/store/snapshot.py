@@ -16,6 +16,8 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+import sqlite_utils
+
 from ttrecord.errors import SessionError
 from ttrecord.store import schema
 from ttrecord.store.opening import check_tables, harden
@@ -49,12 +51,7 @@ def indexed_copy(conn: sqlite3.Connection) -> sqlite3.Connection | None:
         try:
             conn.backup(dest)
             dest.execute("PRAGMA trusted_schema = OFF")
-            tables = {r[0] for r in dest.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            for table, columns in schema.INDEXES:
-                if table in tables:
-                    cols = ", ".join(f"[{c}]" for c in columns)
-                    dest.execute(f"CREATE INDEX IF NOT EXISTS [{index_name(table, columns)}]"
-                                 f" ON [{table}] ({cols})")  # fmt: skip
+            schema.create_indexes(sqlite_utils.Database(dest))  # the writer's own indexes
             dest.commit()
         finally:
             dest.close()
