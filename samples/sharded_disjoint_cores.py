@@ -1,5 +1,5 @@
 """A sharded tensor allocated after capture at a trace's freed L1 address, on other cores:
-zero hazards expected.
+no error or warning.
 
 What it shows: overlap on sharded memory is decided by placement, not by address alone. The
 captured step writes an intermediate height-sharded over cores (0,0)-(3,0); the capture frees
@@ -8,7 +8,9 @@ address (the allocator reserves a sharded buffer's range in every bank). Each re
 the intermediate again, but only on the cores of row 0, so the new tensor on row 1 keeps its
 values: the script prints them before and after the replay, unchanged. With `--same-cores` the
 new tensor is sharded over row 0 too, and the replay overwrites it (TR004, as in
-alloc_after_capture.py).
+alloc_after_capture.py). Row 1 is safe by placement alone, so it is a latent note (TR004 info):
+made before the capture, or on a grid the trace does not use by construction, it would be safe
+whatever the allocator does.
 """
 
 import sys
@@ -44,7 +46,7 @@ def main():
     ttnn.end_trace_capture(device, trace_id, cq_id=0)
 
     staged = ttnn.from_torch(torch.full((ROWS, WIDTH), 7.0), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=device)
-    other = ttnn.to_memory_config(staged, sharded_on_row(row))  # the freed intermediate's L1 address
+    other = ttnn.to_memory_config(staged, sharded_on_row(row))  # freed intermediate's address  # expect: TR004 info
     ttnn.deallocate(staged)
     before = ttnn.to_torch(other)[0, 0].item()
     ttnn.execute_trace(device, trace_id, cq_id=0, blocking=True)

@@ -66,7 +66,7 @@ class SessionBuilder:
             phase=fields.pop("phase", self.phase),
             t_ns=self._t,
             dur_ns=500 if kind not in (Kind.ALLOC, Kind.FREE) else None,
-            callsite=CallSite(self.file, line, "main") if line is not None else None,
+            callsite=fields.pop("callsite", CallSite(self.file, line, "main") if line is not None else None),
             **fields,
         )
         self.events.append(ev)

@@ -39,3 +39,10 @@ def captured_step(b: SessionBuilder, release: bool = True, x_made_at: int | None
     b.free(h)
     b.end_trace(tid, line=21)
     return tid, x, w, y
+
+
+def without_layout_luck(findings: list[Finding]) -> list[Finding]:
+    """The findings but the latent layout-luck infos (TR004/TR014 `layout_luck`: made while a
+    trace was live, alive at its replay, clear of its memory), for tests about other rules
+    whose runs keep such a tensor."""
+    return [f for f in findings if "layout_luck" not in f.evidence]

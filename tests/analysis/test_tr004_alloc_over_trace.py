@@ -8,6 +8,7 @@ uses a value the replay changed (here: reads the new tensor after the replay), l
 nothing read it after the replay (consumed before it, or never).
 """
 
+from ttrecord.events import CallSite
 from ttrecord.findings import Severity
 from ttrecord.testing import SessionBuilder
 
@@ -55,8 +56,71 @@ def test_partial_overlap_counts(analyze_both):
     assert rules_at(findings) == [("TR004", 30)]
 
 
-def test_allocation_that_does_not_overlap_is_not_reported(analyze_both):
-    assert analyze_both(_after_capture(Z)) == []
+def test_allocation_clear_of_the_trace_alive_at_a_replay_is_layout_luck_info(analyze_both):
+    """GIVEN a tensor allocated after capture at Z (0x102000), right above the trace's DRAM ranges
+    (x, w, h, y: 0x100000..0x102000), still allocated at the replay THEN TR004 info: where the
+    allocator put it, the trace's nearest range, and what would make the replay overwrite it."""
+    findings = analyze_both(_after_capture(Z))
+    assert [(f.rule, f.line, f.severity) for f in findings] == [("TR004", 30, Severity.INFO)]
+    f = findings[0]
+    assert "allocates DRAM [0x102000, 0x102800) on device 0 while trace 0 is live" in f.message
+    assert "placed it at DRAM [0x102000, 0x102800), clear of trace 0's 1 DRAM range(s)" in f.message
+    assert "nearest [0x100000, 0x102000) below it" in f.message
+    assert "the replay at model.py:32 neither read nor overwrote it" in f.message
+    assert "more memory in use before it, or allocations in another order" in f.message
+    # worded as ttnn 0.81.1 words it: the allocator's warning and the tracker's refusal
+    assert "potentially unsafe due to the existence of an active trace" in f.message
+    assert "still alive before trace replay" in f.message
+    luck = f.evidence["layout_luck"]
+    assert luck["count"] == 1 and luck["traces"] == [0]
+    assert luck["clear_of"] == {"trace": 0, "ranges": 1, "span": "[0x100000, 0x102000)",
+                                "nearest_below": "[0x100000, 0x102000)", "nearest_above": None}
+    assert f.evidence["allocated"]["range"] == "[0x102000, 0x102800)"
+    assert f.evidence["execute"]["at"] == "model.py:32"
+    assert "trace_ranges" not in f.evidence and "corrupted" not in f.evidence
+
+
+def test_staging_tensors_of_a_loop_are_one_info_with_the_count(analyze_both):
+    """GIVEN a decode loop that makes a new host->device staging tensor each step, copies it
+    into the captured input and replays, the staging tensor kept until the next step rebinds it
+    THEN one grouped TR004 info for that call path with the step count (ttnn warns about the
+    same allocations), never one per iteration, and no error or warning."""
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    previous = None
+    for step in range(6):
+        maker = b.h2d(None, line=30, name="from_torch")
+        staging = b.alloc(Z + (step % 2) * 0x800, parent=maker.seq)
+        if previous is not None:
+            b.free(previous)  # the name rebound: the previous step's staging tensor goes
+        b.op("ttnn.copy", [staging, x], [x], line=31)
+        b.execute(tid, line=32)
+        b.d2h(y, line=33)
+        previous = staging
+    b.release(tid, line=34)
+    findings = analyze_both(b)
+    assert [(f.rule, f.line, f.severity) for f in findings] == [("TR004", 30, Severity.INFO)]
+    assert findings[0].occurrences == 6
+    assert findings[0].evidence["layout_luck"]["count"] == 6
+    assert "did so 6 times" in findings[0].message
+
+
+def test_layout_luck_is_one_info_per_call_path_not_per_line(analyze_both):
+    """Two call paths through one helper line are two findings (each with its own count)."""
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    for caller in (50, 60):
+        for _ in range(2):
+            site = CallSite(b.file, 30, "device_input", ((b.file, caller, "main"),))
+            maker = b.h2d(None, line=30, name="from_torch", callsite=site)
+            b.alloc(Z, parent=maker.seq)
+            b.execute(tid, line=32)
+            b.free(b.alloc(Z + 0x800))  # (a scratch freed before any replay: not reported)
+    b.release(tid, line=34)
+    findings = analyze_both(b)
+    # each at its caller's line (the helper line kept as evidence), each with its own count
+    assert sorted((f.rule, f.line, f.occurrences) for f in findings) == [("TR004", 50, 2), ("TR004", 60, 2)]
+    assert all(f.severity is Severity.INFO and f.evidence["helper"].startswith("model.py:30") for f in findings)
 
 
 def test_other_buffer_type_at_the_same_address_is_not_reported(analyze_both):

@@ -4,7 +4,7 @@ from ttrecord.analysis.context import Context
 from ttrecord.events import Kind
 from ttrecord.testing import SessionBuilder, host_tensor, tensor
 
-from analysis_helpers import Z, captured_step, rules_at
+from analysis_helpers import Z, captured_step, rules_at, without_layout_luck
 
 
 def test_freeing_a_captured_input_before_a_replay_is_reported_at_the_deallocate(analyze_both):
@@ -86,7 +86,10 @@ def test_staging_tensors_of_the_input_spec_used_later_are_not_taken_for_the_inpu
 
 
 def test_new_tensor_copied_into_the_captured_input_is_not_reported(analyze_both):
-    assert analyze_both(_new_tensor_each_step(refresh=True)) == []
+    # (the staging tensors alive at the replays are TR004's layout luck, one grouped info)
+    findings = analyze_both(_new_tensor_each_step(refresh=True))
+    assert without_layout_luck(findings) == []
+    assert [(f.rule, f.severity.value) for f in findings] == [("TR004", "info")]
 
 
 def test_input_updated_with_copy_host_to_device_tensor_is_not_reported(analyze_both):
@@ -102,7 +105,7 @@ def test_input_updated_with_copy_host_to_device_tensor_is_not_reported(analyze_b
         b.free(staging)
     b.release(tid, line=44)
     # THEN the captured input was refreshed: nothing is stale
-    assert analyze_both(b) == []
+    assert without_layout_luck(analyze_both(b)) == []
 
 
 def test_new_tensor_with_its_own_use_before_the_replay_is_not_reported(analyze_both):
@@ -115,7 +118,7 @@ def test_new_tensor_with_its_own_use_before_the_replay_is_not_reported(analyze_b
     b.d2h(bias, line=41)
     b.execute(tid, line=42)
     b.release(tid, line=44)
-    assert analyze_both(b) == []
+    assert without_layout_luck(analyze_both(b)) == []  # (bias kept past the replay: TR004 info)
 
 
 def test_input_freed_and_reallocated_with_its_spec_after_capture_is_the_input(analyze_both):
@@ -180,8 +183,9 @@ def test_an_input_freed_and_reallocated_inside_the_capture_is_the_input(analyze_
         b.execute(tid, line=31)
         b.d2h(y, line=32)
     b.release(tid, line=33)
-    # THEN no finding: the trace's input is the persistent tensor, not a trace output
-    assert analyze_both(b) == []
+    # THEN no finding: the trace's input is the persistent tensor, not a trace output (the
+    # never-freed reshard sources are TR004's layout luck)
+    assert without_layout_luck(analyze_both(b)) == []
     ctx = Context(b.events)
     (t,) = ctx.traces
     assert [a.buffer.address for a in t.inputs()] == [persistent.address]
@@ -199,7 +203,7 @@ def test_rebinding_the_persistent_input_to_a_new_tensor_is_tr005_at_that_line(an
     b.execute(tid, line=31)
     b.d2h(y, line=32)
     b.release(tid, line=33)
-    findings = analyze_both(b)
+    findings = without_layout_luck(analyze_both(b))  # (the reshard sources are kept: TR004 info)
     # THEN TR005 (not TR004) at the line that should have copied into the input
     assert rules_at(findings) == [("TR005", 30)]
     assert findings[0].severity.value == "error"

@@ -9,7 +9,8 @@ from analysis_helpers import H, W, X, Y, Z, rules_at
 def _two_traces(release_a_first: bool, b_output: int, reads: str = "") -> SessionBuilder:
     """Trace A (its intermediate at H freed at capture end), trace B (output at `b_output`).
     `reads`: after B's replay at 40 and A's at 41, "host" reads B's output at 50, "op" uses
-    it in an eager op at 51, "replay_b" replays B again at 52 and then reads it at 53."""
+    it in an eager op at 51 whose result the host reads at 54 ("op_unused": nothing reads that
+    result), "replay_b" replays B again at 52 and then reads it at 53."""
     b = SessionBuilder()
     b.open_device()
     x, w = b.alloc(X), b.alloc(W)
@@ -31,9 +32,11 @@ def _two_traces(release_a_first: bool, b_output: int, reads: str = "") -> Sessio
         b.execute(a, line=41)
         if reads == "host":
             b.d2h(out_b, line=50)
-        elif reads == "op":
+        elif reads in ("op", "op_unused"):
             tmp = b.alloc(Z)
             b.op("ttnn.add", [out_b], [tmp], line=51)
+            if reads == "op":
+                b.d2h(tmp, line=54)  # the op's result is used
             b.free(tmp)
         elif reads == "replay_b":
             b.execute(tb, line=52)
@@ -77,6 +80,18 @@ def test_op_reading_the_overwritten_output_is_an_error(analyze_both):
     findings = analyze_both(_two_traces(release_a_first=False, b_output=H, reads="op"))
     assert rules_at(findings) == [("TR010", 51)]
     assert str(findings[0].severity) == "error"
+    # the value flow followed the op's result to its use, and the message names it
+    assert findings[0].evidence["used"]["how"] == "host read"
+    assert findings[0].evidence["used"]["through"] == 1
+    assert "the program used it: host read by `to_torch` at model.py:54 through 1 op(s)" in findings[0].message
+
+
+def test_op_reading_the_overwritten_output_whose_result_nobody_uses_is_info(analyze_both):
+    """By consequence (`ctx.flow`): the op read trace A's bytes, but nothing used what it computed,
+    so no value the program uses changed: the traces only share memory (info)."""
+    findings = analyze_both(_two_traces(release_a_first=False, b_output=H, reads="op_unused"))
+    assert rules_at(findings) == [("TR010", 31)]
+    assert str(findings[0].severity) == "info"
 
 
 def test_output_written_again_by_its_own_trace_before_the_read_is_a_note(analyze_both):

@@ -9,7 +9,7 @@ from dataclasses import replace
 from ttrecord.events import BufferRef, Kind, Phase
 from ttrecord.testing import SessionBuilder, host_tensor, tensor
 
-from analysis_helpers import W, X, Y, captured_step
+from analysis_helpers import W, X, Y, captured_step, without_layout_luck
 from analysis_helpers import rules_at as all_rules_at
 
 
@@ -214,7 +214,7 @@ def test_accesses_to_different_buffers_on_two_queues_do_not_race(analyze_both):
     for _ in range(3):
         write(b, other, IO, 40)
         execute(b, tid, OPS, 42)
-    assert rules_at(analyze_both(b)) == []
+    assert rules_at(without_layout_luck(analyze_both(b))) == []  # (`other` kept: TR004 info)
 
 
 def test_an_op_on_cq0_reading_a_buffer_written_on_cq1_without_a_wait(analyze_both):

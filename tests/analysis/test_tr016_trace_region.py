@@ -4,7 +4,7 @@ from ttrecord.events import BufferRef, Kind, Phase, SessionStatus
 from ttrecord.findings import Severity
 from ttrecord.testing import SessionBuilder
 
-from analysis_helpers import W, X, rules_at
+from analysis_helpers import W, X, rules_at, without_layout_luck
 
 TOP = 0xFF000000  # a trace-region address (per bank)
 MESSAGE = ("TT_FATAL: Creating trace buffers of size {}B on MeshDevice 0, but only {}B is"
@@ -55,7 +55,8 @@ def test_region_above_90_percent_is_a_warning_with_sizes_per_trace(analyze_both)
     b.free(buf0)
     b.release(t1, line=43)
     b.free(buf1)
-    findings = analyze_both(b)
+    # (trace 1's tensors, made while trace 0 is live and kept past its replay: TR004 info)
+    findings = without_layout_luck(analyze_both(b))
     assert [(f.rule, f.line, f.severity) for f in findings] == [("TR016", 5, Severity.WARNING)]
     msg = findings[0].message
     assert "30,720 B (3,840 B per DRAM bank over 8 banks), 94% of trace_region_size 32,768 B" in msg

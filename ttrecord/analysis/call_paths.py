@@ -30,7 +30,9 @@ def place(findings: Sequence[Finding], ctx: Context) -> None:
         if f.rule in PLACED_BY_CALL_PATH and f.file and f.events and "between" not in f.evidence:
             top = _top_call(ctx, f.events[0])
             tops[id(f)] = top
-            if top is not None:
+            # Layout luck is not a mistake the helper's other calls are told from: placed like
+            # the rest, it leaves those calls harmless.
+            if top is not None and "layout_luck" not in f.evidence:
                 culprits.setdefault(f.rule, set()).add(top.seq)
     # Per (site, rule): the distinct callers of its harmless calls; per (site, rule, path): the
     # depth found. A decode loop repeats one mistake per step: each is decided once.
@@ -46,7 +48,7 @@ def place(findings: Sequence[Finding], ctx: Context) -> None:
         site = (s.file, s.line, s.function, top.name)
         if (site, f.rule) not in harmless_at:
             harmless_at[site, f.rule] = {p for seq, p in ctx.facts.call_paths(site)
-                                         if seq not in culprits[f.rule]}  # fmt: skip
+                                         if seq not in culprits.get(f.rule, ())}  # fmt: skip
         own = tuple((str(fr[0]), int(fr[1]), str(fr[2])) for fr in f.stack)
         if (site, f.rule, own) not in depth_of:
             depth_of[site, f.rule, own] = _depth(own, harmless_at[site, f.rule])

@@ -16,10 +16,10 @@ Rule, one finding per call site naming the op and the live trace(s):
   allocated at a replay of that trace (the replay overwrites it); TR004 leaves such a buffer to
   this rule, so the mistake gets one finding with the compile's fix;
 - a warning when a binary overlaps such a range but no replay of that trace ran over it.
-A compile whose binaries are clear of every live trace's memory, or not visible, is not
-reported: top-down binaries usually land far above the traces' buffers, the 0.81.1 mock device
-loads none, and a finding on every first call after a capture (e.g. the `ttnn.copy` that
-refreshes a captured input in tt-metal's own executors) would be disproved by most runs.
+- info (latent, `layout_luck`) when the binaries landed clear of every live trace's memory, or
+  are not visible (the 0.81.1 mock device loads none), and a live trace replayed while they were
+  allocated: safe by placement only, since top-down binaries land wherever DRAM is free, the
+  trace's freed intermediates included. One per call path, with the count.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
+from ttrecord.analysis import layout_luck
 from ttrecord.analysis.context import Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
 from ttrecord.events import BufferRef, Event, Kind, NoteKind, Phase, Status
@@ -52,17 +53,19 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
             freed.setdefault(buffer_key(ev.buffer), []).append(ev.seq)
         elif kind is Kind.TRACE_EXECUTE and ev.status is not Status.RAISED:
             replays.setdefault((ev.device, ev.trace), []).append(ev.seq)
+    clear: list[layout_luck.Occurrence] = []
     for seq, note in misses.items():
         call = ctx.calls.get(seq)
         live = [t for t in ctx.traces if t.device == note.device and t.live_at(note.seq)]
         if call is None or not live:
             continue
         allocs = kernel_binaries(call, binaries.get(seq, ()))
-        if not allocs:
-            continue
         over = [(a, t) for a in allocs for t in live if a.buffer and t.footprint.hits(a.buffer)]
-        if not over:
-            continue  # binaries clear of every live trace's memory: harmless
+        if not over:  # clear of every live trace's memory, or not visible: latent
+            occ = _clear_of_traces(ctx, call, allocs, live, freed, replays)
+            if occ is not None:
+                clear.append(occ)
+            continue
         hit = next(((a, t, r) for a, t in over
                     for r in [_replay_over(a, t, freed, replays)] if r is not None), None)  # fmt: skip
         call = ctx.outermost(call)
@@ -72,7 +75,29 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
             continue
         reported.add(key)
         findings.append(_finding(ctx, call, note, live, [a.buffer for a in allocs if a.buffer], hit))
-    return findings
+    return findings + [layout_luck.compile_finding(ctx, same) for same in layout_luck.group(ctx, clear)]
+
+
+def _clear_of_traces(ctx: Context, call: Event, allocs: list[Event], live: list[TraceInfo],
+                     freed: dict, replays: dict) -> layout_luck.Occurrence | None:  # fmt: skip
+    """The compile as layout luck: the live traces that replayed while its binaries were
+    allocated (after the compile, when none are visible), with the first such replay each."""
+    replayed = []
+    for t in live:
+        runs = replays.get((t.device, t.trace_id), [])
+        if allocs:
+            first = [r for a in allocs for r in [_replay_over(a, t, freed, replays)] if r is not None]
+        else:
+            i = bisect.bisect_right(runs, call.seq)
+            first = runs[i:i + 1]
+        if first and (t.release is None or min(first) < t.release.seq):
+            execute = ctx.calls.get(min(first))
+            if execute is not None:
+                replayed.append((t, execute))
+    if not replayed:
+        return None
+    bins = [a.buffer for a in allocs if a.buffer is not None]
+    return layout_luck.Occurrence(ctx.outermost(call), bins, replayed, [call.seq])
 
 
 def kernel_binaries(call: Event, allocs: Sequence[Event]) -> list[Event]:

@@ -5,11 +5,13 @@ one mistake has consequences other rules also see (a freed input lets another te
 its range, TR004; rebinding the input variable frees the captured input, TR005). A reader
 wants the one line to fix, so after the detectors run:
 1. occurrences of one rule at one call site become one finding, with how many times, the first
-   and the last (`evidence["occurrences"]`);
+   and the last (`evidence["occurrences"]`); a latent finding by layout luck (`layout_luck`,
+   TR004 and TR014) stays apart from the same rule's other forms there, one per call path;
 2. a finding another finding caused is folded under it (`evidence["folded"]`), and the primary
    takes the worst severity: the primary is the one whose fix removes the others.
    - findings of different rules on one call path (the line and every caller above it): one
-     fix there removes them all; two calls through one helper line are different paths;
+     fix there removes them all; two calls through one helper line are different paths; an
+     info is primary only over other infos;
    - every other fold is declared by the consequence's rule (`Rule.folds_under`) and happens
      only when both findings carry the same evidence of the cause's event (`Finding.links`):
      an allocation on the range a freed input held (TR004 under TR005), a replay's input
@@ -26,7 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ttrecord.analysis.rules import FoldsUnder, Rule
-from ttrecord.findings import Finding
+from ttrecord.findings import Finding, Severity
 
 _MAX_FOLDED = 8
 
@@ -56,6 +58,8 @@ def _merge(findings: list[Finding]) -> list[Finding]:
         key: tuple = (f.rule, f.file, f.line, f.function) if f.file else (f.rule, id(f))
         if "between" in f.evidence:  # pinned to an interval: the same only at the same one
             key += (str(f.evidence["between"]),)
+        if "layout_luck" in f.evidence:  # latent by placement: its own finding, per call path
+            key += ("layout_luck", tuple(tuple(fr) for fr in f.stack))
         first = by_site.get(key)
         if first is None:
             by_site[key] = f
@@ -133,7 +137,8 @@ def _fold(findings: list[Finding], declared: dict[str, tuple[FoldsUnder, ...]] |
             by_path.setdefault(_call_path(f), []).append(f)
     for same in by_path.values():
         if len(same) > 1:
-            primary = min(same, key=lambda f: _rank(f.rule))
+            # An info never stands for a warning or an error: its message says nothing harmed.
+            primary = min(same, key=lambda f: (f.severity is Severity.INFO, _rank(f.rule)))
             for f in same:
                 if f is not primary:
                     fold(primary, f, "reported on the same call path: the same fix removes it")

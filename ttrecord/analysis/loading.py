@@ -3,10 +3,10 @@
 A long run is mostly eager ops, allocations and frees that no hazard rule can involve. The
 detectors scan every event of a few kinds (trace calls, syncs, anything inside a capture or an
 audit region) and, of the rest, only:
-- allocations made while a trace is live that overlap a range the trace touches and are still
-  allocated at a replay of it (TR004), with their frees and the call that produced the buffer
-  (in a decode loop nearly every eager allocation lands on trace memory, but is freed before
-  the next replay);
+- allocations made while a trace is live that are still allocated at a replay of it, on a
+  device and buffer type it uses (TR004: over its memory, or clear of it by layout luck), with
+  their frees and the call that produced the buffer (in a decode loop nearly every eager
+  allocation is freed before the next replay);
 - frees of a trace's inputs, and host-to-device calls that made a new device tensor (TR005);
 - the callers of all of these, for the user's line.
 Everything else they need about the run (was a buffer already allocated before a capture,
@@ -112,8 +112,9 @@ def _windows(traces: list[TraceInfo], until: dict[int, int]) -> list[list[int]]:
 
 def allocations_over_traces(session: Session, facts: SessionFacts, traces: list[TraceInfo],
                             core: list[Event]) -> set[int]:  # fmt: skip
-    """TR004: the buffers allocated while a trace can be replayed that sit on its memory at a
-    replay (`trace_overlap`), with their frees and the calls that made them. By allocation
+    """TR004: the buffers allocated while a trace can be replayed that are still allocated at a
+    replay (`trace_overlap`: over its memory, or clear of it by layout luck), with their frees
+    and the calls that made them. By allocation
     time, not address: in a decode loop every eager step reuses the addresses the trace
     touches, but frees them before the next replay."""
     if not traces:
@@ -123,10 +124,9 @@ def allocations_over_traces(session: Session, facts: SessionFacts, traces: list[
     over: set[int] = set()
     for t in traces:
         window = t.window
-        for alloc, free, buffer_id, device, btype, address, size in rows[window.suspects(rows)]:
-            if buffer_id not in over and window.replay_over(device, btype, address,
-                                                            address + size, alloc, free):  # fmt: skip
-                over.add(buffer_id)
+        for alloc, free, buffer_id, device, btype, _address, _size in rows[window.suspects(rows)]:
+            if buffer_id not in over and window.replay_alive(device, btype, alloc, free):
+                over.add(buffer_id)  # on its memory, or clear of it by layout luck
     return _buffer_events(session, over)
 
 

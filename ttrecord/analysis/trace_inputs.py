@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from typing import Any
 
 from ttrecord.analysis.context import Access, Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
@@ -346,45 +345,54 @@ def _output_is_input_finding(ctx: Context, t: TraceInfo, call: Event, acc: Acces
 def _overwritten_outputs(
     events: Sequence[Event], ctx: Context, traces: list[TraceInfo]
 ) -> list[Finding]:
-    outputs: dict[tuple, TraceInfo] = {}
+    """The output's value timeline from `ctx.flow` (the replays that write it, the program's own
+    writes, its free), and the host reads of it: a host read that comes after two or more
+    replays with no read between, and is not the first read since the last replay, read a
+    value the earlier replays' results were expected in."""
+    from ttrecord.analysis.value_flow import END, READ
+
+    outputs: dict[tuple, tuple[TraceInfo, Access]] = {}
     for t in traces:
         for acc in t.kept():
-            outputs[buffer_key(acc.buffer)] = t
+            outputs.setdefault(buffer_key(acc.buffer), (t, acc))
     if not outputs:
         return []
-    # Replays and reads in order: (seq, 0, trace) for an execute, (seq, 1, key) for a read.
-    timeline: list[tuple[int, int, Any]] = [(e.seq, 0, t) for t in set(outputs.values()) for e in t.executes]
-    timeline += [(seq, 1, k) for k, seqs in ctx.facts.reads(set(outputs)).items() for seq in seqs]
-    timeline.sort(key=lambda item: (item[0], item[1]))
-    runs_since_read: dict[tuple, int] = dict.fromkeys(outputs, 0)
-    reads_this_run: dict[tuple, int] = dict.fromkeys(outputs, 0)
-    backlog: dict[tuple, int] = dict.fromkeys(outputs, 0)  # replays unread when reading began
+    flow = ctx.flow
+    flow.prefetch(outputs)
+    host_reads = {k: set(seqs) for k, seqs in ctx.facts.reads(set(outputs)).items()}
     findings: list[Finding] = []
     reported: set = set()
-    keys_of: dict[int, list[tuple]] = {}
-    for k, t in outputs.items():
-        keys_of.setdefault(id(t), []).append(k)
-    for seq, is_read, what in timeline:
-        if not is_read:
-            for k in keys_of[id(what)]:
-                runs_since_read[k] += 1
-                reads_this_run[k] = 0
+    for k, (t, acc) in outputs.items():
+        reads = host_reads.get(k)
+        if not reads:
             continue
-        k = what
-        if reads_this_run[k] == 0:
-            backlog[k] = runs_since_read[k]
-        reads_this_run[k] += 1
-        runs_since_read[k] = 0
-        if reads_this_run[k] >= 2 and backlog[k] >= 2:
-            ev = ctx.facts.event(seq)
-            site = ctx.site(ev) if ev is not None else None
-            where_key = (site.file, site.line) if site else seq
-            if ev is not None and (k, where_key) not in reported:
-                reported.add((k, where_key))
-                ref = next(
-                    r for r in ev.inputs if r.buffer is not None and buffer_key(r.buffer) == k
-                )
-                findings.append(_overwritten_finding(ctx, outputs[k], ev, ref, backlog[k]))
+        until = t.release.seq if t.release is not None else None
+        runs_since_read = reads_this_run = backlog = 0
+        for seq, kind, trace, _ in flow.steps(acc.buffer, t.ended.seq, until):
+            if kind == END:
+                break  # the output was freed: what lies there next is another tensor
+            if kind != READ:
+                if trace is None:  # the program wrote it itself: its own value now
+                    runs_since_read = 0
+                else:
+                    runs_since_read += 1
+                reads_this_run = 0
+                continue
+            if trace is not None or seq not in reads:
+                continue  # a replay reading it as input, or an op: not a host read
+            if reads_this_run == 0:
+                backlog = runs_since_read
+            reads_this_run += 1
+            runs_since_read = 0
+            if reads_this_run >= 2 and backlog >= 2:
+                ev = ctx.facts.event(seq)
+                site = ctx.site(ev) if ev is not None else None
+                where_key = (site.file, site.line) if site else seq
+                if ev is not None and (k, where_key) not in reported:
+                    reported.add((k, where_key))
+                    ref = next(r for r in ev.inputs if r.buffer is not None and buffer_key(r.buffer) == k)
+                    findings.append(_overwritten_finding(ctx, t, ev, ref, backlog))
+    findings.sort(key=lambda f: f.events[0])
     return findings
 
 

@@ -21,10 +21,11 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from ttrecord.analysis import referrer_text
+from ttrecord.analysis import layout_luck, referrer_text
 from ttrecord.analysis.compile_after_capture import kernel_binaries
 from ttrecord.analysis.context import Access, Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
+from ttrecord.analysis.value_flow import Use
 from ttrecord.events import ACKNOWLEDGE_CORRUPTIBLE as ACKNOWLEDGE
 from ttrecord.events import BufferRef, Event, Kind, NoteKind, Phase, Status
 from ttrecord.findings import Finding, Severity
@@ -76,6 +77,7 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
         elif kind is Kind.NOTE and ev.name == NoteKind.PROGRAM_CACHE_MISS and ev.parent is not None:
             compiled.add(ev.parent)
     hits: list[tuple[int, int, int, TraceInfo, Event, int, Event | None]] = []
+    clear: dict[int, list[tuple[TraceInfo, int]]] = {}  # allocation position -> (trace, replay)
     for t in traces:
         window = t.window
         cut = window.suspects(allocs, _alloc_seq)
@@ -87,10 +89,15 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             # A buffer on exactly an input's range is the trace's input (tt-metal's executors
             # free it and allocate one of the same spec); whether it was written before each
             # replay is TR005's question.
-            if replay is not None and not _is_input_range(ctx, t, alloc) \
-                    and not _is_binary(ctx, alloc, compiled) \
-                    and t.footprint.hits(_placed(ctx, events, alloc, index)):  # its banks, too
+            if replay is not None and (_is_input_range(ctx, t, alloc) or _is_binary(ctx, alloc, compiled)):
+                continue
+            if replay is not None and t.footprint.hits(_placed(ctx, events, alloc, index)):  # its banks, too
                 hits.append((replay, alloc.seq, window.end, t, alloc, index, acked.get(n)))
+                continue
+            alive = window.replay_alive(buf.device, buf.buffer_type, alloc.seq, ends[n])
+            if alive is not None and buf.buffer_type != "TRACE" and not _is_binary(ctx, alloc, compiled) \
+                    and not (n in acked and _acknowledged_for(ctx, acked[n], t)):
+                clear.setdefault(n, []).append((t, alive))
     hits.sort(key=lambda h: h[:3])  # by replay, as the replays reveal them
     notes = referrer_text.notes_by_execute(events) if hits else {}
     ctx.flow.prefetch(buffer_key(h[4].allocation) for h in hits)
@@ -116,7 +123,31 @@ def detect_allocations(events: Sequence[Event], ctx: Context) -> list[Finding]:
             if read_as:
                 f.links["read_as_input"] = read_as
             findings.append(f)
-    return findings
+    paths = {layout_luck.path_key(ctx, _allocating_call(ctx, events, h[4], h[5])) for h in hits}
+    return findings + _clear_of_traces(ctx, events, allocs, clear, {h[1] for h in hits}, paths)
+
+
+def _clear_of_traces(ctx: Context, events: Sequence[Event], allocs: list[tuple[Event, int]],
+                     clear: dict[int, list[tuple[TraceInfo, int]]], over: set[int],
+                     paths: set[tuple]) -> list[Finding]:  # fmt: skip
+    """TR004 latent (`layout_luck`): allocations alive at a replay of a live trace that landed
+    clear of its memory (and of every other live trace's: an overlap is the finding above). A
+    call path that also allocated over a trace has that finding, with the same fix."""
+    occurrences = []
+    for n in sorted(clear):
+        alloc, index = allocs[n]
+        if alloc.seq in over:
+            continue
+        maker = _allocating_call(ctx, events, alloc, index)
+        if paths and layout_luck.path_key(ctx, maker) in paths:
+            continue
+        replays = []
+        for t, seq in sorted(clear[n], key=lambda c: c[1]):
+            execute = t.executes[bisect.bisect_left(t.window.executes, seq)]
+            replays.append((t, execute))
+        occurrences.append(layout_luck.Occurrence(maker, [_placed(ctx, events, alloc, index)],
+                                                  replays, [alloc.seq]))  # fmt: skip
+    return [layout_luck.allocation_finding(ctx, same) for same in layout_luck.group(ctx, occurrences)]
 
 
 def _end_of(ends: list[int | None], allocs: list[tuple[Event, int]], alloc: Event) -> int | None:
@@ -357,9 +388,9 @@ def _allocation_finding(ctx: Context, alloc: Event, maker: Event, trace: TraceIn
 
 
 def detect_overlapping_traces(events: Sequence[Event], ctx: Context) -> list[Finding]:
-    """TR010, following the data: traces sharing memory is only a note, unless a value one
-    trace wrote is read (by the host, an op, or another trace's replay) after the other
-    trace's replay overwrote it; that read is the error, at its line."""
+    """TR010, following the data (`ctx.flow`): traces sharing memory is only a note, unless a
+    value one trace wrote is used (by the host, another trace's replay, or an op whose result
+    is used) after the other trace's replay overwrote it; the read is the error, at its line."""
     traces = [t for t in ctx.traces if t.end is not None]
     findings: list[Finding] = []
     unreleased: list[TraceInfo] = []  # earlier traces, in order, not released when `later` began
@@ -379,7 +410,7 @@ def detect_overlapping_traces(events: Sequence[Event], ctx: Context) -> list[Fin
                 continue
             bad = []
             for writer, keeper, written, kept in overlaps:
-                bad += _reads_after_overwrite(ctx, traces, writer, keeper, written, kept)
+                bad += _reads_after_overwrite(ctx, writer, keeper, written, kept)
             if bad:
                 findings += bad
             else:
@@ -410,52 +441,45 @@ def _kept_overlap_one(writer: TraceInfo, keeper: TraceInfo) -> tuple[Access, Acc
     return None
 
 
-def _reads_after_overwrite(ctx: Context, traces: list[TraceInfo], writer: TraceInfo,
-                           keeper: TraceInfo, written: Access, kept: Access) -> list[Finding]:  # fmt: skip
-    """Reads of `keeper`'s output made while the last replay to touch it was `writer`'s."""
+def _reads_after_overwrite(ctx: Context, writer: TraceInfo, keeper: TraceInfo, written: Access,
+                           kept: Access) -> list[Finding]:  # fmt: skip
+    """Uses of `keeper`'s output after `writer`'s replay overwrote it, asked of `ctx.flow`: after
+    each first replay of `writer` that follows one of `keeper`, the first use of the output's
+    value (a host read, a replay reading it as input, or an op whose result is used) before
+    `keeper` replays again, the program writes it or frees it. A read whose result nothing uses
+    changes no value: the traces then only share memory (the info)."""
+    flow = ctx.flow
     key = buffer_key(kept.buffer)
-    timeline: list[tuple[int, int, object]] = [(e.seq, 0, "keeper") for e in keeper.executes]
-    timeline += [(e.seq, 0, "writer") for e in writer.executes]
-    for seq in ctx.facts.uses({key}).get(key, []):
-        timeline.append((seq, 1, None))
-    for t in traces:  # another trace's replay reading the output as its input
-        if t is not keeper and t is not writer and any(
-            a.buffer.overlaps(kept.buffer) for a in t.inputs()
-        ):
-            timeline += [(e.seq, 1, e) for e in t.executes]
-    timeline.sort(key=lambda item: (item[0], item[1]))
-    last = None  # whose replay last wrote the output: "keeper", "writer" or None
-    overwrite = None
-    bad: dict[tuple[str, int] | int, list] = {}  # read site -> [read event, overwriting execute, count]
-    fetched = 0
-    for seq, is_read, what in timeline:
-        if not is_read:
-            if what == "keeper":
-                last = "keeper"
-            elif last == "keeper":
-                last, overwrite = "writer", seq
+    runs = sorted([(e.seq, 0) for e in keeper.executes] + [(e.seq, 1) for e in writer.executes])
+    bad: dict[tuple[str, int] | int, list] = {}  # read site -> [read event, overwriting execute, count, use]
+    kept_value = False  # the output holds what `keeper`'s last replay wrote
+    for seq, by_writer in runs:
+        if not by_writer:
+            kept_value = True
             continue
-        if last != "writer" or not ctx.facts.existed_before(key, keeper.ended.seq, seq):
+        if not kept_value:
+            continue  # already overwritten by an earlier replay of `writer`
+        kept_value = False
+        if not ctx.facts.existed_before(key, keeper.ended.seq, seq):
+            continue  # the output was freed: what lies there now is TR004's
+        use = flow.first_use(kept.buffer, seq, ignore_writes_of=writer)
+        if use is None:
             continue
-        ev = what if isinstance(what, Event) else None
+        read_seq = use.through[0] if use.through else use.seq
+        ev = use.event if not use.through else ctx.calls.get(read_seq) or ctx.facts.event(read_seq)
         if ev is None:
-            if fetched >= 32:  # enough to name every reading line of a real program
-                continue
-            fetched += 1
-            ev = ctx.facts.event(seq)
-            if ev is None or ev.kind is Kind.H2D or "deallocate" in ev.name:
-                continue  # writing into it, or freeing it, reads nothing
+            continue
         site = ctx.site(ev)
-        where_key = (site.file, site.line) if site else seq
-        entry = bad.setdefault(where_key, [ev, overwrite, 0])
+        where_key = (site.file, site.line) if site else read_seq
+        entry = bad.setdefault(where_key, [ev, seq, 0, use])
         entry[2] += 1
-    return [_overwritten_read_finding(ctx, writer, keeper, written, kept, ev, ow, n)
-            for ev, ow, n in bad.values()]  # fmt: skip
+    return [_overwritten_read_finding(ctx, writer, keeper, written, kept, ev, ow, n, use)
+            for ev, ow, n, use in bad.values()]  # fmt: skip
 
 
 def _overwritten_read_finding(ctx: Context, writer: TraceInfo, keeper: TraceInfo,
                               written: Access, kept: Access, read: Event, overwrite: int,
-                              count: int) -> Finding:  # fmt: skip
+                              count: int, use: Use) -> Finding:  # fmt: skip
     b = kept.buffer
     execute = ctx.calls.get(overwrite) or ctx.facts.event(overwrite)
     at = where(ctx, execute) if execute is not None else f"event {overwrite}"
@@ -464,12 +488,14 @@ def _overwritten_read_finding(ctx: Context, writer: TraceInfo, keeper: TraceInfo
         f" [{b.address:#x}, {b.end:#x}) on device {b.device}), but trace {writer.trace_id}'s"
         f" replay at {at} overwrote that range after trace {keeper.trace_id}'s last replay:"
         f" trace {writer.trace_id} writes [{written.buffer.address:#x}, {written.buffer.end:#x})"
-        f" there. The value read is trace {writer.trace_id}'s, not trace {keeper.trace_id}'s."
+        f" there. The value read is trace {writer.trace_id}'s, not trace {keeper.trace_id}'s"
+        + (f", and the program used it: {use.describe(ctx)}." if use.through or use.event is not read else ".")
     )
     evidence: dict = {
         "output": range_evidence(b),
         "output_of": keeper.trace_id,
         "overwritten_by": {"trace": writer.trace_id, "execute": overwrite, "at": at},
+        "used": {"how": use.how, "event": use.seq, "through": len(use.through)},
         f"trace_{writer.trace_id}": _describe_accesses(ctx, [written])[0],
     }
     if count > 1:

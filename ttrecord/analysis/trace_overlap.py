@@ -88,6 +88,36 @@ class TraceWindow:
             return None
         return replay
 
+    def replay_alive(self, device: int, buffer_type: str, alloc: int, free: int | None) -> int | None:
+        """The first replay of this trace while a buffer allocated at seq `alloc` (after the
+        capture, before the release) and freed at `free` was still allocated, wherever it lies,
+        on a device and buffer type the trace uses: where the allocator could have put it on
+        the trace's memory (ttnn's trace allocation tracker counts it against the trace)."""
+        if device != self.device or alloc <= self.end or (device, buffer_type) not in self.spans:
+            return None
+        if self.release is not None and alloc >= self.release:
+            return None
+        i = bisect.bisect_right(self.executes, alloc)
+        if i == len(self.executes):
+            return None
+        replay = self.executes[i]
+        if (free is not None and replay >= free) or (self.release is not None and replay >= self.release):
+            return None
+        return replay
+
+    def nearest(self, device: int, buffer_type: str, address: int, end: int
+                ) -> tuple[tuple[int, int] | None, tuple[int, int] | None, tuple[int, int, int]]:  # fmt: skip
+        """The trace's spans right below and right above [address, end) (None when there is
+        none on that side), and (span count, lowest address, highest end) of all of them."""
+        spans = self.spans.get((device, buffer_type))
+        if spans is None or not spans.starts:
+            return None, None, (0, 0, 0)
+        i = bisect.bisect_right(spans.starts, address)  # spans starting at or below it
+        below = (spans.starts[i - 1], spans.ends[i - 1]) if i > 0 and spans.ends[i - 1] <= address else None
+        j = bisect.bisect_left(spans.starts, end)
+        above = (spans.starts[j], spans.ends[j]) if j < len(spans.starts) else None
+        return below, above, (len(spans.starts), spans.starts[0], max(spans.ends))
+
 
 class MapRange(Protocol):
     """A range a trace reads or writes, as the memory map holds it (`tui.memlayout.TraceRange`)."""

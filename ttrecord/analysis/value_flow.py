@@ -187,14 +187,21 @@ class ValueFlow:
         budget = budget or _Budget()
         return self._first_use(buf, after, until, ignore_writes_of, budget, ())
 
-    def _first_use(self, buf: BufferRef, after: int, until: int | None, ignore: TraceInfo | None,
-                   budget: _Budget, through: tuple[int, ...]) -> Use | None:  # fmt: skip
-        steps: list[tuple[int, int, TraceInfo | None, Event | None]] = [
+    def steps(self, buf: BufferRef, after: int, until: int | None, *, ignore_writes_of: TraceInfo | None = None
+              ) -> list[tuple[int, int, TraceInfo | None, Event | None]]:  # fmt: skip
+        """The timeline a value at `buf`'s address lives on between `after` and `until`:
+        (seq, READ / WRITE / END, the trace replayed or None, its execute) in order, the
+        program's own accesses and the replays that read or write the range together."""
+        out: list[tuple[int, int, TraceInfo | None, Event | None]] = [
             (s, k, None, None) for s, k in self.window(buf, after, until)
         ]
-        steps += [r for r in self._replays(buf, after, until) if not (r[1] == WRITE and r[2] is ignore)]
-        steps.sort(key=lambda s: (s[0], s[1]))
-        for seq, kind, trace, ex in steps:
+        out += [r for r in self._replays(buf, after, until) if not (r[1] == WRITE and r[2] is ignore_writes_of)]
+        out.sort(key=lambda s: (s[0], s[1]))
+        return out
+
+    def _first_use(self, buf: BufferRef, after: int, until: int | None, ignore: TraceInfo | None,
+                   budget: _Budget, through: tuple[int, ...]) -> Use | None:  # fmt: skip
+        for seq, kind, trace, ex in self.steps(buf, after, until, ignore_writes_of=ignore):
             if kind == END:
                 return None
             if trace is not None:

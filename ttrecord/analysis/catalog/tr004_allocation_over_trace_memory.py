@@ -23,7 +23,13 @@ RULE = Rule(
         " never read after it, never written) and what would corrupt it; info too when the program"
         " opted out with ttnn's trace allocation tracker for this trace (`acknowledge_corruptible`,"
         " or allocated inside `corruptible_allocation_scope`; the message names where), while an"
-        " opt-out made for another trace leaves the overlap an error"
+        " opt-out made for another trace leaves the overlap an error. Info (latent, layout luck)"
+        " also for a buffer allocated while a trace is live on a device and buffer type it uses,"
+        " still allocated at a replay of it, that landed clear of its memory: the message gives"
+        " where the allocator placed it and the trace's nearest ranges, and says that more memory"
+        " in use before it or another order of allocations puts it on the trace's freed"
+        " intermediates (ttnn warns at such an allocation, and its trace allocation tracker"
+        " refuses the replay); one per call path with the count"
     ),
     at="the call that allocated it",
     why=(
@@ -40,7 +46,7 @@ RULE = Rule(
     facts=("allocations_over_traces", "tracker_opt_outs"),
     highlight=trace_overlap.highlight,
     rank=70,
-    evidence="`allocated` (the new buffer), `trace_ranges` (the trace's buffers it overlaps), `trace_access`, `captured` (capture lines), `execute` (`event`, `at`); for an error `corrupted` (`replay`, `how` (`host read`, `op input`, `replay input`), `used` or `written` (event seqs), `what`); for latent info `latent` (`why`, `would_corrupt`); with a tracker opt-out `acknowledged` (`how`, `event`, `at`, and `covers_this_trace: false` when it was made for another trace); when the recorder noted who held the buffer at a replay, `held_by` (each reference with the line its frame ran, `self.kv[3] (model.py:42)`) and `held_at` (that replay's line)",
+    evidence="`allocated` (the new buffer), `trace_ranges` (the trace's buffers it overlaps), `trace_access`, `captured` (capture lines), `execute` (`event`, `at`); for an error `corrupted` (`replay`, `how` (`host read`, `op input`, `replay input`), `used` or `written` (event seqs), `what`); for latent info `latent` (`why`, `would_corrupt`); for layout luck `layout_luck` (`why`, `would_corrupt`, `count`, `traces`, `clear_of`: `trace`, `ranges`, `span`, `nearest_below`, `nearest_above`, and `other_cores` for a sharded tensor on the trace's addresses on other cores) without `trace_ranges`; with a tracker opt-out `acknowledged` (`how`, `event`, `at`, and `covers_this_trace: false` when it was made for another trace); when the recorder noted who held the buffer at a replay, `held_by` (each reference with the line its frame ran, `self.kv[3] (model.py:42)`) and `held_at` (that replay's line)",
     folds_under=(
         FoldsUnder("TR005", "over_inputs", "freed_input",
                    "this allocation landed on the range the freed input held"),

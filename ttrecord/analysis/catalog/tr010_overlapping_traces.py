@@ -27,10 +27,11 @@ RULE = Rule(
         "memory alone: info)"
     ),
     reported_when=(
-        "error: a value one live trace wrote (an output it keeps) is read by the host, an eager op"
-        " or another trace's replay after the other live trace's replay overwrote it; or their "
-        "trace buffers overlap. info: the two traces share memory that way but no such read "
-        "happened; or, with `trace_region_size=0`, a trace's command buffer was placed (top-down"
+        "error: a value one live trace wrote (an output it keeps) is used after the other live"
+        " trace's replay overwrote it: read by the host or another trace's replay, or by an eager"
+        " op whose result is used in turn (the message names the use); or their "
+        "trace buffers overlap. info: the two traces share memory that way but no such use "
+        "happened (nothing read the overwritten value, or only ops whose results nothing used); or, with `trace_region_size=0`, a trace's command buffer was placed (top-down"
         " in DRAM) on memory a live trace's captured ops write (an error once that trace replayed"
         " and then this one: its commands were overwritten; ttnn 0.76 and later refuse the capture"
         " instead, TR016)"
@@ -46,5 +47,5 @@ RULE = Rule(
     ),
     detect=detect,
     rank=80,
-    evidence="`output`, `output_of`, `overwritten_by` (`trace`, `execute`, `at`), `trace_N` (the range in trace N), `traces`; for a dynamic trace buffer on a live trace's memory `trace_buffer`, `other_trace`, `other_access` (`by`, `role`), `replays` (`overwrote`, `ran`), `latent`",
+    evidence="`output`, `output_of`, `overwritten_by` (`trace`, `execute`, `at`), `used` (the use the value flow found: `how`, `event`, `through` (ops between the read and the use)), `trace_N` (the range in trace N), `traces`; for a dynamic trace buffer on a live trace's memory `trace_buffer`, `other_trace`, `other_access` (`by`, `role`), `replays` (`overwrote`, `ran`), `latent`",
 )
