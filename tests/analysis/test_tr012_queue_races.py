@@ -95,8 +95,9 @@ def test_a_replay_not_waiting_for_the_input_write_is_one_finding_at_execute_trac
     assert (ev["first"]["at"], ev["first"]["cq"], ev["first"]["access"]) == ("model.py:40", 1, "write")
     assert (ev["second"]["at"], ev["second"]["cq"], ev["second"]["access"]) == ("model.py:42", 0, "read")
     assert ev["races"] == 3  # one per step, one finding
-    assert "record an event on CQ 1 after" in ev["missing_edge"]
-    assert "wait for it on CQ 0 before `ttnn.execute_trace` at model.py:42" in ev["missing_edge"]
+    # the write's event (recorded at 41, after it) exists: the fix is waiting for it
+    assert ev["missing_edge"].startswith("wait on CQ 0 before `ttnn.execute_trace` at model.py:42 for the"
+                                         " event recorded on CQ 1 at model.py:41")
     assert ev["range"]["range"] == f"[{X:#x}, {X + 2048:#x})"
 
 
@@ -378,3 +379,32 @@ def test_the_free_under_replay_sample_names_allocation_lines_and_arguments(sampl
     assert free["allocated_at"] == "free_under_replay.py:31"  # tile(): x's from_torch
     assert (release["second"]["access"], release["second"]["argument"]) == ("release", "trace_id=1")
     assert release["allocated_at"] == "free_under_replay.py:38"  # end_trace_capture: the trace buffer
+
+
+def test_a_wait_for_an_older_event_when_a_covering_one_exists_is_pinned_at_the_read(analyze_both):
+    """GIVEN ViT's two-queue loop with the wait for the output copy's event dropped: CQ 0 records
+    first_op_event (50), replays (51), copies the output to DRAM (52) and records last_op_event
+    (53); CQ 1 waits only for first_op_event (54) and reads the DRAM output (55) THEN one error at
+    the read: an event recorded after the copy exists (53), the fix is waiting for it there, not
+    moving first_op_event (which the next input write relies on)."""
+    b = SessionBuilder()
+    tid, x, w, y = captured_step(b)
+    dram = b.alloc(0x200000)
+    for i in range(2):
+        record(b, OPS, f"first{i}", 50)
+        execute(b, tid, OPS, 51)
+        b._add(Kind.OP, "ttnn.to_memory_config", 52, inputs=(tensor(y),), outputs=(tensor(dram),),
+               cq=OPS, args={"queue": {"cq": OPS}})  # fmt: skip
+        record(b, OPS, f"last{i}", 53)
+        wait(b, IO, f"first{i}", 54)
+        read(b, dram, IO, 55, blocking=False, tensor_id=200 + i)
+        b.sync(56, "ttnn.synchronize_device")
+        host_use(b, 57, tensor_id=200 + i)
+    findings = without_layout_luck(analyze_both(b))
+    assert rules_at(findings) == [("TR012", 55)]
+    ev = evidence(findings)
+    assert "stale_event" not in ev
+    assert (ev["first"]["at"], ev["second"]["at"]) == ("model.py:52", "model.py:55")
+    assert ev["missing_edge"] == ("wait on CQ 1 before `Tensor.cpu` at model.py:55 for the event recorded"
+                                  " on CQ 0 at model.py:53, after `ttnn.to_memory_config` at model.py:52"
+                                  " (ttnn.wait_for_event(1, event))")

@@ -108,6 +108,7 @@ class _Race:
     overlap: BufferRef | None
     raced: BufferRef | None = None  # the whole buffer the first access touched there
     stale: _Record | None = None  # the event waited for, recorded before the first access
+    covering: _Record | None = None  # an event recorded on the first queue after it, not waited for
     latent: str | None = None  # why no value the program uses depended on the order
     count: int = 1
     seqs: list[int] = field(default_factory=list)
@@ -128,6 +129,7 @@ class _Checker:
         self.queues_of: dict[Any, list[Queue]] = {}
         self.pending: dict[int, _Access] = {}  # host tensor id -> the non-blocking read
         self.races: dict[tuple, _Race] = {}
+        self.last_record: dict[Queue, _Record] = {}  # the latest record_event on each queue
         self.traces = {t.key: t for t in ctx.traces}
         self._sets: dict[int, tuple[RangeIndex, RangeIndex]] = {}
         self._pairs: dict[tuple[int, int], BufferRef | None] = {}
@@ -210,7 +212,7 @@ class _Checker:
     def record(self, q: Queue, ev: Event) -> None:
         key = queue_args(ev).get("event")
         if key is not None:
-            self.events[key] = _Record(_join(self.clock[q], self.host), ev, q)
+            self.events[key] = self.last_record[q] = _Record(_join(self.clock[q], self.host), ev, q)
 
     def wait(self, cq: int, ev: Event) -> None:
         rec = self.events.get(queue_args(ev).get("event"))  # type: ignore[arg-type]
@@ -264,10 +266,15 @@ class _Checker:
               overlap: BufferRef | None, raced: BufferRef | None = None) -> None:  # fmt: skip
         later = second.ev if second is not None else host_ev
         assert later is not None
-        stale = None
+        stale = covering = None
         if second is not None and not second.frees:
+            latest = self.last_record.get(first.queue)
+            if latest is not None and latest.ev.seq > first.ev.seq:
+                # An event recorded after the first access exists: the program waited for an
+                # older one instead, and the fix is waiting for this one before the second.
+                covering = latest
             waited = self.waits.get(second.queue, {}).get(first.queue)
-            if waited is not None:
+            if waited is not None and covering is None:
                 rec, wait_ev = waited
                 if rec.ev.seq < first.ev.seq < wait_ev.seq:
                     stale = rec
@@ -280,7 +287,7 @@ class _Checker:
         if race is None:
             if raced is None and overlap is not None:
                 raced = _whole(first.footprint, overlap)
-            self.races[key] = _Race(first, second, host_ev, overlap, raced, stale, latent,
+            self.races[key] = _Race(first, second, host_ev, overlap, raced, stale, covering, latent,
                                     seqs=[first.ev.seq, later.seq])  # fmt: skip
             return
         race.count += 1
@@ -645,6 +652,10 @@ def _first_finding(ctx: Context, race: _Race) -> Finding:
     edge = (f"record an event on CQ {qa} after `{first.ev.name}` at {a_at}"
             f" (ttnn.record_event(device, {qa})) and wait for it on CQ {qb} before"
             f" `{second.ev.name}` at {b_at} (ttnn.wait_for_event({qb}, event))")  # fmt: skip
+    if race.covering is not None:
+        edge = (f"wait on CQ {qb} before `{second.ev.name}` at {b_at} for the event recorded on"
+                f" CQ {qa} at {where(ctx, race.covering.ev)}, after `{first.ev.name}` at {a_at}"
+                f" (ttnn.wait_for_event({qb}, event))")  # fmt: skip
     evidence["missing_edge"] = edge
     message = f"{base} Missing edge: {edge}."
     return finding("TR012", ctx, second.ev, message, fix=edge[0].upper() + edge[1:] + ".",

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ttrecord.analysis.context import Context
+from ttrecord.analysis.context import Context, buffer_key
 from ttrecord.analysis.rules import finding, hexdec, where
 from ttrecord.events import BufferRef, Event, Kind
 from ttrecord.findings import Finding, Severity
@@ -28,12 +28,7 @@ from ttrecord.findings import Finding, Severity
 def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
     findings: list[Finding] = []
     reported: set[tuple] = set()
-    allocs: dict[tuple, Event] = {}  # latest allocation of each buffer, for bystanders' lines
     for ev in events:
-        if ev.kind is Kind.ALLOC and ev.buffer is not None:
-            b = ev.buffer
-            allocs[(b.device, b.buffer_type, b.address)] = ev
-            continue
         if ev.kind is not Kind.VERIFY or not ev.args:
             continue
         result = ev.args.get("result")
@@ -49,7 +44,7 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
         if result == "skipped":
             findings.append(_skipped(ctx, culprit, ev))
         else:
-            findings.append(_diverged(ctx, culprit, ev, allocs))
+            findings.append(_diverged(ctx, culprit, ev))
     return findings
 
 
@@ -65,7 +60,7 @@ def _skipped(ctx: Context, culprit: Event, ev: Event) -> Finding:
     )  # fmt: skip
 
 
-def _diverged(ctx: Context, culprit: Event, ev: Event, allocs: dict[tuple, Event]) -> Finding:
+def _diverged(ctx: Context, culprit: Event, ev: Event) -> Finding:
     a: dict[str, Any] = ev.args or {}
     replay, trace = a.get("replay"), ev.trace
     parts: list[str] = []
@@ -86,30 +81,38 @@ def _diverged(ctx: Context, culprit: Event, ev: Event, allocs: dict[tuple, Event
         )  # fmt: skip
         related.append(op_seq)
         evidence.update(first_diverging_op=name, op_line=at, output=_values(first))
+    execute_seq = ev.parent if ev.parent is not None else ev.seq
     for freed in a.get("freed_inputs", []):
         reader, reader_at = _call(ctx, freed.get("reader_seq"))
-        now = allocs.get(_key(freed))
+        now = _allocated_at(ctx, _buf(freed), execute_seq)
         now_at = f", and a buffer allocated at {where(ctx, now)} now sits there" if now else ""
+        wrote = _last_write(ctx, _buf(freed), freed.get("reader_seq") or 0, execute_seq)
         parts.append(
             f"The captured input {_range(freed)} read by `{reader}` at {reader_at} was freed"
-            f" before this replay{now_at}; the replay read whatever is there, the eager re-run"
-            " the data it held at capture."
+            f" before this replay{now_at}; the replay read whatever is there"
+            + (f" ({wrote} last wrote that range before it)" if wrote else "")
+            + ", the eager re-run the data it held at capture."
         )  # fmt: skip
+        if wrote:
+            evidence.setdefault("changed_by", []).append(wrote)
         evidence.setdefault("freed_inputs", []).append(_range(freed))
         related.append(freed.get("reader_seq"))
         fix = ("Keep every captured input alive until release_trace, and write new data into it"
                " with ttnn.copy_host_to_device_tensor(host, captured_input).")  # fmt: skip
     for victim in corrupted:
         writer, writer_at = _call(ctx, victim.get("writer_seq"))
-        owner = allocs.get(_key(victim))
+        owner = _allocated_at(ctx, _buf(victim), execute_seq)
         owner_at = f" (allocated at {where(ctx, owner)})" if owner else ""
+        use = ctx.flow.first_use(_buf(victim), execute_seq)
+        used = f" The program then used the changed value: {use.describe(ctx)}." if use else ""
         parts.append(
             f"Replay {replay} of trace {trace} changed a tensor it does not own: {_range(victim)}"
             f"{owner_at} held {victim.get('expected')} at {victim.get('index')} before the replay"
             f" and {victim.get('value')} after it ({victim.get('mismatched')} of"
             f" {victim.get('elements')} elements changed); the trace's"
-            f" `{writer}` at {writer_at} writes that range."
+            f" `{writer}` at {writer_at} writes that range.{used}"
         )  # fmt: skip
+        evidence.setdefault("changed_by", []).append(f"the replay's `{writer}` at {writer_at}")
         evidence.setdefault("corrupted", []).append(_values(victim))
         related += [s for s in (victim.get("writer_seq"), owner.seq if owner else None) if s]
         if not outputs:
@@ -129,14 +132,36 @@ def _call(ctx: Context, seq: int | None) -> tuple[str, str]:
     return (ev.name, where(ctx, ev)) if ev else ("?", "?")
 
 
-def _key(entry: dict[str, Any]) -> tuple:
-    return (entry.get("device"), entry.get("buffer_type"), entry.get("address"))
+def _buf(entry: dict[str, Any]) -> BufferRef:
+    return BufferRef(entry.get("device") or 0, entry.get("buffer_type") or "?",
+                     entry.get("address") or 0, entry.get("size") or 0)  # fmt: skip
 
 
 def _range(entry: dict[str, Any]) -> str:
-    buf = BufferRef(entry.get("device") or 0, entry.get("buffer_type") or "?",
-                    entry.get("address") or 0, entry.get("size") or 0)  # fmt: skip
+    buf = _buf(entry)
     return f"{buf.buffer_type} [{buf.address:#x}, {buf.end:#x})"
+
+
+def _allocated_at(ctx: Context, buf: BufferRef, before: int) -> Event | None:
+    """The allocation of the buffer at `buf`'s address that was live at seq `before`."""
+    live = [alloc for alloc, free, _ in ctx.facts.lifetimes(buffer_key(buf))
+            if alloc < before and (free is None or free > before)]  # fmt: skip
+    return (ctx.calls.get(live[-1]) or ctx.facts.event(live[-1])) if live else None
+
+
+def _last_write(ctx: Context, buf: BufferRef, after: int, before: int) -> str | None:
+    """Which write last changed the value at `buf`'s range before seq `before`, asked of the
+    value-flow model: an op, a host write, or another trace's replay."""
+    from ttrecord.analysis.value_flow import WRITE
+
+    writes = [s for s in ctx.flow.steps(buf, after, before) if s[1] == WRITE]
+    if not writes:
+        return None
+    seq, _, trace, execute = writes[-1]
+    if trace is not None:
+        return f"trace {trace.trace_id}'s replay at {where(ctx, execute) if execute else seq}"
+    ev = ctx.calls.get(seq) or ctx.facts.event(seq)
+    return f"`{ev.name}` at {where(ctx, ev)}" if ev is not None else f"event {seq}"
 
 
 def _values(entry: dict[str, Any]) -> dict[str, Any]:

@@ -31,7 +31,8 @@ RULE = Rule(
     ),
     at=(
         "before the second access (where the wait goes); the `record_event` when the event the "
-        "second queue waits for was recorded before the first access was enqueued; the host's use"
+        "second queue waits for was recorded before the first access was enqueued and no event was"
+        " recorded on that queue after it; the host's use"
         " of the read; the free or `release_trace`"
     ),
     why=(
