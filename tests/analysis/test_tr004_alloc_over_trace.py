@@ -64,8 +64,8 @@ def test_allocation_clear_of_the_trace_alive_at_a_replay_is_layout_luck_info(ana
     assert [(f.rule, f.line, f.severity) for f in findings] == [("TR004", 30, Severity.INFO)]
     f = findings[0]
     assert "allocates DRAM [0x102000, 0x102800) on device 0 while trace 0 is live" in f.message
-    assert "placed it at DRAM [0x102000, 0x102800), clear of trace 0's 1 DRAM range(s)" in f.message
-    assert "nearest [0x100000, 0x102000) below it" in f.message
+    assert ("placed it at DRAM [0x102000, 0x102800), clear of trace 0's DRAM memory on device 0"
+            " ([0x100000, 0x102000) below it)") in f.message
     assert "the replay at model.py:32 neither read nor overwrote it" in f.message
     assert "more memory in use before it, or allocations in another order" in f.message
     # worded as ttnn 0.81.1 words it: the allocator's warning and the tracker's refusal
@@ -212,3 +212,26 @@ def test_value_fed_to_an_op_whose_result_nobody_reads_is_latent(analyze_both):
     b.release(tid, line=40)
     (f,) = analyze_both(b)
     assert (f.rule, f.severity) == ("TR004", Severity.INFO)
+
+
+def test_layout_luck_between_two_trace_ranges_names_both_neighbours(analyze_both):
+    """GIVEN a trace whose DRAM ranges are x..y (0x100000..0x102000) and a kept buffer at 0x103000,
+    and a tensor allocated after capture in the gap at 0x102800 THEN the info names the range
+    below it and the one above it, and the span of all of them."""
+    b = SessionBuilder()
+    b.open_device()
+    x, w, far = b.alloc(0x100000), b.alloc(0x100800), b.alloc(0x103000)
+    b.op("ttnn.add", [x, w], [far], line=10)  # prep run
+    tid = b.begin_trace(line=20)
+    b.op("ttnn.add", [x, w], [far], line=10)
+    b.end_trace(tid, line=21)
+    maker = b.h2d(None, line=30, name="from_torch")
+    b.alloc(0x101800, parent=maker.seq)
+    b.execute(tid, line=32)
+    b.release(tid, line=33)
+    (f,) = analyze_both(b)
+    assert (f.rule, f.line, f.severity) == ("TR004", 30, Severity.INFO)
+    assert ("clear of trace 0's DRAM memory on device 0 (2 ranges within [0x100000, 0x103800);"
+            " nearest [0x100000, 0x101000) below it and [0x103000, 0x103800) above it)") in f.message
+    clear = f.evidence["layout_luck"]["clear_of"]
+    assert (clear["nearest_below"], clear["nearest_above"]) == ("[0x100000, 0x101000)", "[0x103000, 0x103800)")

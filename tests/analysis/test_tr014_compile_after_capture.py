@@ -61,7 +61,7 @@ def test_binaries_clear_of_the_trace_are_latent_info_naming_both_ranges(analyze_
     f = findings[0]
     assert f"landed at DRAM [{FAR:#x}, {FAR + 4096:#x})" in f.message
     # the trace's DRAM ranges are x, w, h, y: 0x100000..0x102000, all below the binary
-    assert "nearest [0x100000, 0x102000) below it" in f.message
+    assert "clear of trace 0's DRAM memory on device 0 ([0x100000, 0x102000) below it)" in f.message
     assert "the replay at model.py:41 did not overwrite them" in f.message
     assert "DRAM fuller" in f.message and "#54032" in f.message
     luck = f.evidence["layout_luck"]

@@ -69,8 +69,11 @@ def clearance(trace: TraceInfo, buf: BufferRef) -> tuple[str, dict]:
     below, above, (count, lo, hi) = trace.window.nearest(buf.device, buf.buffer_type, buf.address, buf.end)
     near = [f"[{span[0]:#x}, {span[1]:#x}) {side} it" for span, side in ((below, "below"), (above, "above"))
             if span is not None]  # fmt: skip
-    words = (f"trace {trace.trace_id}'s {count} {buf.buffer_type} range(s) on device {buf.device}"
-             f" (within [{lo:#x}, {hi:#x})" + (f"; nearest {' and '.join(near)}" if near else "") + ")")  # fmt: skip
+    memory = f"trace {trace.trace_id}'s {buf.buffer_type} memory on device {buf.device}"
+    if count == 1:
+        words = f"{memory} ({' and '.join(near)})"
+    else:
+        words = f"{memory} ({count} ranges within [{lo:#x}, {hi:#x}); nearest {' and '.join(near)})"
     evidence = {"trace": trace.trace_id, "ranges": count, "span": f"[{lo:#x}, {hi:#x})",
                 "nearest_below": f"[{below[0]:#x}, {below[1]:#x})" if below else None,
                 "nearest_above": f"[{above[0]:#x}, {above[1]:#x})" if above else None}  # fmt: skip
