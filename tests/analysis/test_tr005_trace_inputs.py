@@ -192,6 +192,26 @@ def test_an_input_freed_and_reallocated_inside_the_capture_is_the_input(analyze_
     assert persistent.address not in [a.buffer.address for a in t.kept()]
 
 
+def test_an_input_reallocated_inside_the_capture_that_nothing_refreshes_is_tr005_at_the_replay(analyze_both):
+    """GIVEN the executor shape where the step's refresh of the persistent input is skipped (UFLD's
+    runner copies only `if self.input_tensor.is_sharded()`; an interleaved config skips it) THEN
+    one TR005 at execute_trace, naming the in-capture reallocation that holds the input, not the
+    free inside the capture (the executor's idiom)."""
+    b = SessionBuilder()
+    tid, persistent, y = _executor_capture(b)
+    for _ in range(3):
+        b.execute(tid, line=31)
+        b.d2h(y, line=32)
+    b.release(tid, line=33)
+    findings = analyze_both(b)
+    assert rules_at(findings) == [("TR005", 31)]
+    f = findings[0]
+    assert f.severity.value == "error" and f.occurrences == 1
+    assert "allocated it again on exactly that range" in f.message
+    assert "Nothing wrote it before execute_trace at model.py:31" in f.message
+    assert f.evidence["held_by"]["at"] == "model.py:12"
+
+
 def test_rebinding_the_persistent_input_to_a_new_tensor_is_tr005_at_that_line(analyze_both):
     # GIVEN the executor shape, but the refresh makes a new tensor (output_tensor= dropped)
     # and the name's rebinding drops the persistent input's last reference

@@ -110,6 +110,14 @@ def _freed_and_stale(
                         writes.get(key, []), held_from - 1, ev.seq
                     ):
                         continue  # a tensor on the input's range, written: it is the input
+                    if held_from is not None and held_from == t.refilled.get(key):
+                        # The capture's own holder of the input is alive and was never written:
+                        # the free inside the capture is the executor's idiom, the missing
+                        # refresh before the replay is the mistake.
+                        if (id(t), "unrefreshed", key) not in reported:
+                            reported.add((id(t), "unrefreshed", key))
+                            findings.append(_unrefreshed_finding(ctx, t, held_from, acc, ev))
+                        continue
                     if (id(t), free.seq) not in reported:
                         reported.add((id(t), free.seq))
                         findings.append(_freed_finding(ctx, t, free, acc, ev))
@@ -244,6 +252,55 @@ def _freed_finding(ctx: Context, t: TraceInfo, free: Event, acc: Access, execute
     if ctx.site(free) is None:  # a dropped reference, not a call
         f.links["dropped_input"] = {(t.key, buffer_key(b))}
     return f
+
+
+def _unrefreshed_finding(ctx: Context, t: TraceInfo, holder: int, acc: Access, execute: Event) -> Finding:
+    """The input freed and allocated again inside the capture (tt-metal's executors) is held by
+    that tensor, which nothing wrote before this replay: every replay reads what the capture
+    left on the range, not the program's new data."""
+    reader = ctx.calls.get(acc.seq)
+    b = acc.buffer
+    made = _holder_call(ctx, holder, buffer_key(b))
+    message = (
+        f"Trace {t.trace_id} reads {b.buffer_type} [{b.address:#x}, {b.end:#x}) on device {b.device}"
+        + (f" (read by `{reader.name}` at {where(ctx, reader)})" if reader else "")
+        + ", its input: the capture freed the input there and"
+        + (f" `{made.name}` at {where(ctx, made)}" if made else " a tensor of its spec")
+        + " allocated it again on exactly that range, so that tensor is the trace's input. Nothing"
+        f" wrote it before execute_trace at {where(ctx, execute)}: the replay reads what the capture"
+        " left there, not the data of this step."
+    )  # fmt: skip
+    evidence = {
+        "input": range_evidence(b),
+        "trace": t.trace_id,
+        "device": b.device,
+        "read_by": {"event": acc.seq, "at": where(ctx, reader) if reader else None},
+        "execute": {"event": execute.seq, "at": where(ctx, execute)},
+        "held_by": {"event": holder, "at": where(ctx, made) if made else None},
+    }
+    fix = (
+        "Write each step's data into that tensor before execute_trace (ttnn.copy_host_to_device_tensor"
+        " into it, or an op with output_tensor= it) on every path that replays the trace."
+    )
+    f = finding("TR005", ctx, execute, message, fix=fix, trace=t.trace_id, evidence=evidence,
+                related=[holder, acc.seq])  # fmt: skip
+    f.links["replayed_stale"] = {t.key}
+    return f
+
+
+def _holder_call(ctx: Context, seq: int, key: tuple) -> Event | None:
+    """The user's call that made the tensor holding an input: the call at `seq`, or for an
+    allocation recorded without its caller, the call right after it that output that buffer."""
+    ev = ctx.calls.get(seq) or ctx.facts.event(seq)
+    if ev is None or ev.kind is not Kind.ALLOC:
+        return ev
+    if ev.parent is not None:
+        return ctx.outermost(ev)
+    for s in range(seq + 1, seq + 16):
+        call = ctx.calls.get(s)
+        if call is not None and any(r.buffer is not None and buffer_key(r.buffer) == key for r in call.outputs):
+            return ctx.outermost(call)
+    return None
 
 
 def _stale_finding(ctx: Context, t: TraceInfo, h2d: Event, acc: Access, out: TensorRef, execute: Event) -> Finding:

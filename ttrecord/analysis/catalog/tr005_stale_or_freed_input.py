@@ -26,7 +26,8 @@ RULE = Rule(
         "a trace input is freed and the trace is replayed afterwards while no tensor of its spec "
         "on its range was written since (an input freed inside the capture and allocated again on"
         " exactly its range with its spec before `end_trace_capture` is still that input: its"
-        " holder's free counts, e.g. a rebinding that drops it); or before a replay a"
+        " holder's free counts, e.g. a rebinding that drops it, and a replay while that holder was"
+        " never written is reported at the replay: nothing refreshed the input); or before a replay a"
         " host-to-device call made a *new* device tensor with an input's shape, dtype and buffer"
         " type, nothing used that tensor before the replay, nothing was written into the captured"
         " input since the previous replay, and something shows it was meant as the input: the"
@@ -36,7 +37,7 @@ RULE = Rule(
         " collective op was given is freed, or reset to another value than it was created with,"
         " after that op was captured and before a replay of the trace (the finding names it)"
     ),
-    at="the free (e.g. `ttnn.deallocate`) / the write that made the new tensor / the semaphore's free or reset",
+    at="the free (e.g. `ttnn.deallocate`) / the write that made the new tensor / the `execute_trace` that replays an input nothing refreshed / the semaphore's free or reset",
     why=(
         "A buffer the trace reads is freed after capture, or new input data goes to a new tensor "
         "instead of into the captured buffer before execute_trace: the replay computes on stale or"
@@ -58,5 +59,5 @@ RULE = Rule(
     ),
     facts=("trace_input_lifetimes",),
     rank=60,
-    evidence="`captured_input`, `new_tensor` (buffers), `shape`, `dtype`, `input`, `read_by`, `execute`; for global semaphores `semaphores`, `addresses`, `event` (`free` or `reset`), `used_by`, `replayed_at`",
+    evidence="`captured_input`, `new_tensor` (buffers), `shape`, `dtype`, `input`, `read_by`, `execute`, `held_by` (the in-capture reallocation holding an input nothing refreshed: `event`, `at`); for global semaphores `semaphores`, `addresses`, `event` (`free` or `reset`), `used_by`, `replayed_at`",
 )
