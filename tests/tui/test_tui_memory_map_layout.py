@@ -164,8 +164,9 @@ def test_the_map_highlights_exactly_the_allocations_tr004_reports(session):
                     and (r.free_seq is None or seq < r.free_seq))  # fmt: skip
 
     # A finding's events: the call that made the buffer (the allocation itself when no call
-    # did), the allocation, the replay, the trace's access.
+    # did), the allocation, the replay, the trace's access. Layout luck (a buffer clear of the
+    # trace's memory) is on no trace range: the map marks overlaps only.
     reported = {buffer_at(next(s for s in f.events if s in allocs))
-                for f in detect_allocations(ctx.events, ctx)}  # fmt: skip
+                for f in detect_allocations(ctx.events, ctx) if "layout_luck" not in f.evidence}  # fmt: skip
     marked = {m.bars[i].buffer.id for m in load_maps(session) for i in m.bars.hazard_indices}
     assert len(reported) >= 3 and marked == reported
