@@ -103,3 +103,12 @@ def test_chip_view_ops_run_on_that_chip_only(mesh):
     with pytest.raises(RuntimeError, match="combining device tensors from different buffers"):
         ttnn.combine_device_tensors([ttnn.get_device_tensors(t)[0], doubled])
     assert ttnn.combine_device_tensors(ttnn.get_device_tensors(t)).buffer_address() == t.buffer_address()
+
+
+def test_mesh_coordinates_are_values_ops_take_as_a_set():
+    """DeepSeek's MLA passes `mesh_coords=set(MeshCoordinate(row, col) ...)` to paged_update_cache."""
+    coords = {ttnn.MeshCoordinate(0, c) for c in range(2)} | {ttnn.MeshCoordinate([0, 1]), ttnn.MeshCoordinate(coords=[0, 0])}
+    assert len(coords) == 2 and ttnn.MeshCoordinate([0, 1]) in coords
+    c = ttnn.MeshCoordinate(1, 3)
+    assert (c[0], c[1], c.dims(), list(c)) == (1, 3, 2, [1, 3])
+    assert repr(c) == "MeshCoordinate([1, 3])" and ttnn.MeshCoordinate(1, 2, 3).dims() == 3

@@ -224,11 +224,49 @@ VARIANTS = [
            "        tt_logits = ttnn.untilize(tt_logits, use_multicore=True)\n"
            "        print(\"max logit\", ttnn.to_torch(tt_logits).float().max().item())\n",
            "TR001", "print(\"max logit\""),
+    # models/demos/vit perf_e2e_vit.py run_trace_2cq_model: output copied to DRAM, read on CQ 1
+    mutant("vit_trace_2cq_dram_output", "read_before_dram_copy",
+           "        ttnn.wait_for_event(1, last_op_event)\n        outputs.append(", "        outputs.append(",
+           "TR012", "outputs.append(ttnn.from_device(output_tensor_dram, blocking=False, cq_id=1))"),
+    mutant("vit_trace_2cq_dram_output", "dram_copy_before_read_done",
+           "        ttnn.execute_trace(device, trace_id, cq_id=0, blocking=False)\n        ttnn.wait_for_event(0, read_event)\n",
+           "        ttnn.execute_trace(device, trace_id, cq_id=0, blocking=False)\n",
+           "TR012", "output_tensor_dram = ttnn.to_memory_config(test_infra.output_tensor, ttnn.DRAM_MEMORY_CONFIG)\n        last_op_event"),
+    mutant("vit_trace_2cq_dram_output", "reshard_not_in_place",
+           "        input_l1_tensor = ttnn.reshard(tt_image_res, input_mem_config, input_l1_tensor)\n",
+           "        input_l1_tensor = ttnn.reshard(tt_image_res, input_mem_config)\n",
+           "TR005", "input_l1_tensor = ttnn.reshard(tt_image_res, input_mem_config)"),
+    # models/demos/sentence_bert performant runner: four inputs, copied warm-up blocks
+    mutant("sentence_bert_four_input_runner", "token_ids_reshard_not_in_place",
+           "        self.ttnn_token_ids = ttnn.reshard(self.tt_tokens, self.input_mem_config, self.ttnn_token_ids)\n",
+           "        self.ttnn_token_ids = ttnn.reshard(self.tt_tokens, self.input_mem_config)\n",
+           "TR005", "self.ttnn_token_ids = ttnn.reshard(self.tt_tokens, self.input_mem_config)"),
+    mutant("sentence_bert_four_input_runner", "missing_wait_for_write",
+           "        self.write_event = ttnn.record_event(self.device, 1)\n        ttnn.wait_for_event(0, self.write_event)\n"
+           "        self.ttnn_input_ids = ttnn.reshard(",
+           "        self.write_event = ttnn.record_event(self.device, 1)\n        self.ttnn_input_ids = ttnn.reshard(",
+           "TR012", "self.ttnn_input_ids = ttnn.reshard("),
+    mutant("sentence_bert_four_input_runner", "outputs_kept_across_requests",  # the runner returns the trace's output
+           "        traced.append(ttnn.to_torch(output))\n", "        traced.append(output)\n",
+           "TR006", "traced = [ttnn.to_torch(t) for t in traced]",
+           ("    runner.release()\n", "    traced = [ttnn.to_torch(t) for t in traced]\n    runner.release()\n")),
+    # models/demos/deepseek_v3 paged_update_cache trace mode: warm-up and main traces of in-place updates
+    mutant("paged_update_cache_trace_mode", "warmup_released_before_execute",
+           "            ttnn.execute_trace(mesh_device, trace_id_warmup, blocking=False)\n            ttnn.release_trace(mesh_device, trace_id_warmup)\n",
+           "            ttnn.release_trace(mesh_device, trace_id_warmup)\n            ttnn.execute_trace(mesh_device, trace_id_warmup, blocking=False)\n",
+           "TR009", "ttnn.execute_trace(mesh_device, trace_id_warmup, blocking=False)"),
+    mutant("paged_update_cache_trace_mode", "debug_read_in_op_fn",
+           "        lambda: paged_update_cache_ttnn(kvpe_cache, tt_kvpe, update_idxs_tensor, page_table, mesh_shape, row_idx),\n",
+           "        lambda: print(ttnn.to_torch(paged_update_cache_ttnn(kvpe_cache, tt_kvpe, update_idxs_tensor, page_table, mesh_shape, row_idx)).abs().sum()),\n",
+           "TR001", "lambda: print(ttnn.to_torch("),
 ]
 
 # program, or program/variant id, or program@adversarial -> why it fails today (each one an entry
 # of the gap list kept with the analysis and emulator work).
-KNOWN_GAPS: dict[str, str] = {}
+KNOWN_GAPS: dict[str, str] = {
+    "paged_update_cache_trace_mode": "TR015 warning: a capture repeating the compiled call N times is taken as diverging from its one-call prep run",
+    "vit_trace_2cq_dram_output/read_before_dram_copy": "TR012 takes the missing wait for a stale event and points at the earlier record_event, not at the unordered read",
+}
 
 
 def _program_names() -> list[str]:

@@ -232,6 +232,7 @@ from .types import (
     DataType,
     Layout,
     MemoryConfig,
+    MeshCoordinate,
     MeshShape,
     Shape,
     StorageType,
