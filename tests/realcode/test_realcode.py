@@ -259,12 +259,26 @@ VARIANTS = [
            "        lambda: paged_update_cache_ttnn(kvpe_cache, tt_kvpe, update_idxs_tensor, page_table, mesh_shape, row_idx),\n",
            "        lambda: print(ttnn.to_torch(paged_update_cache_ttnn(kvpe_cache, tt_kvpe, update_idxs_tensor, page_table, mesh_shape, row_idx)).abs().sum()),\n",
            "TR001", "lambda: print(ttnn.to_torch("),
+    # models/demos/t3000/llama2_70b llama_generation.py as vLLM drives it: _easy_trace reused across requests
+    mutant("llama_vllm_easy_trace_requests", "kv_cache_per_request",
+           "    kv_cache = [[ttnn.from_torch(torch.zeros(USERS * BLOCKS_PER_USER, 1, BLOCK, HEAD_DIM), dtype=ttnn.bfloat16,\n"
+           "                                 layout=ttnn.TILE_LAYOUT, device=device) for _ in range(2)]]\n"
+           "    outputs = []\n    for prompts, prompt_lens, page_table in requests:\n",
+           "    outputs = []\n    for prompts, prompt_lens, page_table in requests:\n"
+           "        kv_cache = [[ttnn.from_torch(torch.zeros(USERS * BLOCKS_PER_USER, 1, BLOCK, HEAD_DIM), dtype=ttnn.bfloat16,\n"
+           "                                     layout=ttnn.TILE_LAYOUT, device=device) for _ in range(2)]]\n",
+           "TR005", "kv_cache = [[ttnn.from_torch("),
+    mutant("llama_vllm_easy_trace_requests", "positions_as_new_tensor",
+           "        ttnn.copy_host_to_device_tensor(updated_cache_idxs_tt, cache_idxs_tt)\n",
+           "        self.trace_inputs[\"cache_idxs_tt\"] = ttnn.to_device(updated_cache_idxs_tt, self.mesh_device)\n",
+           "TR005", "self.trace_inputs[\"cache_idxs_tt\"] = ttnn.to_device("),
 ]
 
 # program, or program/variant id, or program@adversarial -> why it fails today (each one an entry
 # of the gap list kept with the analysis and emulator work).
 KNOWN_GAPS: dict[str, str] = {
     "paged_update_cache_trace_mode": "TR015 warning: a capture repeating the compiled call N times is taken as diverging from its one-call prep run",
+    "llama_vllm_easy_trace_requests": "TR015 warning: the prep run is found as the compile call only, not the eager embedding and rotary ops before it that the capture repeats",
     "vit_trace_2cq_dram_output/read_before_dram_copy": "TR012 takes the missing wait for a stale event and points at the earlier record_event, not at the unordered read",
 }
 
