@@ -272,6 +272,16 @@ VARIANTS = [
            "        ttnn.copy_host_to_device_tensor(updated_cache_idxs_tt, cache_idxs_tt)\n",
            "        self.trace_inputs[\"cache_idxs_tt\"] = ttnn.to_device(updated_cache_idxs_tt, self.mesh_device)\n",
            "TR005", "self.trace_inputs[\"cache_idxs_tt\"] = ttnn.to_device("),
+    # tests/nightly/t3000/ccl test_minimal_all_gather_async.py: sub-device manager, global semaphores, trace
+    mutant("ccl_all_gather_async_sub_device_trace", "trace_not_released",  # upstream's own form
+           "        ttnn.release_trace(t3k_mesh_device, trace_id)\n", "",
+           "TR009", "trace_id = ttnn.begin_trace_capture(t3k_mesh_device, cq_id=0)"),
+    mutant("ccl_all_gather_async_sub_device_trace", "output_buffer_made_per_call",
+           "            persistent_output_buffer=persistent_output_buffers[i],\n",
+           "            persistent_output_buffer=ttnn.from_torch(torch.zeros(ag_output_shape), device=t3k_mesh_device, layout=ttnn.TILE_LAYOUT,\n"
+           "                                                     dtype=ag_input_dtype, memory_config=mem_config_ag,\n"
+           "                                                     mesh_mapper=ttnn.ReplicateTensorToMesh(t3k_mesh_device)),\n",
+           "TR002", "persistent_output_buffer=ttnn.from_torch("),
 ]
 
 # program, or program/variant id, or program@adversarial -> why it fails today (each one an entry
