@@ -282,6 +282,21 @@ VARIANTS = [
            "                                                     dtype=ag_input_dtype, memory_config=mem_config_ag,\n"
            "                                                     mesh_mapper=ttnn.ReplicateTensorToMesh(t3k_mesh_device)),\n",
            "TR002", "persistent_output_buffer=ttnn.from_torch("),
+    # models/demos/ufld_v2 performant runner, data parallel on a mesh (from_host_shards inputs)
+    mutant("ufld_data_parallel_mesh_runner", "missing_wait_for_write",
+           "        self.write_event = ttnn.record_event(self.device, 1)\n        ttnn.wait_for_event(0, self.write_event)\n"
+           "        if self.input_tensor.is_sharded():\n",
+           "        self.write_event = ttnn.record_event(self.device, 1)\n        if self.input_tensor.is_sharded():\n",
+           "TR012", "self.input_tensor = ttnn.reshard(self.tt_image_res, self.input_mem_config, self.input_tensor)"),
+    mutant("ufld_data_parallel_mesh_runner", "interleaved_input_never_refreshed",  # the runner copies only a sharded input
+           "        input_mem_config = ttnn.create_sharded_memory_config(\n            [n, c, h, w],\n            core_grid,\n"
+           "            ttnn.ShardStrategy.HEIGHT,\n        )\n",
+           "        input_mem_config = ttnn.L1_MEMORY_CONFIG\n",
+           "TR005", "if self.input_tensor.is_sharded():"),
+    mutant("ufld_data_parallel_mesh_runner", "reshard_not_in_place",
+           "            self.input_tensor = ttnn.reshard(self.tt_image_res, self.input_mem_config, self.input_tensor)\n",
+           "            self.input_tensor = ttnn.reshard(self.tt_image_res, self.input_mem_config)\n",
+           "TR005", "self.input_tensor = ttnn.reshard(self.tt_image_res, self.input_mem_config)"),
 ]
 
 # program, or program/variant id, or program@adversarial -> why it fails today (each one an entry
@@ -289,6 +304,7 @@ VARIANTS = [
 KNOWN_GAPS: dict[str, str] = {
     "paged_update_cache_trace_mode": "TR015 warning: a capture repeating the compiled call N times is taken as diverging from its one-call prep run",
     "llama_vllm_easy_trace_requests": "TR015 warning: the prep run is found as the compile call only, not the eager embedding and rotary ops before it that the capture repeats",
+    "ufld_data_parallel_mesh_runner/interleaved_input_never_refreshed": "TR005 blames the in-capture free of the input, not the missing write into the input reallocated on its range",
     "vit_trace_2cq_dram_output/read_before_dram_copy": "TR012 takes the missing wait for a stale event and points at the earlier record_event, not at the unordered read",
 }
 

@@ -83,6 +83,7 @@ from .distributed import (
     create_mesh_mapper,
     combine_device_tensors,
     distribute,
+    from_host_shards,
     get_device_tensors,
     manage_device,
     replicate_tensor_to_mesh_mapper,
