@@ -18,7 +18,8 @@ Changes:
     the measured loop only, over 4 different inputs (upstream writes the same host input every
     time); the upstream loop appends every read but the host tensors are used after
     synchronize_device, as upstream's caller would;
-  * run_2cq_model (the eager two-queue loop) drives the same model as the reference; a driver in
+  * run_2cq_model (the eager two-queue loop, its compile and cache runs folded into the loop
+    over the same 4 inputs) drives the same model as the reference; a driver in
     place of run_perf_vit: device_params (num_command_queues=2, trace_region_size) ->
     ttnn.open_device; traced outputs compared with the eager ones bit for bit, exit 1 on mismatch.
 """
