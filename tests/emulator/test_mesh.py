@@ -103,3 +103,23 @@ def test_chip_view_ops_run_on_that_chip_only(mesh):
     with pytest.raises(RuntimeError, match="combining device tensors from different buffers"):
         ttnn.combine_device_tensors([ttnn.get_device_tensors(t)[0], doubled])
     assert ttnn.combine_device_tensors(ttnn.get_device_tensors(t)).buffer_address() == t.buffer_address()
+
+
+def test_mesh_coordinates_are_values_ops_take_as_a_set():
+    """DeepSeek's MLA passes `mesh_coords=set(MeshCoordinate(row, col) ...)` to paged_update_cache."""
+    coords = {ttnn.MeshCoordinate(0, c) for c in range(2)} | {ttnn.MeshCoordinate([0, 1]), ttnn.MeshCoordinate(coords=[0, 0])}
+    assert len(coords) == 2 and ttnn.MeshCoordinate([0, 1]) in coords
+    c = ttnn.MeshCoordinate(1, 3)
+    assert (c[0], c[1], c.dims(), list(c)) == (1, 3, 2, [1, 3])
+    assert repr(c) == "MeshCoordinate([1, 3])" and ttnn.MeshCoordinate(1, 2, 3).dims() == 3
+
+
+def test_from_host_shards_gives_each_chip_its_own_host_tensor(mesh):
+    """UFLD's data-parallel runner builds its input this way: one host tensor per chip."""
+    shards = [ttnn.from_torch(torch.full((1, 1, 32, 32), float(i)), dtype=ttnn.bfloat16) for i in range(2)]
+    host = ttnn.from_host_shards(shards, mesh.shape)
+    assert host.storage_type() == ttnn.StorageType.HOST and list(host.shape) == [1, 1, 32, 32]
+    on_mesh = host.to(mesh)
+    assert [ttnn.to_torch(t)[0, 0, 0, 0].item() for t in ttnn.get_device_tensors(on_mesh)] == [0.0, 1.0]
+    with pytest.raises(RuntimeError, match="2 devices"):
+        ttnn.from_host_shards(shards[:1], mesh.shape)

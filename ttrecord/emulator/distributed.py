@@ -220,6 +220,26 @@ def combine_device_tensors(tensors: Sequence[Any]) -> Any:
     )
 
 
+def from_host_shards(tensors: Sequence[Any], mesh_shape: Any) -> Any:
+    """One multi-device host tensor from one host tensor per device of a mesh of `mesh_shape`
+    (row-major), as data-parallel runners build their inputs; `to(mesh)` or
+    copy_host_to_device_tensor then puts each on its device."""
+    from .tensor import Tensor
+
+    tensors = list(tensors)
+    size = 1
+    for d in mesh_shape:
+        size *= int(d)
+    if len(tensors) != size:
+        raise RuntimeError(f"from_host_shards(): {len(tensors)} tensors for a mesh of {size} devices")
+    if not tensors or any(t._buffer is not None or t.num_chips != 1 for t in tensors):
+        raise RuntimeError("from_host_shards(): every tensor must be a single-device host tensor")
+    first = tensors[0]
+    if any(t.spec != first.spec for t in tensors):
+        raise RuntimeError("from_host_shards(): every tensor must have the same spec")
+    return Tensor.on_host(first.spec, [t._values() for t in tensors])
+
+
 @contextlib.contextmanager
 def distribute(default: Any) -> Iterator[None]:
     """Make `ttnn.from_torch` use `default` as its mesh_mapper (a TensorToMesh) or

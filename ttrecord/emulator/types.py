@@ -219,6 +219,36 @@ class Shape(NotEmulatedAttributes, tuple):
     __str__ = __repr__
 
 
+class MeshCoordinate(NotEmulatedAttributes):
+    """One device's place in a mesh: MeshCoordinate(row, col), (a, b, c) or (coords=[...]).
+    Compared and hashed by value, as ops taking `mesh_coords=` get a set of them."""
+
+    __slots__ = ("_coords",)
+
+    def __init__(self, c0: Any = None, c1: Optional[int] = None, c2: Optional[int] = None, coords: Any = None) -> None:
+        if coords is None:
+            coords = c0 if isinstance(c0, (tuple, list)) else [c for c in (c0, c1, c2) if c is not None]
+        self._coords = tuple(int(c) for c in coords)
+
+    def dims(self) -> int:
+        return len(self._coords)
+
+    def __getitem__(self, index: int) -> int:
+        return self._coords[index]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._coords)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MeshCoordinate) and self._coords == other._coords
+
+    def __hash__(self) -> int:
+        return hash(self._coords)
+
+    def __repr__(self) -> str:
+        return f"MeshCoordinate([{', '.join(map(str, self._coords))}])"
+
+
 class MeshShape(NotEmulatedAttributes):
     """Rows × columns of devices in a mesh."""
 
