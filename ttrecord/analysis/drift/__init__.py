@@ -116,7 +116,7 @@ def _diff_targets(a: CaptureSpec, b: CaptureSpec | None, step: Callable[[str], N
         if b is None:
             prep = load_capture(sa, a.number, prep=True)
             step("reading the second capture")
-            capture = load_capture(sa, a.number)
+            capture = load_capture(sa, a.number, frees=False)
             step("aligning and comparing ops")
             return diff_captures(prep, capture)
         capture_a = load_capture(sa, a.number)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ttrecord.errors import TtrecordError
 from ttrecord.events import CALL_KINDS, BufferRef, Event, Kind
+from ttrecord.store.prep import FREES_ONLY
 from ttrecord.store.reader import EventFilter, Session, TraceRow, capture_op_rows, op_tensors
 
 from .model import Capture, CapturedOp, CaptureRef, LiveBuffer, Tensor
@@ -94,15 +95,18 @@ def pick_trace(session: Session, number: int | None) -> tuple[int, TraceRow]:
     return n, traces[n - 1]
 
 
-def load_capture(session: Session, number: int | None = None, prep: bool = False) -> Capture:
-    """The ops of capture `number` (or of its prep run) and the allocator state around it."""
+def load_capture(session: Session, number: int | None = None, prep: bool = False,
+                 frees: bool = True) -> Capture:  # fmt: skip
+    """The ops of capture `number` (or of its prep run) and the allocator state around it.
+    A prep run is loaded without its frees (`ttnn.deallocate` of the warm-up's outputs before
+    the capture computes nothing); `frees=False` leaves them out of a capture too."""
     n, trace = pick_trace(session, number)
     ref = CaptureRef(
         str(session.path), n, trace.device, trace.trace_id, trace.begin_seq, trace.end_seq, prep
     )
     if prep:
         after = _previous_capture_end(session, trace)
-        ops = _load_ops(session, "prep", trace.device, after, trace.begin_seq)
+        ops = _load_ops(session, "prep", trace.device, after, trace.begin_seq, frees=False)
         if not ops:
             raise TtrecordError(
                 f"{session.path.name}: capture {n} has no prep run (no eager run of its ops"
@@ -111,7 +115,7 @@ def load_capture(session: Session, number: int | None = None, prep: bool = False
         start = ops[0].seq
     else:
         end = trace.end_seq if trace.end_seq is not None else 1 << 62
-        ops = _load_ops(session, "capture", trace.device, trace.begin_seq, end)
+        ops = _load_ops(session, "capture", trace.device, trace.begin_seq, end, frees=frees)
         start = trace.begin_seq
     # Only buffers live at the capture's start or during its replays matter to the diff: two
     # narrow queries, since one spanning both would return every buffer the capture made.
@@ -130,7 +134,7 @@ def _previous_capture_end(session: Session, trace: TraceRow) -> int:
 
 
 def _load_ops(
-    session: Session, phase: str, device: int, after: int, before: int
+    session: Session, phase: str, device: int, after: int, before: int, frees: bool = True
 ) -> list[CapturedOp]:
     """The top-level ops of `phase` on `device` with `after < seq < before`, as CapturedOps."""
     sites: dict[int | None, tuple[str, int, str]] = {cid: (s.file, s.line, s.function) for cid, s in session.callsites().items()}
@@ -143,6 +147,8 @@ def _load_ops(
     new = _new
     ops: list[CapturedOp] = []
     for seq, name, site, text in capture_op_rows(session, phase, device, after, before):
+        if not frees and name.rsplit(".", 1)[-1] in FREES_ONLY:
+            continue
         tensors = decoded.get(text)
         if tensors is None:
             ins, outs = op_tensors(text)
