@@ -1,7 +1,8 @@
 """TR015 capture differs from its prep run (path instability).
 
-The prep run is the eager pass right before `begin_trace_capture` that repeats the captured
-call sites (tagged `prep` when the session is stored, see `store/prep.py`); it exists to
+The prep run is the eager pass before `begin_trace_capture` that repeats the captured ops (found
+by aligning op names and tensor signatures and tagged `prep` when the session is stored, see
+`store/prep.py`; `diff --prep` reads the same tags); it exists to
 compile every program and settle every allocation the capture will use. When the capture then
 runs other ops, or the same ops on other shapes, dtypes, layouts or memory configs, the prep run
 warmed a different path: what the capture compiles or allocates was never rehearsed.
@@ -79,7 +80,7 @@ def _between(ops: list[Event], seqs: list[int], after: int, before: int,
 def _first_divergence(ctx: Context, t: TraceInfo, prep: list[Event], captured: list[Event],
                       compiled: set[int]) -> Finding | None:  # fmt: skip
     a, b = _ops(ctx, prep), _ops(ctx, captured)
-    pairs, _method, _key = pair_ops(a, b)
+    pairs, _method, _key = pair_ops(a, b, by_name=True)
     for k, pair in enumerate(pairs):
         fields = {c.field for c in pair.changes}
         if pair.status is PairStatus.CHANGED and not fields & _PATH_FIELDS:

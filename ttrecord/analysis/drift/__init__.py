@@ -44,16 +44,18 @@ __all__ = [
 ]  # fmt: skip
 
 
-def pair_ops(a: list[CapturedOp], b: list[CapturedOp]) -> tuple[list[OpPair], str, str]:
+def pair_ops(a: list[CapturedOp], b: list[CapturedOp],
+             by_name: bool = False) -> tuple[list[OpPair], str, str]:  # fmt: skip
     """Align two op lists by what ran and compare every aligned pair; returns the pairs, the
-    search method and what it aligned on (see `signature.align_ops`)."""
-    alignment = align_ops(a, b)
+    search method and what it aligned on (see `signature.align_ops`). `by_name`: a prep run
+    (`a`) against its capture, which `diff --prep` and TR015 both align this way."""
+    alignment = align_ops(a, b, by_name=by_name)
     return pair_op_lists(a, b, alignment.rows), alignment.method, alignment.key
 
 
 def diff_captures(a: Capture, b: Capture) -> DriftReport:
     """Everything that differs between two loaded captures, and the likely cause."""
-    pairs, method, key = pair_ops(a.ops, b.ops)
+    pairs, method, key = pair_ops(a.ops, b.ops, by_name=a.ref.prep)
     inputs = changed_inputs(pairs)
     if a.ref.prep:  # only inputs from outside the run must match between prep and capture
         unpaired = (k for k, p in enumerate(pairs) if p.a is None or p.b is None)

@@ -2,8 +2,8 @@
 
 A capture is the events between a TRACE_BEGIN and its TRACE_END on one device; captures are
 numbered 1, 2, … in begin order within a session. Its prep run is the eager pass the store
-tagged `prep` right before it (the same call sites, run once to compile and allocate), which
-must use the very input buffers the capture bakes in.
+tagged `prep` before it (the same ops, run once to compile and allocate; `store/prep.py` finds
+it by aligning op sequences), which must use the very input buffers the capture bakes in.
 """
 
 from __future__ import annotations
@@ -109,8 +109,9 @@ def load_capture(session: Session, number: int | None = None, prep: bool = False
         ops = _load_ops(session, "prep", trace.device, after, trace.begin_seq, frees=False)
         if not ops:
             raise TtrecordError(
-                f"{session.path.name}: capture {n} has no prep run (no eager run of its ops"
-                " right before begin_trace_capture)"
+                f"{session.path.name}: capture {n} has no prep run (no eager run of its ops,"
+                " by op names and tensor signatures, between the previous capture and its"
+                " begin_trace_capture)"
             )
         start = ops[0].seq
     else:
