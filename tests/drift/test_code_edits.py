@@ -125,7 +125,8 @@ def test_json_alignment_and_cause(pairs, run_diff_json, name):
 def _text_counts(out: str) -> dict[str, int]:
     flat = " ".join(out.split())
     found = {"exact": r"([\d,]+) exact", "signature": r"([\d,]+) by tensor signature",
-             "call_site": r"([\d,]+) at the same call site", "reordered": r"([\d,]+) reordered"}
+             "call_site": r"([\d,]+) at the same call site",
+             "op": r"([\d,]+) as the same op at another call site", "reordered": r"([\d,]+) reordered"}
     return {k: int(m.group(1)) if (m := re.search(p, flat)) else 0 for k, p in found.items()}
 
 

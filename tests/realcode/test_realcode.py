@@ -224,6 +224,22 @@ VARIANTS = [
            "        tt_logits = ttnn.untilize(tt_logits, use_multicore=True)\n"
            "        print(\"max logit\", ttnn.to_torch(tt_logits).float().max().item())\n",
            "TR001", "print(\"max logit\""),
+    # tests/ttnn/tracy test_trace_runs.py: the warm-up is a copy of the captured statement, its
+    # output read back and deallocated before the capture
+    mutant("tracy_matmul_copied_warm_up", "no_warm_up",
+           "    warm = ttnn.matmul(a, b, core_grid=ttnn.CoreGrid(y=8, x=8))\n"
+           "    eager = ttnn.to_torch(warm)\n    ttnn.deallocate(warm)\n",
+           "    eager = (torch_a.float() @ torch_b.float()).bfloat16()\n",
+           "TR013", "out = ttnn.matmul("),
+    mutant("tracy_matmul_copied_warm_up", "warm_up_in_l1",
+           "warm = ttnn.matmul(a, b, core_grid=ttnn.CoreGrid(y=8, x=8))",
+           "warm = ttnn.matmul(a, b, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)",
+           "TR013", "out = ttnn.matmul("),
+    mutant("tracy_matmul_copied_warm_up", "readback_in_capture",
+           "        out = ttnn.matmul(a, b, core_grid=ttnn.CoreGrid(y=8, x=8))\n",
+           "        out = ttnn.matmul(a, b, core_grid=ttnn.CoreGrid(y=8, x=8))\n"
+           "        print(\"captured\", ttnn.to_torch(out).float().mean().item())\n",
+           "TR001", "print(\"captured\""),
 ]
 
 # program, or program/variant id, or program@adversarial -> why it fails today (each one an entry

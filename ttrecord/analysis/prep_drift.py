@@ -10,7 +10,9 @@ warmed a different path: what the capture compiles or allocates was never rehear
 The two op lists are aligned exactly as `ttrecord diff --prep` aligns them
 (`drift.pair_ops`); the finding is pinned to the first divergent call. Moved addresses alone
 are not a divergence (intermediates may move while the prep run's outputs are alive; TR005 and
-the diff cover inputs). Host-only ops are left out (nothing compiles; TR008 covers them in
+the diff cover inputs), and neither is an op one side runs more often than the other when the
+other ran it with the same tensors (a captured loop over the warmed-up op compiles nothing new).
+Host-only ops are left out (nothing compiles; TR008 covers them in
 a capture). A first divergent call that also grew the program cache is left to
 TR013, which reports the same mistake with the compile it caused.
 """
@@ -22,7 +24,7 @@ import json
 from collections.abc import Sequence
 
 from ttrecord.analysis.context import Context, TraceInfo
-from ttrecord.analysis.drift import pair_ops
+from ttrecord.analysis.drift import pair_ops, unrehearsed
 from ttrecord.analysis.drift.model import CapturedOp, OpPair, PairStatus, Tensor
 from ttrecord.analysis.rules import finding, where
 from ttrecord.events import Event, Kind, NoteKind, Phase, TensorRef
@@ -81,12 +83,15 @@ def _first_divergence(ctx: Context, t: TraceInfo, prep: list[Event], captured: l
                       compiled: set[int]) -> Finding | None:  # fmt: skip
     a, b = _ops(ctx, prep), _ops(ctx, captured)
     pairs, _method, _key = pair_ops(a, b, by_name=True)
+    new = set(unrehearsed(pairs))
     for k, pair in enumerate(pairs):
         fields = {c.field for c in pair.changes}
         if pair.status is PairStatus.CHANGED and not fields & _PATH_FIELDS:
             continue
         if pair.status is PairStatus.SAME:
             continue
+        if (pair.a is None or pair.b is None) and k not in new:
+            continue  # one side repeats an op the other ran: nothing new compiles
         if pair.b is not None and pair.b.seq in compiled:
             return None  # TR013 reports it
         return _finding(ctx, t, pair, prep, k)

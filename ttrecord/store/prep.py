@@ -59,8 +59,9 @@ def align_prep(captured: Sequence[tuple[str, Hashable]],
     more. The alignment runs backwards from the capture and starts at the nearest eager ops that
     repeat the capture's last ops, so a block run between the warm-up and the capture costs
     nothing and, of several eager copies of the captured ops (an eager reference loop, then the
-    warm-up), the nearest one is taken. Accepted when at least half the captured ops align and
-    the prep run is mostly aligned ops (an unrelated earlier block sharing an op is no warm-up).
+    warm-up), the nearest one is taken. Accepted when at least half the captured ops align (or
+    half the ops the capture names: one warm-up call for a captured loop over it) and the prep
+    run is mostly aligned ops (an unrelated earlier block sharing an op is no warm-up).
     Bounded: a few anchors, each a Myers search of at most `_EDITS_MAX` edits.
     """
     if not captured or not eager:
@@ -70,9 +71,11 @@ def align_prep(captured: Sequence[tuple[str, Hashable]],
         by_name = _anchored([k[0] for k in reversed(captured)], [k[0] for k in reversed(eager)])
         if len(by_name) > len(best):
             best = by_name
-    if not best or 2 * len(best) < len(captured):
-        return None
     n, m = len(eager), len(captured)
+    names = {k[0] for k in captured}
+    covered = {captured[m - 1 - j][0] for _, j in best}
+    if not best or (2 * len(best) < m and 2 * len(covered) < len(names)):
+        return None
     pairs = sorted((n - 1 - i, m - 1 - j) for i, j in best)
     first, last = pairs[0][0], pairs[-1][0]
     if (last - first + 1) - len(pairs) > len(pairs):

@@ -137,7 +137,8 @@ class OpPair(NamedTuple):
     b: CapturedOp | None
     changes: tuple[FieldChange, ...] = ()
     # How the pair was aligned: "exact" (same op, call site and tensor signature), "signature"
-    # (another call site), "call_site" (other tensors), "op" (another call site and other tensors: prep runs only), "reordered"; "" for an unmatched op.
+    # (another call site), "call_site" (other tensors), "op" (another call site and other
+    # tensors: prep runs only), "reordered"; "" for an unmatched op.
     match: str = ""
 
     @property
