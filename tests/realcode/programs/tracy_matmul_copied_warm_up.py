@@ -4,7 +4,7 @@ Upstream: tenstorrent/tt-metal tests/ttnn/tracy/test_trace_runs.py@10eef64a495d5
 (test_with_ops).
 Changes:
   * the `device` fixture (device_params trace_region_size=1912832) -> ttnn.open_device(...) and
-    close_device at the end; `device.enable_async(True)` and `ttnn.enable_program_cache(device)`
+    close_device at the end; loop variables `i` -> `_`; `device.enable_async(True)` and `ttnn.enable_program_cache(device)`
     dropped (later ttnn removed async mode and keeps the program cache on; the emulator has
     neither call); m, k, n 1024 -> 256; 300 captured matmuls -> 4; 5 replays -> 2;
   * the warm-up matmul's output is kept as `warm`, read back with ttnn.to_torch (the eager
@@ -50,11 +50,11 @@ def main():
     ttnn.deallocate(warm)
 
     tid = ttnn.begin_trace_capture(device, cq_id=0)
-    for i in range(ITERATIONS):
+    for _ in range(ITERATIONS):
         out = ttnn.matmul(a, b, core_grid=ttnn.CoreGrid(y=8, x=8))
     ttnn.end_trace_capture(device, tid, cq_id=0)
 
-    for i in range(REPLAYS):
+    for _ in range(REPLAYS):
         ttnn.execute_trace(device, tid, cq_id=0, blocking=True)
     traced = ttnn.to_torch(out)
     ttnn.release_trace(device, tid)
