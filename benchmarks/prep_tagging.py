@@ -38,6 +38,7 @@ def _prep_module(ref: str, folder: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"prep_{ref}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 

@@ -220,12 +220,12 @@ def tag_prep_runs(conn: sqlite3.Connection) -> int:
         conn.executemany(
             "UPDATE events SET phase = 'prep' WHERE parent = ? AND phase = 'eager'", seqs
         )
+        tagged += conn.total_changes - before
         conn.execute(
             "UPDATE events SET phase = 'prep' WHERE phase = 'eager' AND kind IN ('alloc', 'free')"
             " AND parent IS NULL AND seq BETWEEN ? AND ?",
             (start, begin_seq),
         )
-        tagged += conn.total_changes - before
     if tagged:  # the buffers a prep run allocated are drawn as such (HTML map, TUI)
         conn.execute("UPDATE buffers SET alloc_phase = 'prep' WHERE alloc_phase = 'eager' AND"
                      " alloc_seq IN (SELECT seq FROM events WHERE phase = 'prep')")  # fmt: skip
