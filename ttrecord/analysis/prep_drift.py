@@ -28,7 +28,7 @@ from ttrecord.analysis.drift import pair_ops, unrehearsed
 from ttrecord.analysis.drift.model import CapturedOp, OpPair, PairStatus, Tensor
 from ttrecord.analysis.rules import finding, where
 from ttrecord.events import Event, Kind, NoteKind, Phase, TensorRef
-from ttrecord.store.prep import FREES_ONLY
+from ttrecord.store.prep import MEMORY_ONLY
 from ttrecord.findings import Finding
 
 _PATH_FIELDS = frozenset(("shape", "dtype", "layout", "memory_config", "storage", "count",
@@ -41,8 +41,8 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
     compiled: set[int] = set()
     for ev in events:
         if ev.kind is Kind.OP and ev.parent is None:
-            if ev.name.rsplit(".", 1)[-1] in FREES_ONLY:
-                continue  # a free computes and compiles nothing: where it runs cannot diverge
+            if ev.name.rsplit(".", 1)[-1] in MEMORY_ONLY:
+                continue  # a free or bare allocation compiles nothing: where it runs cannot diverge
             if ev.phase is Phase.PREP:
                 prep_ops.append(ev)
             elif ev.phase is Phase.CAPTURE:

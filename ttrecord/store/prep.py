@@ -20,8 +20,10 @@ import sqlite3
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
-# Calls that only free memory: they compute nothing and are not aligned.
-FREES_ONLY = frozenset(("deallocate",))
+# Calls that only allocate or free memory: they compute and compile nothing, so they are not
+# aligned, and where a prep run and its capture run them is no divergence (executors free the
+# warm-up's outputs before the capture and allocate a persistent input inside it).
+MEMORY_ONLY = frozenset(("deallocate", "allocate_tensor_on_device", "empty"))
 
 # How far back from `begin_trace_capture` the warm-up is looked for: eager calls (of any kind)
 # per captured op, plus a fixed margin for a block run between the warm-up and the capture.
@@ -166,7 +168,7 @@ _SIGNATURE = (
 def _aligned(name: str | None, kind: str, signature: str | None) -> bool:
     """Calls that take part in the alignment: device ops. Frees, transfers, syncs and host-only
     ops compute nothing on the device and commonly stand between a warm-up and its capture."""
-    return (kind == "op" and name is not None and name.rsplit(".", 1)[-1] not in FREES_ONLY
+    return (kind == "op" and name is not None and name.rsplit(".", 1)[-1] not in MEMORY_ONLY
             and signature is not None and '"device"' in signature)  # fmt: skip
 
 

@@ -32,8 +32,9 @@ RULE = Rule(
         "capture are not part of it; a capture no eager run repeats has none and no finding): an "
         "op only on one side that the other side never ran with the same tensors (a captured "
         "loop over the warmed-up op is no divergence), or another input/output count, shape, "
-        "dtype, layout, memory config or buffer type (moved addresses alone do not count; "
-        "host-only ops are left to TR008); left to TR013 when that call compiled"
+        "dtype, layout, memory config or buffer type (moved addresses alone do not count; frees "
+        "and bare allocations such as `allocate_tensor_on_device` compute nothing and do not "
+        "count; host-only ops are left to TR008); left to TR013 when that call compiled"
     ),
     at="the first divergent call (the captured one; the prep run's when the op is only there)",
     why=(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ttrecord.errors import TtrecordError
 from ttrecord.events import CALL_KINDS, BufferRef, Event, Kind
-from ttrecord.store.prep import FREES_ONLY
+from ttrecord.store.prep import MEMORY_ONLY
 from ttrecord.store.reader import EventFilter, Session, TraceRow, capture_op_rows, op_tensors
 
 from .model import Capture, CapturedOp, CaptureRef, LiveBuffer, Tensor
@@ -98,8 +98,9 @@ def pick_trace(session: Session, number: int | None) -> tuple[int, TraceRow]:
 def load_capture(session: Session, number: int | None = None, prep: bool = False,
                  frees: bool = True) -> Capture:  # fmt: skip
     """The ops of capture `number` (or of its prep run) and the allocator state around it.
-    A prep run is loaded without its frees (`ttnn.deallocate` of the warm-up's outputs before
-    the capture computes nothing); `frees=False` leaves them out of a capture too."""
+    A prep run is loaded without its frees and bare allocations (`ttnn.deallocate` of the
+    warm-up's outputs before the capture, `allocate_tensor_on_device`: they compute nothing,
+    `store.prep.MEMORY_ONLY`); `frees=False` leaves them out of a capture too."""
     n, trace = pick_trace(session, number)
     ref = CaptureRef(
         str(session.path), n, trace.device, trace.trace_id, trace.begin_seq, trace.end_seq, prep
@@ -148,7 +149,7 @@ def _load_ops(
     new = _new
     ops: list[CapturedOp] = []
     for seq, name, site, text in capture_op_rows(session, phase, device, after, before):
-        if not frees and name.rsplit(".", 1)[-1] in FREES_ONLY:
+        if not frees and name.rsplit(".", 1)[-1] in MEMORY_ONLY:
             continue
         tensors = decoded.get(text)
         if tensors is None:
