@@ -27,8 +27,11 @@ MEMORY_ONLY = frozenset(("deallocate", "allocate_tensor_on_device", "empty"))
 
 # How far back from `begin_trace_capture` the warm-up is looked for: eager calls (of any kind)
 # per captured op, plus a fixed margin for a block run between the warm-up and the capture.
+# A first, narrower look (most warm-ups sit right before their capture) reads fewer rows.
 _WINDOW_PER_OP = 4
 _WINDOW_MARGIN = 512
+_NEAR_PER_OP = 2
+_NEAR_MARGIN = 32
 # Where an alignment may start: the eager ops nearest the capture that repeat one of its last
 # `_ANCHOR_OPS` ops, at most `_ANCHORS` of them. Edits one alignment may spend (unaligned ops on
 # either side): `_EDITS_MARGIN` plus one per `_EDITS_PER_OPS` captured ops, at most `_EDITS_MAX`;
@@ -172,6 +175,31 @@ def _aligned(name: str | None, kind: str, signature: str | None) -> bool:
             and signature is not None and '"device"' in signature)  # fmt: skip
 
 
+Window = list[tuple[int, str, str | None, str | None]]  # (seq, kind, name, signature), in order
+
+
+def _look_back(conn: sqlite3.Connection, captured: list[tuple[str, str]], device: int | None,
+               begin_seq: int, limit: int) -> tuple[Window, list[tuple[int, tuple[str, str]]], PrepRun | None]:  # fmt: skip
+    """The last `limit` eager calls before a capture (back to an earlier capture, replay or prep
+    run), its device ops, and the prep run `align_prep` finds among them."""
+    window: Window = []
+    rows = conn.execute(
+        f"SELECT e.seq, e.kind, e.phase, e.name, CASE WHEN e.kind = 'op' THEN {_SIGNATURE} END"
+        " FROM events e WHERE e.parent IS NULL AND e.seq < ?"
+        " AND e.kind IN ('op', 'h2d', 'd2h', 'sync') AND (e.device IS ? OR e.device IS NULL)"
+        " ORDER BY e.seq DESC LIMIT ?",
+        (begin_seq, device, limit),
+    )
+    for seq, kind, phase, name, sig in rows:
+        if phase != "eager":
+            break  # an earlier capture, replay or prep run: the warm-up is after it
+        window.append((seq, kind, name, sig))
+    window.reverse()
+    ops = [(seq, (str(name), str(sig))) for seq, kind, name, sig in window
+           if _aligned(name, kind, sig)]  # fmt: skip
+    return window, ops, align_prep(captured, [key for _, key in ops])
+
+
 def tag_prep_runs(conn: sqlite3.Connection) -> int:
     """Set phase = 'prep' on every prep-run event (and its children); returns how many."""
     tagged = 0
@@ -190,21 +218,11 @@ def tag_prep_runs(conn: sqlite3.Connection) -> int:
         ]
         if not captured:
             continue
-        window: list[tuple[int, str, str | None, str | None]] = []  # latest first
-        rows = conn.execute(
-            f"SELECT e.seq, e.kind, e.phase, e.name, {_SIGNATURE} FROM events e"
-            " WHERE e.parent IS NULL AND e.seq < ? AND e.kind IN ('op', 'h2d', 'd2h', 'sync')"
-            " AND (e.device IS ? OR e.device IS NULL) ORDER BY e.seq DESC LIMIT ?",
-            (begin_seq, device, _WINDOW_PER_OP * len(captured) + _WINDOW_MARGIN),
-        )
-        for seq, kind, phase, name, sig in rows:
-            if phase != "eager":
-                break  # an earlier capture, replay or prep run: the warm-up is after it
-            window.append((seq, kind, name, sig))
-        window.reverse()
-        ops = [(seq, (str(name), sig)) for seq, kind, name, sig in window
-               if _aligned(name, kind, sig)]  # fmt: skip
-        found = align_prep(captured, [key for _, key in ops])
+        near = _NEAR_PER_OP * len(captured) + _NEAR_MARGIN
+        window, ops, found = _look_back(conn, captured, device, begin_seq, near)
+        if (found is None or len(found.pairs) < len(captured)) and len(window) == near:
+            window, ops, found = _look_back(conn, captured, device, begin_seq,
+                                            _WINDOW_PER_OP * len(captured) + _WINDOW_MARGIN)
         if found is None:
             continue
         start, stop = ops[found.first][0], ops[found.last][0]
