@@ -59,7 +59,7 @@ def test_op_never_warmed_up(analyze_both):
     _run(b, warm=False)
     findings = analyze_both(b)
     assert rules_at(findings) == [("TR013", 10)]
-    assert "No call of ttnn.add at this line ran before the capture" in findings[0].message
+    assert "No call of ttnn.add at this line (nor in the prep run) ran before the capture" in findings[0].message
 
 
 def test_same_key_as_the_warm_up_says_the_cache_was_emptied(analyze_both):
@@ -91,3 +91,28 @@ def test_growth_after_the_capture_is_not_tr013(analyze_both):
     call = b.op("ttnn.gelu", [x], [b.alloc(X + 0x20000)], line=40)
     _miss(b, call)
     assert "TR013" not in {f.rule for f in analyze_both(b)}
+
+
+def test_warm_up_written_at_other_lines_is_named_from_the_prep_run(analyze_both):
+    """The warm-up is a copy of the captured block at lines 40-41 (its prep run, as the store
+    tags it): no call at the captured line ran before, so the prep run's call is the warm-up."""
+    b = SessionBuilder()
+    b.open_device()
+    x, w = b.alloc(X), b.alloc(W)
+    h = b.alloc(H)
+    _op(b, "ttnn.add", x, w, h, line=40, phase=Phase.PREP)
+    y = b.alloc(Y)
+    b.op("ttnn.relu", [h], [y], line=41, phase=Phase.PREP)
+    b.free(h)
+    b.free(y)
+    tid = b.begin_trace(line=20)
+    h = b.alloc(H)
+    _miss(b, _op(b, "ttnn.add", x, w, h, line=10, shape=(64, 32)))
+    b.op("ttnn.relu", [h], [b.alloc(Y)], line=11)
+    b.end_trace(tid, line=21)
+    b.execute(tid, line=30)
+    b.release(tid, line=31)
+    findings = analyze_both(b)
+    assert rules_at(findings) == [("TR013", 10)]
+    assert "warm-up call at model.py:40" in findings[0].message
+    assert "input 0 shape [64, 32] (warm-up: [32, 32])" in findings[0].message

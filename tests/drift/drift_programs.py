@@ -56,18 +56,19 @@ class Program:
         self.b.free(buf)
 
     def step(self, x: BufferRef, w: BufferRef, extra_op: bool = False,
-             skip_relu: bool = False) -> BufferRef:  # fmt: skip
-        """One decode step: matmul, (optional extra add), relu, softmax; returns the output."""
-        y = self.call("ttnn.matmul", 10, [x, w])
+             skip_relu: bool = False, line0: int = 10) -> BufferRef:  # fmt: skip
+        """One decode step: matmul, (optional extra add), relu, softmax; returns the output.
+        `line0`: the matmul's line (a copy of the step written out elsewhere)."""
+        y = self.call("ttnn.matmul", line0, [x, w])
         if extra_op:
-            y2 = self.call("ttnn.add", 11, [y, w])
+            y2 = self.call("ttnn.add", line0 + 1, [y, w])
             self.free(y)
             y = y2
         if not skip_relu:
-            z = self.call("ttnn.relu", 12, [y])
+            z = self.call("ttnn.relu", line0 + 2, [y])
             self.free(y)
             y = z
-        out = self.call("ttnn.softmax", 13, [y])
+        out = self.call("ttnn.softmax", line0 + 3, [y])
         self.free(y)
         return out
 
@@ -143,4 +144,26 @@ def output_kept_between_captures(path: Path) -> str:
     p.free(prep_output)
     p.b.release(trace, line=24)
     p.capture(x, w)
+    return p.write(path)
+
+
+def copied_warm_up(path: Path, capture_buffer_type: str = "DRAM") -> str:
+    """The warm-up is a copy of the captured statements (lines 30-33, the capture's are 10-13);
+    between them its output is read back and deallocated and the input re-made (line 36, while
+    the old one stays referenced). `capture_buffer_type`: where the capture's matmul writes."""
+    p = Program()
+    x, w = p.upload(3), p.upload(4)
+    out = p.step(x, w, line0=30)
+    p.b.d2h(out, line=34, name="ttnn.to_torch")
+    p.b.op("ttnn.deallocate", [out], [], line=35)
+    p.free(out)
+    x = p.upload(36)
+    trace = p.b.begin_trace(line=20)
+    y = p.call("ttnn.matmul", 10, [x, w], buffer_type=capture_buffer_type)
+    z = p.call("ttnn.relu", 12, [y])
+    p.free(y)
+    p.call("ttnn.softmax", 13, [z])
+    p.free(z)
+    p.b.end_trace(trace, line=21)
+    p.b.execute(trace, line=22)
     return p.write(path)

@@ -31,13 +31,13 @@ INSERTED_LINE = next(n for n, text in enumerate(_INSERTED, 1) if "cache = " in t
 
 # pair -> (exit code, matched counts, only_a, only_b, cause kind or None)
 EXPECTED = {
-    "inserted_line": (1, {"exact": 0, "signature": 7, "call_site": 0, "reordered": 0}, 0, 0,
+    "inserted_line": (1, {"exact": 0, "signature": 7, "call_site": 0, "op": 0, "reordered": 0}, 0, 0,
                       "extra_allocation"),
-    "moved_helper": (0, {"exact": 0, "signature": 7, "call_site": 0, "reordered": 0}, 0, 0, None),
-    "renamed_file": (0, {"exact": 0, "signature": 7, "call_site": 0, "reordered": 0}, 0, 0, None),
-    "reordered_ops": (1, {"exact": 5, "signature": 1, "call_site": 0, "reordered": 1}, 0, 0,
+    "moved_helper": (0, {"exact": 0, "signature": 7, "call_site": 0, "op": 0, "reordered": 0}, 0, 0, None),
+    "renamed_file": (0, {"exact": 0, "signature": 7, "call_site": 0, "op": 0, "reordered": 0}, 0, 0, None),
+    "reordered_ops": (1, {"exact": 5, "signature": 1, "call_site": 0, "op": 0, "reordered": 1}, 0, 0,
                       "reordered_ops"),
-    "different_op": (1, {"exact": 6, "signature": 0, "call_site": 0, "reordered": 0}, 1, 1, None),
+    "different_op": (1, {"exact": 6, "signature": 0, "call_site": 0, "op": 0, "reordered": 0}, 1, 1, None),
 }  # fmt: skip
 
 
@@ -125,7 +125,8 @@ def test_json_alignment_and_cause(pairs, run_diff_json, name):
 def _text_counts(out: str) -> dict[str, int]:
     flat = " ".join(out.split())
     found = {"exact": r"([\d,]+) exact", "signature": r"([\d,]+) by tensor signature",
-             "call_site": r"([\d,]+) at the same call site", "reordered": r"([\d,]+) reordered"}
+             "call_site": r"([\d,]+) at the same call site",
+             "op": r"([\d,]+) as the same op at another call site", "reordered": r"([\d,]+) reordered"}
     return {k: int(m.group(1)) if (m := re.search(p, flat)) else 0 for k, p in found.items()}
 
 

@@ -12,7 +12,7 @@ def test_two_recordings_of_the_same_program_have_no_drift(run_diff_json, tmp_pat
     assert code == 0 and report["drift"] is False
     assert report["alignment"] == {"method": "identical", "same": 3, "changed": 0,
                                    "only_a": 0, "only_b": 0, "key": "call_site",
-                                   "matched": {"exact": 3, "signature": 0, "call_site": 0,
+                                   "matched": {"exact": 3, "signature": 0, "call_site": 0, "op": 0,
                                                "reordered": 0}}  # fmt: skip
     assert report["first_divergence"] is None and report["cause"] is None
     assert report["ops"] == [] and report["live_differences"] == []

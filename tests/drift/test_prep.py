@@ -1,6 +1,6 @@
 """`--prep` compares a capture with the prep run right before it: inputs must be the same."""
 
-from drift_programs import new_input_for_capture, one_capture, two_captures
+from drift_programs import copied_warm_up, new_input_for_capture, one_capture, two_captures
 
 
 def test_prep_run_that_matches_its_capture_has_no_drift(run_diff_json, tmp_path):
@@ -50,3 +50,28 @@ def test_prep_of_a_chosen_capture(run_diff_json, tmp_path):
     code, report = run_diff_json(path, "--prep", "--capture", "2")
     assert report["a"]["capture"] == report["b"]["capture"] == 2
     assert report["a"]["prep"] and code == 0  # the extra buffer precedes both
+
+
+def test_copied_warm_up_block_with_a_deallocate_between(run_diff_json, tmp_path):
+    """GIVEN a warm-up written as a copy of the captured block at other lines, its output read
+    back and deallocated and the input re-made before the capture
+    WHEN diffed with --prep THEN the copy is the prep run (its frees left out), and the re-made
+    input the capture reads is the drift."""
+    path = copied_warm_up(tmp_path / "s.db")
+    code, report = run_diff_json(path, "--prep")
+    assert report["a"]["prep"] and report["a"]["ops"] == report["b"]["ops"] == 3
+    assert report["alignment"]["matched"]["signature"] == 3
+    assert code == 1 and report["first_divergence"]["changes"][0]["slot"] == "in0"
+    assert report["cause"]["allocation"]["line"] == 36
+
+
+def test_copied_warm_up_block_that_ran_another_shape(run_diff_json, tmp_path):
+    """GIVEN the copied warm-up, but the capture's matmul writes into L1 (the warm-up's: DRAM)
+    WHEN diffed with --prep THEN the two matmuls pair as the same op (`op`), not as one op only
+    in each run."""
+    path = copied_warm_up(tmp_path / "s.db", capture_buffer_type="L1")
+    code, report = run_diff_json(path, "--prep")
+    assert report["alignment"]["only_a"] == report["alignment"]["only_b"] == 0
+    assert report["alignment"]["matched"]["op"] == 2  # the matmul and the relu reading it
+    first = report["first_divergence"]
+    assert first["a"]["line"] == 30 and first["b"]["line"] == 10

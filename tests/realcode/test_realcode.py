@@ -297,13 +297,27 @@ VARIANTS = [
            "            self.input_tensor = ttnn.reshard(self.tt_image_res, self.input_mem_config, self.input_tensor)\n",
            "            self.input_tensor = ttnn.reshard(self.tt_image_res, self.input_mem_config)\n",
            "TR005", "self.input_tensor = ttnn.reshard(self.tt_image_res, self.input_mem_config)"),
+    # tests/ttnn/tracy test_trace_runs.py: the warm-up is a copy of the captured statement, its
+    # output read back and deallocated before the capture
+    mutant("tracy_matmul_copied_warm_up", "no_warm_up",
+           "    warm = ttnn.matmul(a, b, core_grid=ttnn.CoreGrid(y=8, x=8))\n"
+           "    eager = ttnn.to_torch(warm)\n    ttnn.deallocate(warm)\n",
+           "    eager = (torch_a.float() @ torch_b.float()).bfloat16()\n",
+           "TR013", "out = ttnn.matmul("),
+    mutant("tracy_matmul_copied_warm_up", "warm_up_in_l1",
+           "warm = ttnn.matmul(a, b, core_grid=ttnn.CoreGrid(y=8, x=8))",
+           "warm = ttnn.matmul(a, b, core_grid=ttnn.CoreGrid(y=8, x=8), memory_config=ttnn.L1_MEMORY_CONFIG)",
+           "TR013", "out = ttnn.matmul("),
+    mutant("tracy_matmul_copied_warm_up", "readback_in_capture",
+           "        out = ttnn.matmul(a, b, core_grid=ttnn.CoreGrid(y=8, x=8))\n",
+           "        out = ttnn.matmul(a, b, core_grid=ttnn.CoreGrid(y=8, x=8))\n"
+           "        print(\"captured\", ttnn.to_torch(out).float().mean().item())\n",
+           "TR001", "print(\"captured\""),
 ]
 
 # program, or program/variant id, or program@adversarial -> why it fails today (each one an entry
 # of the gap list kept with the analysis and emulator work).
 KNOWN_GAPS: dict[str, str] = {
-    "paged_update_cache_trace_mode": "TR015 warning: a capture repeating the compiled call N times is taken as diverging from its one-call prep run",
-    "llama_vllm_easy_trace_requests": "TR015 warning: the prep run is found as the compile call only, not the eager embedding and rotary ops before it that the capture repeats",
     "ufld_data_parallel_mesh_runner/interleaved_input_never_refreshed": "TR005 blames the in-capture free of the input, not the missing write into the input reallocated on its range",
     "vit_trace_2cq_dram_output/read_before_dram_copy": "TR012 takes the missing wait for a stale event and points at the earlier record_event, not at the unordered read",
 }

@@ -14,7 +14,8 @@ A clear of the program cache (`device.disable_and_clear_program_cache()`) is rec
 `program_cache_clear` note; one between the warm-up call and the capture is named as the cause.
 Rule: per capture, the first captured call that compiled is reported (one warm-up mistake
 usually makes several ops compile; the rest are listed in the message), naming the op, the key
-fields that differ from the warm-up call at the same line, or saying there was none.
+fields that differ from the warm-up call at the same line (else the prep run's last call of the
+op, for a warm-up written at other lines: see `store/prep.py`), or saying there was none.
 """
 
 from __future__ import annotations
@@ -52,10 +53,14 @@ def _compiled(ctx: Context, calls: list[Event], trace: int | None) -> Finding:
     warm = None
     if site is not None:
         warm = ctx.facts.last_call_at((site.file, site.line, site.function, first.name), begin)
+    if warm is None:  # a warm-up written as a copy of the captured block: its prep run's call
+        after = max((t.end.seq for t in ctx.traces if t.device == first.device and t.end is not None
+                     and t.end.seq < begin), default=0)  # fmt: skip
+        warm = ctx.facts.last_prep_call(first.name, first.device, after, begin)
     evidence: dict = {"op": first.name, "trace": trace}
     if warm is None:
-        why = (f"No call of {first.name} at this line ran before the capture, so the warm-up"
-               " never compiled it.")  # fmt: skip
+        why = (f"No call of {first.name} at this line (nor in the prep run) ran before the"
+               " capture, so the warm-up never compiled it.")  # fmt: skip
     else:
         diffs = _key_diff(warm.inputs, first.inputs)
         evidence["warm_up"] = where(ctx, warm)

@@ -129,6 +129,18 @@ class EventFacts:
                 out.append((ev.seq, _path(s.stack)))
         return out
 
+    def last_prep_call(self, name: str, device: int | None, after: int, before: int) -> Event | None:
+        """The last prep-run call of op `name` on `device` with after < seq < before: the
+        warm-up of a captured call written at another line (a copied block)."""
+        found = None
+        for ev in self._events:
+            if ev.seq >= before:
+                break
+            if (ev.seq > after and ev.phase is Phase.PREP and ev.kind is Kind.OP
+                    and ev.parent is None and ev.name == name and ev.device == device):  # fmt: skip
+                found = ev
+        return found
+
     def last_call_at(self, site: SiteKey, before: int) -> Event | None:
         """The last eager/prep call of op `site[3]` at a call site before `before` (a warm-up)."""
         found = None
@@ -274,4 +286,8 @@ class SessionFacts:
 
     def last_call_at(self, site: SiteKey, before: int) -> Event | None:
         seq = self._session.last_eager_call(*site, before)
+        return self.event(seq) if seq is not None else None
+
+    def last_prep_call(self, name: str, device: int | None, after: int, before: int) -> Event | None:
+        seq = self._session.last_prep_call(name, device, after, before)
         return self.event(seq) if seq is not None else None

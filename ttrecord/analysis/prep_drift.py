@@ -1,7 +1,8 @@
 """TR015 capture differs from its prep run (path instability).
 
-The prep run is the eager pass right before `begin_trace_capture` that repeats the captured
-call sites (tagged `prep` when the session is stored, see `store/prep.py`); it exists to
+The prep run is the eager pass before `begin_trace_capture` that repeats the captured ops (found
+by aligning op names and tensor signatures and tagged `prep` when the session is stored, see
+`store/prep.py`; `diff --prep` reads the same tags); it exists to
 compile every program and settle every allocation the capture will use. When the capture then
 runs other ops, or the same ops on other shapes, dtypes, layouts or memory configs, the prep run
 warmed a different path: what the capture compiles or allocates was never rehearsed.
@@ -9,7 +10,9 @@ warmed a different path: what the capture compiles or allocates was never rehear
 The two op lists are aligned exactly as `ttrecord diff --prep` aligns them
 (`drift.pair_ops`); the finding is pinned to the first divergent call. Moved addresses alone
 are not a divergence (intermediates may move while the prep run's outputs are alive; TR005 and
-the diff cover inputs). Host-only ops are left out (nothing compiles; TR008 covers them in
+the diff cover inputs), and neither is an op one side runs more often than the other when the
+other ran it with the same tensors (a captured loop over the warmed-up op compiles nothing new).
+Host-only ops are left out (nothing compiles; TR008 covers them in
 a capture). A first divergent call that also grew the program cache is left to
 TR013, which reports the same mistake with the compile it caused.
 """
@@ -21,11 +24,11 @@ import json
 from collections.abc import Sequence
 
 from ttrecord.analysis.context import Context, TraceInfo
-from ttrecord.analysis.drift import pair_ops
+from ttrecord.analysis.drift import pair_ops, unrehearsed
 from ttrecord.analysis.drift.model import CapturedOp, OpPair, PairStatus, Tensor
 from ttrecord.analysis.rules import finding, where
 from ttrecord.events import Event, Kind, NoteKind, Phase, TensorRef
-from ttrecord.store.prep import FREES_ONLY
+from ttrecord.store.prep import MEMORY_ONLY
 from ttrecord.findings import Finding
 
 _PATH_FIELDS = frozenset(("shape", "dtype", "layout", "memory_config", "storage", "count",
@@ -38,8 +41,8 @@ def detect(events: Sequence[Event], ctx: Context) -> list[Finding]:
     compiled: set[int] = set()
     for ev in events:
         if ev.kind is Kind.OP and ev.parent is None:
-            if ev.name.rsplit(".", 1)[-1] in FREES_ONLY:
-                continue  # a free computes and compiles nothing: where it runs cannot diverge
+            if ev.name.rsplit(".", 1)[-1] in MEMORY_ONLY:
+                continue  # a free or bare allocation compiles nothing: where it runs cannot diverge
             if ev.phase is Phase.PREP:
                 prep_ops.append(ev)
             elif ev.phase is Phase.CAPTURE:
@@ -79,13 +82,16 @@ def _between(ops: list[Event], seqs: list[int], after: int, before: int,
 def _first_divergence(ctx: Context, t: TraceInfo, prep: list[Event], captured: list[Event],
                       compiled: set[int]) -> Finding | None:  # fmt: skip
     a, b = _ops(ctx, prep), _ops(ctx, captured)
-    pairs, _method, _key = pair_ops(a, b)
+    pairs, _method, _key = pair_ops(a, b, by_name=True)
+    new = set(unrehearsed(pairs))
     for k, pair in enumerate(pairs):
         fields = {c.field for c in pair.changes}
         if pair.status is PairStatus.CHANGED and not fields & _PATH_FIELDS:
             continue
         if pair.status is PairStatus.SAME:
             continue
+        if (pair.a is None or pair.b is None) and k not in new:
+            continue  # one side repeats an op the other ran: nothing new compiles
         if pair.b is not None and pair.b.seq in compiled:
             return None  # TR013 reports it
         return _finding(ctx, t, pair, prep, k)

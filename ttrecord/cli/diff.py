@@ -23,7 +23,10 @@ class Diff:
     The report names the first divergent op and the allocation live before the capture that
     most likely shifted the layout, with its line in the run that has it.
 
-    With --prep, drift means the capture reads a different buffer than its prep run for an
+    With --prep, the prep run is the eager run of the captured ops before begin_trace_capture
+    (found by op names and tensor signatures, so a warm-up block copied from the captured one
+    counts, and frees, readbacks or other ops between the two do not hide it; frees are left
+    out on both sides). Drift means the capture reads a different buffer than its prep run for an
     input the run did not write itself (weights, uploaded inputs, caches), or runs other ops;
     intermediates may sit elsewhere while the prep run's outputs are still alive.
 

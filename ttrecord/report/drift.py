@@ -139,6 +139,7 @@ def alignment_sentence(report: DriftReport) -> str:
     parts = [f"{m['exact']:,} exact (same op, call site and tensor signature)"]
     for kind, words in (("signature", "by tensor signature at another call site"),
                         ("call_site", "at the same call site with other tensors"),
+                        ("op", "as the same op at another call site with other tensors"),
                         ("reordered", "reordered (same signature, another order)")):  # fmt: skip
         if m[kind]:
             parts.append(f"{m[kind]:,} {words}")

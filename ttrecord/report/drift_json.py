@@ -131,7 +131,7 @@ def _rows(report: DriftReport, all_ops: bool) -> Iterator[dict[str, Any]]:
 
 def _matched_json(report: DriftReport) -> dict[str, int]:
     counts = report.matched()
-    return {k: counts[k] for k in ("exact", "signature", "call_site", "reordered")}
+    return {k: counts[k] for k in ("exact", "signature", "call_site", "op", "reordered")}
 
 
 def to_json(report: DriftReport, all_ops: bool = False) -> dict[str, Any]:

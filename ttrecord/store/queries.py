@@ -290,6 +290,15 @@ class AnalysisQueries:
         )
         return rows[0][0] if rows else None
 
+    def last_prep_call(self, name: str, device: int | None, after: int, before: int) -> int | None:
+        """Seq of the last prep-run call of op `name` on a device with after < seq < before."""
+        rows = self._query(
+            "SELECT max(seq) FROM events WHERE seq > ? AND seq < ? AND phase = 'prep'"
+            " AND kind = 'op' AND parent IS NULL AND name = ? AND device IS ?",
+            (after, before, name, device),
+        )
+        return rows[0][0] if rows else None
+
     # -- what the report reads ---------------------------------------------------------------
 
     def last_raised_seq(self) -> int | None:

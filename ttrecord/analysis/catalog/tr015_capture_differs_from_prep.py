@@ -24,10 +24,17 @@ RULE = Rule(
     levels="warning",
     summary="the capture runs other ops, shapes, layouts or memory configs than its prep run",
     reported_when=(
-        "aligned as `ttrecord diff --prep` aligns them, the capture's device ops differ from its "
-        "prep run's: an op only on one side, or another input/output count, shape, dtype, layout, "
-        "memory config or buffer type (moved addresses alone do not count; host-only ops are left "
-        "to TR008); left to TR013 when that call compiled"
+        "the capture's device ops differ from its prep run's, aligned and compared as "
+        "`ttrecord diff --prep` does (the prep run: the eager ops before `begin_trace_capture` "
+        "that repeat the captured ones, found by aligning op names and tensor signatures "
+        "backwards from the capture, not by lines: a warm-up written as a copy of the captured "
+        "block counts; frees, transfers and a block of other ops between the warm-up and the "
+        "capture are not part of it; a capture no eager run repeats has none and no finding): an "
+        "op only on one side that the other side never ran with the same tensors (a captured "
+        "loop over the warmed-up op is no divergence), or another input/output count, shape, "
+        "dtype, layout, memory config or buffer type (moved addresses alone do not count; frees "
+        "and bare allocations such as `allocate_tensor_on_device` compute nothing and do not "
+        "count; host-only ops are left to TR008); left to TR013 when that call compiled"
     ),
     at="the first divergent call (the captured one; the prep run's when the op is only there)",
     why=(

@@ -18,7 +18,7 @@ from .align import align
 from .capture import CaptureSpec, load_capture, resolve_targets
 from .cause import likely_cause, pair_live, reordered_cause, replay_overlaps
 from .compare import buffer_moves, changed_inputs, drift_groups, pair_op_lists
-from .signature import align_ops
+from .signature import align_ops, op_signature
 from .model import (
     Capture,
     CapturedOp,
@@ -40,24 +40,37 @@ __all__ = [
     "Capture", "CapturedOp", "CaptureRef", "CaptureSpec", "Cause", "DriftGroup", "DriftReport",
     "FieldChange", "LiveBuffer", "LiveDifference", "OpPair", "Overlap", "OverlapSummary",
     "PairStatus", "Tensor", "DIFF_STEPS", "align", "align_ops", "bulk", "diff_captures", "diff_targets",
-    "load_capture", "resolve_targets",
+    "load_capture", "resolve_targets", "unrehearsed",
 ]  # fmt: skip
 
 
-def pair_ops(a: list[CapturedOp], b: list[CapturedOp]) -> tuple[list[OpPair], str, str]:
+def pair_ops(a: list[CapturedOp], b: list[CapturedOp],
+             by_name: bool = False) -> tuple[list[OpPair], str, str]:  # fmt: skip
     """Align two op lists by what ran and compare every aligned pair; returns the pairs, the
-    search method and what it aligned on (see `signature.align_ops`)."""
-    alignment = align_ops(a, b)
+    search method and what it aligned on (see `signature.align_ops`). `by_name`: a prep run
+    (`a`) against its capture, which `diff --prep` and TR015 both align this way."""
+    alignment = align_ops(a, b, by_name=by_name)
     return pair_op_lists(a, b, alignment.rows), alignment.method, alignment.key
+
+
+def unrehearsed(pairs: list[OpPair]) -> list[int]:
+    """Rows of ops on one side only whose signature the other side never ran: for a prep run
+    and its capture, what one of them compiles that the other did not. A capture that loops
+    over the warmed-up op (one warm-up call, k captured calls) repeats what was rehearsed."""
+    ran_a = {op_signature(p.a) for p in pairs if p.a is not None}
+    ran_b = {op_signature(p.b) for p in pairs if p.b is not None}
+    return [k for k, p in enumerate(pairs)
+            if (p.a is None and op_signature(p.b) not in ran_a)  # type: ignore[arg-type]
+            or (p.b is None and p.a is not None and op_signature(p.a) not in ran_b)]  # fmt: skip
 
 
 def diff_captures(a: Capture, b: Capture) -> DriftReport:
     """Everything that differs between two loaded captures, and the likely cause."""
-    pairs, method, key = pair_ops(a.ops, b.ops)
+    pairs, method, key = pair_ops(a.ops, b.ops, by_name=a.ref.prep)
     inputs = changed_inputs(pairs)
-    if a.ref.prep:  # only inputs from outside the run must match between prep and capture
-        unpaired = (k for k, p in enumerate(pairs) if p.a is None or p.b is None)
-        first = min([*inputs, *unpaired], default=None)
+    if a.ref.prep:  # only inputs from outside the run must match between prep and capture,
+        # and only ops one side never ran (a captured loop over the warmed-up op is rehearsed)
+        first = min([*inputs, *unrehearsed(pairs)], default=None)
     else:
         first = next((k for k, p in enumerate(pairs) if p.status is not PairStatus.SAME), None)
     moves = buffer_moves(pairs)
@@ -116,7 +129,7 @@ def _diff_targets(a: CaptureSpec, b: CaptureSpec | None, step: Callable[[str], N
         if b is None:
             prep = load_capture(sa, a.number, prep=True)
             step("reading the second capture")
-            capture = load_capture(sa, a.number)
+            capture = load_capture(sa, a.number, frees=False)
             step("aligning and comparing ops")
             return diff_captures(prep, capture)
         capture_a = load_capture(sa, a.number)

@@ -2,8 +2,8 @@
 
 A capture is the events between a TRACE_BEGIN and its TRACE_END on one device; captures are
 numbered 1, 2, … in begin order within a session. Its prep run is the eager pass the store
-tagged `prep` right before it (the same call sites, run once to compile and allocate), which
-must use the very input buffers the capture bakes in.
+tagged `prep` before it (the same ops, run once to compile and allocate; `store/prep.py` finds
+it by aligning op sequences), which must use the very input buffers the capture bakes in.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ttrecord.errors import TtrecordError
 from ttrecord.events import CALL_KINDS, BufferRef, Event, Kind
+from ttrecord.store.prep import MEMORY_ONLY
 from ttrecord.store.reader import EventFilter, Session, TraceRow, capture_op_rows, op_tensors
 
 from .model import Capture, CapturedOp, CaptureRef, LiveBuffer, Tensor
@@ -94,24 +95,29 @@ def pick_trace(session: Session, number: int | None) -> tuple[int, TraceRow]:
     return n, traces[n - 1]
 
 
-def load_capture(session: Session, number: int | None = None, prep: bool = False) -> Capture:
-    """The ops of capture `number` (or of its prep run) and the allocator state around it."""
+def load_capture(session: Session, number: int | None = None, prep: bool = False,
+                 frees: bool = True) -> Capture:  # fmt: skip
+    """The ops of capture `number` (or of its prep run) and the allocator state around it.
+    A prep run is loaded without its frees and bare allocations (`ttnn.deallocate` of the
+    warm-up's outputs before the capture, `allocate_tensor_on_device`: they compute nothing,
+    `store.prep.MEMORY_ONLY`); `frees=False` leaves them out of a capture too."""
     n, trace = pick_trace(session, number)
     ref = CaptureRef(
         str(session.path), n, trace.device, trace.trace_id, trace.begin_seq, trace.end_seq, prep
     )
     if prep:
         after = _previous_capture_end(session, trace)
-        ops = _load_ops(session, "prep", trace.device, after, trace.begin_seq)
+        ops = _load_ops(session, "prep", trace.device, after, trace.begin_seq, frees=False)
         if not ops:
             raise TtrecordError(
-                f"{session.path.name}: capture {n} has no prep run (no eager run of its ops"
-                " right before begin_trace_capture)"
+                f"{session.path.name}: capture {n} has no prep run (no eager run of its ops,"
+                " by op names and tensor signatures, between the previous capture and its"
+                " begin_trace_capture)"
             )
         start = ops[0].seq
     else:
         end = trace.end_seq if trace.end_seq is not None else 1 << 62
-        ops = _load_ops(session, "capture", trace.device, trace.begin_seq, end)
+        ops = _load_ops(session, "capture", trace.device, trace.begin_seq, end, frees=frees)
         start = trace.begin_seq
     # Only buffers live at the capture's start or during its replays matter to the diff: two
     # narrow queries, since one spanning both would return every buffer the capture made.
@@ -130,7 +136,7 @@ def _previous_capture_end(session: Session, trace: TraceRow) -> int:
 
 
 def _load_ops(
-    session: Session, phase: str, device: int, after: int, before: int
+    session: Session, phase: str, device: int, after: int, before: int, frees: bool = True
 ) -> list[CapturedOp]:
     """The top-level ops of `phase` on `device` with `after < seq < before`, as CapturedOps."""
     sites: dict[int | None, tuple[str, int, str]] = {cid: (s.file, s.line, s.function) for cid, s in session.callsites().items()}
@@ -143,6 +149,8 @@ def _load_ops(
     new = _new
     ops: list[CapturedOp] = []
     for seq, name, site, text in capture_op_rows(session, phase, device, after, before):
+        if not frees and name.rsplit(".", 1)[-1] in MEMORY_ONLY:
+            continue
         tensors = decoded.get(text)
         if tensors is None:
             ins, outs = op_tensors(text)

@@ -137,7 +137,8 @@ class OpPair(NamedTuple):
     b: CapturedOp | None
     changes: tuple[FieldChange, ...] = ()
     # How the pair was aligned: "exact" (same op, call site and tensor signature), "signature"
-    # (another call site), "call_site" (other tensors), "reordered"; "" for an unmatched op.
+    # (another call site), "call_site" (other tensors), "op" (another call site and other
+    # tensors: prep runs only), "reordered"; "" for an unmatched op.
     match: str = ""
 
     @property
@@ -225,7 +226,7 @@ class DriftReport:
 
     def matched(self) -> dict[str, int]:
         """How many rows were aligned each way, and how many ops stayed unmatched."""
-        counts = dict.fromkeys(("exact", "signature", "call_site", "reordered",
+        counts = dict.fromkeys(("exact", "signature", "call_site", "op", "reordered",
                                 "unmatched_a", "unmatched_b"), 0)  # fmt: skip
         for p in self.pairs:
             kind = p.match or ("unmatched_b" if p.a is None else "unmatched_a")

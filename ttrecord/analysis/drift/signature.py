@@ -15,6 +15,9 @@ buffer types and roles (input, output, or output written in place over an input)
    same function);
 4. ops still unmatched on both sides with equal signatures ran in another order: they pair as
    "reordered".
+With `by_name` (a prep run against its capture, where the warm-up may be a copy of the captured
+block at other lines), ops unmatched on both sides in a gap then pair by op name alone ("op":
+the same op, its tensors compared as changes).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ SIGNATURE = "signature"  # same op and tensor signature, another call site
 CALL_SITE = "call_site"  # same op and call site, other tensors (shape, dtype, layout, …)
 REORDERED = "reordered"  # same op and tensor signature, run in another order
 SITE = "site"  # same call site, tensors not compared yet (identical call-site sequences)
+OP = "op"  # same op, another call site and other tensors (`by_name`: a prep run)
 
 Row = tuple[int | None, int | None, str]  # (i, j, match kind); "" for an unmatched op
 
@@ -113,7 +117,7 @@ def site_score(x: CapturedOp, y: CapturedOp, sx: _Sites, sy: _Sites) -> int:
 
 
 def align_ops(a: Sequence[CapturedOp], b: Sequence[CapturedOp],
-              max_edits: int = DEFAULT_MAX_EDITS) -> OpAlignment:  # fmt: skip
+              max_edits: int = DEFAULT_MAX_EDITS, by_name: bool = False) -> OpAlignment:  # fmt: skip
     """Pair the ops of two runs (see the module docstring); rows say how each pair matched.
 
     Identical call sites give kind SITE: the same call site, the tensors not yet compared
@@ -139,6 +143,13 @@ def align_ops(a: Sequence[CapturedOp], b: Sequence[CapturedOp],
     if same_site:
         matches = sorted([*matches, *same_site])
         gaps = gap_positions(matches, n, m)
+    same_name: list[tuple[int, int]] = []
+    if by_name and gaps:
+        names_a, names_b = [op[2] for op in a], [op[2] for op in b]
+        same_name = _same_site_in_gaps(matches, names_a, names_b, max_edits, gaps)
+        if same_name:
+            matches = sorted([*matches, *same_name])
+            gaps = gap_positions(matches, n, m)
     matches, gaps = slide(matches, sa, sb, score, n, m, gaps)
     same_site_set = set(same_site)
     rows: list[Row] = []
@@ -155,8 +166,10 @@ def align_ops(a: Sequence[CapturedOp], b: Sequence[CapturedOp],
         rows += [(None, y, "") for y in range(j0 + 1, j1)]
         start = k
     rows += _diagonal(matches[start:], ka, kb)
-    if same_site_set:
-        rows = [(i, j, CALL_SITE) if (i, j) in same_site_set else (i, j, kind)
+    if same_site_set or same_name:
+        same_name_set = set(same_name)
+        rows = [(i, j, CALL_SITE) if (i, j) in same_site_set else
+                (i, j, OP) if (i, j) in same_name_set else (i, j, kind)
                 for i, j, kind in rows]  # fmt: skip
     if only_a and only_b:
         rows = _pair_reordered(rows, only_a, only_b, sa, sb)
@@ -169,8 +182,8 @@ def _diagonal(matches: list[tuple[int, int]], ka: list, kb: list) -> list[Row]:
 
 def _same_site_in_gaps(matches: list[tuple[int, int]], ka: list, kb: list, max_edits: int,
                        gaps: list[int]) -> list[tuple[int, int]]:  # fmt: skip
-    """Between signature matches, ops unmatched on both sides that share a call site. `gaps`:
-    the gap positions of `matches` (`gap_positions`)."""
+    """Between signature matches, ops unmatched on both sides that share a call site (or
+    whatever `ka`, `kb` key them by). `gaps`: the gap positions of `matches` (`gap_positions`)."""
     found: list[tuple[int, int]] = []
     bounds = [(-1, -1), *matches, (len(ka), len(kb))]
     for k in gaps:
