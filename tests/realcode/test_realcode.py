@@ -292,7 +292,7 @@ VARIANTS = [
            "        input_mem_config = ttnn.create_sharded_memory_config(\n            [n, c, h, w],\n            core_grid,\n"
            "            ttnn.ShardStrategy.HEIGHT,\n        )\n",
            "        input_mem_config = ttnn.L1_MEMORY_CONFIG\n",
-           "TR005", "if self.input_tensor.is_sharded():"),
+           "TR005", "ttnn.execute_trace(self.device, self.tid, cq_id=0, blocking=False)"),
     mutant("ufld_data_parallel_mesh_runner", "reshard_not_in_place",
            "            self.input_tensor = ttnn.reshard(self.tt_image_res, self.input_mem_config, self.input_tensor)\n",
            "            self.input_tensor = ttnn.reshard(self.tt_image_res, self.input_mem_config)\n",
@@ -317,10 +317,7 @@ VARIANTS = [
 
 # program, or program/variant id, or program@adversarial -> why it fails today (each one an entry
 # of the gap list kept with the analysis and emulator work).
-KNOWN_GAPS: dict[str, str] = {
-    "ufld_data_parallel_mesh_runner/interleaved_input_never_refreshed": "TR005 blames the in-capture free of the input, not the missing write into the input reallocated on its range",
-    "vit_trace_2cq_dram_output/read_before_dram_copy": "TR012 takes the missing wait for a stale event and points at the earlier record_event, not at the unordered read",
-}
+KNOWN_GAPS: dict[str, str] = {}
 
 
 def _program_names() -> list[str]:
