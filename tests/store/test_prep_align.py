@@ -167,3 +167,17 @@ def test_each_capture_finds_its_own_warm_up(tmp_path):
     phases = _phases(b, tmp_path)
     assert [phases[n] for n in (10, 40, 70)] == ["prep"] * 3
     assert [phases[n] for n in (20, 50, 80)] == ["capture"] * 3
+
+
+def test_the_prep_run_right_before_wins_over_an_earlier_compile_run_of_the_captured_path():
+    """Compiled once with a branch taken, prepped without it, captured with it (samples/
+    prep_differs.py): the prep run is the pass right before the capture, one op short."""
+    with_branch = [("ttnn.add", "a"), ("ttnn.multiply", "a"), ("ttnn.relu", "a")]
+    without = [("ttnn.add", "a"), ("ttnn.relu", "a")]
+    assert prep_of(with_branch, with_branch + without) == [3, 4]
+
+
+def test_a_lone_captured_op_in_a_block_before_the_capture_does_not_hide_the_warm_up():
+    step = [("ttnn.matmul", "a"), ("ttnn.softmax", "a"), ("ttnn.relu", "a")]
+    block = [("ttnn.clone", "b"), ("ttnn.relu", "a"), ("ttnn.sum", "b"), ("ttnn.clone", "b")]
+    assert prep_of(step, step + block) == [0, 1, 2]

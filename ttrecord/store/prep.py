@@ -33,15 +33,16 @@ _WINDOW_MARGIN = 512
 _NEAR_PER_OP = 2
 _NEAR_MARGIN = 32
 # Where an alignment may start: the eager ops nearest the capture that repeat one of its last
-# `_ANCHOR_OPS` ops, at most `_ANCHORS` of them. Edits one alignment may spend (unaligned ops on
-# either side): `_EDITS_MARGIN` plus one per `_EDITS_PER_OPS` captured ops, at most `_EDITS_MAX`;
-# and how many more it tries once the capture is used up (an op only in the warm-up costs one).
+# `_ANCHOR_OPS` ops, at most `_ANCHORS` of them; a nearer anchor wins unless a farther one aligns
+# more than `_NEARER_SLACK_PER` of the capture (at least one op) more. Edits one alignment may
+# spend (unaligned ops on either side): `_EDITS_MARGIN` plus one per `_EDITS_PER_OPS` captured
+# ops, at most `_EDITS_MAX`.
 _ANCHOR_OPS = 3
 _ANCHORS = 8
+_NEARER_SLACK_PER = 8
 _EDITS_MARGIN = 16
 _EDITS_PER_OPS = 8
 _EDITS_MAX = 512
-_EDITS_AFTER = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +90,12 @@ def align_prep(captured: Sequence[tuple[str, Hashable]],
 
 
 def _anchored(b: list[Hashable], a: list[Hashable]) -> list[tuple[int, int]]:
-    """The best alignment of all of `b` (the capture, last op first) against `a` (the eager
-    ops, nearest first) starting at one of the anchors: the most matched ops, then the nearest."""
+    """The alignment of all of `b` (the capture, last op first) against `a` (the eager ops,
+    nearest first) from the anchor that aligns about as many ops as the best one with the
+    fewest eager ops skipped inside it, then the nearest: an earlier compile run of the captured
+    path must not win over the prep run right before the capture that left out one captured op
+    (TR015's case), while a lone op of the capture's in a block between warm-up and capture must
+    not win over the warm-up behind it."""
     heads = set(b[:_ANCHOR_OPS])
     anchors = []
     for x, key in enumerate(a):
@@ -100,21 +105,28 @@ def _anchored(b: list[Hashable], a: list[Hashable]) -> list[tuple[int, int]]:
                 break
     m = len(b)
     limit = min(_EDITS_MARGIN + m // _EDITS_PER_OPS, _EDITS_MAX)
-    best: list[tuple[int, int]] = []
+    tried: list[list[tuple[int, int]]] = []
     for x0 in anchors:
-        found = _myers(b, a[x0 : x0 + m + limit], limit)
-        if len(found) > len(best):
-            best = [(x0 + i, j) for i, j in found]
-            if len(best) == m:
-                break
-    return best
+        tried.append([(x0 + i, j) for i, j in _myers(b, a[x0 : x0 + m + limit], limit)])
+        if len(tried[-1]) == m and not _skipped(tried[-1]):
+            break  # the nearest exact copy
+    if not tried:
+        return []
+    most = max(map(len, tried))
+    enough = most - max(1, most // _NEARER_SLACK_PER)
+    candidates = [(_skipped(found), k) for k, found in enumerate(tried) if found and len(found) >= enough]
+    return tried[min(candidates)[1]] if candidates else []
+
+
+def _skipped(found: list[tuple[int, int]]) -> int:
+    """Eager ops left out between the first and last aligned ones."""
+    return found[-1][0] - found[0][0] + 1 - len(found)
 
 
 def _myers(b: list[Hashable], a: list[Hashable], limit: int) -> list[tuple[int, int]]:
     """Matched (a index, b index) pairs of an alignment that uses all of `b` and a prefix of
-    `a`, with the most matches among those found within `limit` edits (Myers' greedy diagonals;
-    the search goes `_EDITS_AFTER` edits past the first that uses all of `b`), else of the
-    furthest partial one."""
+    `a` with the fewest edits (Myers' greedy diagonals), the most matches among those; if none
+    is found within `limit` edits, the furthest partial one."""
     n, m = len(a), len(b)
     steps: list[dict[int, tuple[int, int | None, int]]] = []  # per d: k -> (x, from k, x0)
     prev: dict[int, int] = {}
@@ -146,7 +158,7 @@ def _myers(b: list[Hashable], a: list[Hashable], limit: int) -> list[tuple[int, 
             elif matches > partial[0]:
                 partial = (matches, d, k)
         steps.append(cur)
-        if best is not None and (best[0] == m or d >= best[1] + _EDITS_AFTER):
+        if best is not None:
             break
         prev = {k: v[0] for k, v in cur.items()}
     _, d, k = best or partial
