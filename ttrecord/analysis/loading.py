@@ -154,9 +154,7 @@ def trace_input_lifetimes(session: Session, facts: SessionFacts, traces: list[Tr
                     buffer_key(acc.buffer) in t.refilled and acc.seq < alloc < t.window.end
                 ):  # after the capture, or the capture's own holder of the input
                     at_inputs.add(buffer_id)
-    seqs.update(
-        seq for seq, buffer_id in session.new_device_tensors() if buffer_id not in input_buffers
-    )
+    seqs.update(session.new_device_tensors(input_buffers))
     return seqs | _buffer_events(session, at_inputs)
 
 

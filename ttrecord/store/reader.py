@@ -59,16 +59,6 @@ def _loads(text: str | None, default: Any = None) -> Any:
     return json.loads(text) if text else default
 
 
-def _args(cache: dict[str, Any], text: str | None) -> dict[str, Any] | None:
-    """Parsed arguments, each event getting its own (shallow) copy of a cached parse."""
-    if not text:
-        return None
-    if text not in cache:
-        cache[text] = json.loads(text)
-    value = cache[text]
-    return dict(value) if isinstance(value, dict) else value
-
-
 # The mapping's dicts, looked up inline: a function call per row costs as much as the row.
 _KINDS, _PHASES, _STATUSES, _kind = (
     vocabulary.KINDS, vocabulary.PHASES, vocabulary.STATUSES, vocabulary.kind
@@ -603,18 +593,7 @@ class Session(AnalysisQueries):
             " WHERE e.seq IN (SELECT value FROM json_each(?)) ORDER BY e.seq",
             (wanted,),
         )
-        sites = self.callsites()
-        parsed: dict[str, Any] = {}  # args texts repeat (every execute_trace has the same)
-        events = []
-        for r in rows:
-            buffer = BufferRef(*r[16:23]) if r[17] is not None else None
-            events.append(Event(
-                seq=r[0], kind=(_KINDS.get(r[5]) or _kind(r[5])), name=r[6], phase=_PHASES[r[7]], t_ns=r[2],
-                dur_ns=r[3], thread=r[4], device=r[8], cq=r[9], trace=r[10], parent=r[1],
-                callsite=sites.get(r[11]) if r[11] is not None else None,
-                status=_STATUSES[r[12]], error=r[13], args=_args(parsed, r[14]), region=r[15],
-                buffer=buffer,
-            ))  # fmt: skip
+        events = self._events_of_rows(rows)
         if with_tensors and events:
             by_seq = {ev.seq: ev for ev in events}
             ins: dict[int, list[TensorRef]] = {}
@@ -643,6 +622,41 @@ class Session(AnalysisQueries):
                 ev.outputs = tuple(outs.get(seq, ()))
         return events
 
+
+    def _events_of_rows(self, rows: list[tuple]) -> list[Event]:
+        """Events from `events_at` rows. A core load builds a few hundred thousand of them
+        (every replay of a decode loop), so the loop is written for speed: names bound
+        locally, positional construction, one BufferRef per distinct buffer row and one
+        parse per distinct argument text (each event still gets its own copy)."""
+        sites = self.callsites()
+        site_of, kind_of, phases, statuses = sites.get, _KINDS.get, _PHASES, _STATUSES
+        parsed: dict[str, Any] = {}  # args texts repeat (every execute_trace has the same)
+        buffers: dict[tuple, BufferRef] = {}  # an allocation and its free share the row
+        loads = json.loads
+        events: list[Event] = []
+        append = events.append
+        for (seq, parent, t_ns, dur_ns, thread, kind, name, phase, device, cq, trace, site,
+             status, error, args, region, *buf) in rows:  # fmt: skip
+            buffer = None
+            if buf[1] is not None:
+                key = tuple(buf)
+                buffer = buffers.get(key)
+                if buffer is None:
+                    buffer = buffers[key] = BufferRef(*buf)
+            if args:
+                value = parsed.get(args)
+                if value is None:
+                    value = parsed[args] = loads(args)
+                if isinstance(value, dict):
+                    value = dict(value)
+            else:
+                value = None
+            append(Event(
+                seq, kind_of(kind) or _kind(kind), name, phases[phase], t_ns, dur_ns, thread,
+                device, cq, trace, parent, site_of(site) if site is not None else None,
+                statuses[status], error, value, (), (), buffer, region,
+            ))  # fmt: skip
+        return events
 
 def find_sessions(folder: str | os.PathLike[str]) -> list[Path]:
     """Session files directly inside a folder, the most recently started run first (a check
