@@ -73,7 +73,7 @@ def load_core(session: Session, names: set[str] | None = None) -> tuple[list[Eve
     traces are derived from (and all a report needs besides the findings)."""
     facts = SessionFacts(session)
     names = wanted() if names is None else names
-    events = session.events_at(session.core_event_seqs(names & CORE_PARTS.keys()))
+    events = session.core_events(names & CORE_PARTS.keys())
     facts.prefetch(
         buffer_key(r.buffer) for e in events if e.phase is Phase.CAPTURE
         for r in e.outputs if r.buffer is not None

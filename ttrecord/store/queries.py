@@ -17,8 +17,7 @@ from ttrecord.errors import SessionError
 # Events every detector scans in full (see `analysis/loading.py`): every call that is not an
 # op or transfer, everything inside a capture or audit region.
 _CORE = (
-    "SELECT seq FROM events WHERE kind NOT IN ('op', 'alloc', 'free', 'h2d', 'd2h')"
-    " OR phase = 'capture' OR region IS NOT NULL"
+    "kind NOT IN ('op', 'alloc', 'free', 'h2d', 'd2h') OR phase = 'capture' OR region IS NOT NULL"
 )
 # More of that selection a rule can ask for by name in `Rule.facts`.
 CORE_PARTS = {
@@ -65,6 +64,13 @@ class EagerCallGroup(NamedTuple):
     stack: str | None = None  # the call site's callers (JSON), so a call path can be told apart
 
 
+def core_condition(parts: Iterable[str] | None = None) -> str:
+    """The SQL condition on `events` (its columns unqualified: no other table of a query may
+    have them) that selects the core events and the `CORE_PARTS` named (all when None)."""
+    names = CORE_PARTS.keys() if parts is None else parts
+    return " OR ".join([_CORE, *(CORE_PARTS[n] for n in sorted(names))])
+
+
 def _ids(values: Iterable[Any]) -> str:
     return json.dumps(sorted(set(values)))
 
@@ -81,10 +87,7 @@ class AnalysisQueries:
         """Seqs of the events every detector scans (trace calls, capture and audit-region
         events, calls that are neither ops nor transfers) and the `CORE_PARTS` named (all of
         them when None: what `report` reads)."""
-        names = CORE_PARTS.keys() if parts is None else parts
-        return [seq for (seq,) in self._query(
-            " OR ".join([_CORE, *(CORE_PARTS[n] for n in sorted(names))])
-        )]  # fmt: skip
+        return [seq for (seq,) in self._query(f"SELECT seq FROM events WHERE {core_condition(parts)}")]
 
     def last_seq(self) -> int:
         """The last event's seq (0 when there is none)."""

@@ -24,7 +24,7 @@ from ttrecord.findings import Finding, Severity
 from ttrecord.store import liveness, schema, vocabulary
 from ttrecord.store import snapshot as snapshot_store
 from ttrecord.store.opening import abnormal_message, connect_read_only, read_head
-from ttrecord.store.queries import AnalysisQueries, BufferLife, EagerCallGroup  # noqa: F401
+from ttrecord.store.queries import AnalysisQueries, BufferLife, EagerCallGroup, core_condition  # noqa: F401
 from ttrecord.store.buffer_rows import (  # noqa: F401  (re-exported)
     MAP_ROW_COLUMNS,
     MapRow,
@@ -69,6 +69,13 @@ _KINDS, _PHASES, _STATUSES, _kind = (
 def _shape(text: str | None) -> tuple[int, ...]:
     return tuple(json.loads(text)) if text else ()
 
+
+# `events_at` and `core_events`: an event with its allocation's buffer (`_events_of_rows`).
+_AT_COLUMNS = (
+    "e.seq, e.parent, e.t_ns, e.dur_ns, e.thread, e.kind, e.name, e.phase, e.device, e.cq,"
+    " e.trace, e.callsite, e.status, e.error, e.args, e.region, b.device, b.buffer_type,"
+    " b.address, b.size, b.page_size, b.num_pages, b.tensor_id"
+)
 
 # Named, not `SELECT *`: a column added to the table must not shift what is read.
 _TENSOR_COLUMNS = (
@@ -586,42 +593,53 @@ class Session(AnalysisQueries):
         thousand events scattered over a million-event session cost a few thousand rows."""
         wanted = json.dumps(sorted(set(seqs)))
         rows = self._query(
-            "SELECT e.seq, e.parent, e.t_ns, e.dur_ns, e.thread, e.kind, e.name, e.phase,"
-            " e.device, e.cq, e.trace, e.callsite, e.status, e.error, e.args, e.region,"
-            " b.device, b.buffer_type, b.address, b.size, b.page_size, b.num_pages, b.tensor_id"
-            " FROM events e LEFT JOIN buffers b ON b.id = e.buffer"
+            f"SELECT {_AT_COLUMNS} FROM events e LEFT JOIN buffers b ON b.id = e.buffer"
             " WHERE e.seq IN (SELECT value FROM json_each(?)) ORDER BY e.seq",
             (wanted,),
         )
         events = self._events_of_rows(rows)
         if with_tensors and events:
-            by_seq = {ev.seq: ev for ev in events}
-            ins: dict[int, list[TensorRef]] = {}
-            outs: dict[int, list[TensorRef]] = {}
-            refs: dict[tuple, TensorRef] = {}  # TensorRefs are frozen: one per distinct row
-            for row in self._query(
-                "SELECT seq, role, tensor_id, storage, shape, dtype, layout, memory_config,"
-                " device, buffer_type, address, size FROM tensors"
-                " WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq, role, pos",
-                (wanted,),
-            ):
-                key = row[2:]
-                ref = refs.get(key)
-                if ref is None:
-                    (tensor_id, storage, shape, dtype, layout, memcfg, device, btype, addr,
-                     size) = key  # fmt: skip
-                    buf = None
-                    if addr is not None and btype is not None:
-                        buf = BufferRef.of_tensor(device, btype, addr, size, memcfg, tensor_id)
-                    ref = refs[key] = TensorRef(
-                        tensor_id, storage, tuple(_loads(shape, [])), dtype, layout, memcfg, buf
-                    )
-                (ins if row[1] == "in" else outs).setdefault(row[0], []).append(ref)
-            for seq, ev in by_seq.items():
-                ev.inputs = tuple(ins.get(seq, ()))
-                ev.outputs = tuple(outs.get(seq, ()))
+            self._attach_tensors_at(events, wanted)
         return events
 
+    def core_events(self, parts: Iterable[str] | None = None) -> list[Event]:
+        """`events_at(core_event_seqs(parts))` in one pass over the table: the analysis loads
+        about a fifth of a long run's events this way (every replay of a decode loop)."""
+        rows = self._query(
+            f"SELECT {_AT_COLUMNS} FROM events e LEFT JOIN buffers b ON b.id = e.buffer"
+            f" WHERE {core_condition(parts)} ORDER BY e.seq"
+        )
+        events = self._events_of_rows(rows)
+        if events:
+            self._attach_tensors_at(events, json.dumps([ev.seq for ev in events]))
+        return events
+
+    def _attach_tensors_at(self, events: list[Event], wanted: str) -> None:
+        """Each event's tensors, by the seqs in `wanted` (a JSON list)."""
+        by_seq = {ev.seq: ev for ev in events}
+        ins: dict[int, list[TensorRef]] = {}
+        outs: dict[int, list[TensorRef]] = {}
+        refs: dict[tuple, TensorRef] = {}  # TensorRefs are frozen: one per distinct row
+        for row in self._query(
+            f"SELECT {_TENSOR_COLUMNS} FROM tensors"
+            " WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq, role, pos",
+            (wanted,),
+        ):
+            key = row[2:]
+            ref = refs.get(key)
+            if ref is None:
+                (tensor_id, storage, shape, dtype, layout, memcfg, device, btype, addr,
+                 size) = key  # fmt: skip
+                buf = None
+                if addr is not None and btype is not None:
+                    buf = BufferRef.of_tensor(device, btype, addr, size, memcfg, tensor_id)
+                ref = refs[key] = TensorRef(
+                    tensor_id, storage, tuple(_loads(shape, [])), dtype, layout, memcfg, buf
+                )
+            (ins if row[1] == "in" else outs).setdefault(row[0], []).append(ref)
+        for seq, ev in by_seq.items():
+            ev.inputs = tuple(ins.get(seq, ()))
+            ev.outputs = tuple(outs.get(seq, ()))
 
     def _events_of_rows(self, rows: list[tuple]) -> list[Event]:
         """Events from `events_at` rows. A core load builds a few hundred thousand of them
