@@ -87,12 +87,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--targets", action="store_true", help="print the Targets table (markdown)")
     parser.add_argument("--write-results", action="store_true",
                         help="rewrite the Targets table of benchmarks/RESULTS.md from this run")
+    parser.add_argument("--keep", action="store_true",
+                        help="with --write-results: targets this run did not measure keep their rows")
     parser.add_argument("--from", dest="saved", type=Path,
                         help="a saved run's JSON lines: build the table from them, run nothing")
     args = parser.parse_args(argv)
     if args.saved is not None:
         saved = [json.loads(ln) for ln in args.saved.read_text().splitlines() if ln.startswith("{")]
-        return _targets(saved, args.targets, args.write_results)
+        return _targets(saved, args.targets, args.write_results, args.keep)
     names = args.only or discover()
     console = Console(stderr=True)
     host = machine()
@@ -120,17 +122,17 @@ def main(argv: list[str] | None = None) -> int:
             figures = ", ".join(f"{k}={v}" for k, v in row.items() if k != "benchmark")
             table.add_row(str(row.get("benchmark", name)), figures, f"{elapsed:.1f}")
     console.print(table)
-    _targets(collected, args.targets, args.write_results)
+    _targets(collected, args.targets, args.write_results, args.keep)
     return 1 if failed else 0
 
 
-def _targets(rows: list[dict], show: bool, write: bool) -> int:
+def _targets(rows: list[dict], show: bool, write: bool, keep: bool = False) -> int:
     from benchmarks import targets
 
     if show:
         print(targets.table(rows), file=sys.stderr)
     if write:
-        targets.write(rows)
+        targets.write(rows, keep=keep)
         print(f"rewrote the Targets table of {targets.RESULTS}", file=sys.stderr)
     return 0
 

@@ -84,14 +84,16 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
-def table(rows: list[Row]) -> str:
-    """The Targets table (markdown) for one run's rows."""
+def table(rows: list[Row], earlier: dict[str, str] | None = None) -> str:
+    """The Targets table (markdown) for one run's rows; a target the run did not measure keeps
+    its line from `earlier` (target -> line of a previous table) when given."""
     lines = ["| target | goal | measured | | load |", "|---|---|---|---|---|"]
     for t in TARGETS:
         goal = f"{'≤' if t.at_most else '≥'} {_number(t.goal)} {t.unit}"
         found = t.measured(rows)
         if found is None:
-            lines.append(f"| {t.what} | {goal} | not measured in this run | | |")
+            kept = (earlier or {}).get(t.what)
+            lines.append(kept or f"| {t.what} | {goal} | not measured in this run | | |")
             continue
         value, row = found
         met = value <= t.goal if t.at_most else value >= t.goal
@@ -109,5 +111,22 @@ def replace_table(text: str, new: str) -> str:
     return text[: start + len(BEGIN)] + "\n" + new + "\n" + text[end:]
 
 
-def write(rows: list[Row], path: Path = RESULTS) -> None:
-    path.write_text(replace_table(path.read_text(encoding="utf-8"), table(rows)), encoding="utf-8")
+def current_lines(text: str) -> dict[str, str]:
+    """Target -> its line in the Targets table of RESULTS.md's text (measured ones only)."""
+    start, end = text.find(BEGIN), text.find(END)
+    if not 0 <= start < end:
+        return {}
+    names = {t.what for t in TARGETS}
+    found = {}
+    for line in text[start + len(BEGIN):end].splitlines():
+        what = line[2:].split(" | ", 1)[0]
+        if line.startswith("| ") and what in names and "not measured" not in line:
+            found[what] = line
+    return found
+
+
+def write(rows: list[Row], path: Path = RESULTS, keep: bool = False) -> None:
+    """Rewrite the table; with `keep`, the targets this run did not measure keep their lines."""
+    text = path.read_text(encoding="utf-8")
+    earlier = current_lines(text) if keep else None
+    path.write_text(replace_table(text, table(rows, earlier)), encoding="utf-8")

@@ -113,3 +113,23 @@ def test_the_targets_table_is_built_from_one_run():
     text = targets.RESULTS.read_text(encoding="utf-8")
     replaced = targets.replace_table(text, "NEW")
     assert f"{targets.BEGIN}\nNEW\n{targets.END}" in replaced and replaced != text
+
+
+def test_a_target_the_run_did_not_measure_keeps_its_earlier_row(tmp_path: Path) -> None:
+    """GIVEN a RESULTS.md whose table measured two targets WHEN a run that measured only one of
+    them rewrites it with `keep` THEN the other keeps its earlier line, and without `keep` it
+    says not measured."""
+    from benchmarks import targets
+
+    earlier = targets.table([{"benchmark": "check_speed", "analyze_s": 3.2, "load_avg_1m": 0.4},
+                             {"benchmark": "diff_speed", "total_s": 1.1, "load_avg_1m": 0.7}])  # fmt: skip
+    results = tmp_path / "RESULTS.md"
+    results.write_text(f"# r\n{targets.BEGIN}\n{earlier}\n{targets.END}\n", encoding="utf-8")
+    run = [{"benchmark": "check_speed", "analyze_s": 2.5, "load_avg_1m": 9.0}]
+    targets.write(run, results, keep=True)
+    table = results.read_text(encoding="utf-8")
+    assert "2.5 s (`check_speed.analyze_s`) | met | 9.0" in table and "3.2 s" not in table
+    assert "1.1 s (`diff_speed.total_s`) | met | 0.7" in table
+    targets.write(run, results)
+    diff = next(ln for ln in results.read_text(encoding="utf-8").splitlines() if "`ttrecord diff`" in ln)
+    assert "not measured in this run" in diff

@@ -10,7 +10,9 @@ adding one module there.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ttrecord.analysis.call_paths import place
@@ -24,11 +26,34 @@ if TYPE_CHECKING:
     from ttrecord.store.reader import Session
 
 
+@contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector paused while the analysis builds its objects (restored after).
+
+    Loading a long run makes a few hundred thousand events, references and tuples that all
+    live until the analysis ends and form no garbage cycles; each full collection meanwhile
+    walks every one of them again (on 1M events with 1,000 captures, 7 full collections cost
+    about a fifth of `check`). Reference counting still frees everything as usual."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def run_detectors(events: Sequence[Event], ctx: Context | None = None,
                   on_step: Callable[[str], None] | None = None) -> list[Finding]:  # fmt: skip
     """Every registered rule over one event list, one finding per mistake (`grouping`), ordered
     by severity, then source position, then rule. `on_step(name)` is called before each rule
     (progress bars)."""
+    with no_cycle_collection():
+        return _run_detectors(events, ctx, on_step)
+
+
+def _run_detectors(events: Sequence[Event], ctx: Context | None,
+                   on_step: Callable[[str], None] | None) -> list[Finding]:  # fmt: skip
     from ttrecord.analysis.registry import rules
 
     ctx = ctx or Context(events)
@@ -58,7 +83,8 @@ def load_context(session: Session) -> Context:
     from ttrecord.analysis.loading import load
 
     info = session.info()
-    events, facts, traces = load(session)
+    with no_cycle_collection():
+        events, facts, traces = load(session)
     return Context(events, status=info.status, cwd=info.cwd, backend=info.backend, facts=facts,
                    traces=traces, exit_code=info.exit_code)  # fmt: skip
 

@@ -23,6 +23,7 @@ Key = tuple[int, str, int]  # (device, buffer type, address)
 # Calls that make a tensor without writing its data: not a write of what the buffer holds.
 ALLOCATES_ONLY = ("allocate_tensor_on_device", "empty", "empty_like")
 SiteKey = tuple[str, int, str, str]  # (file, line, function, op name)
+_CALL_KIND_TEXTS = [str(k.value) for k in CALL_KINDS]
 
 
 class EventFacts:
@@ -44,11 +45,12 @@ class EventFacts:
         """A buffer at `key` was allocated before seq `before` and still allocated at `at`."""
         return _existed(self.lifetimes(key), before, at)
 
-    def reads(self, keys: set[Key]) -> dict[Key, list[int]]:
-        """Seqs of the device-to-host reads (outside captures) of buffers at these addresses."""
+    def reads(self, keys: set[Key], after: int = -1) -> dict[Key, list[int]]:
+        """Seqs of the device-to-host reads (outside captures) of buffers at these addresses,
+        after seq `after`."""
         out: dict[Key, list[int]] = {}
         for ev in self._events:
-            if ev.kind is Kind.D2H and ev.phase is not Phase.CAPTURE:
+            if ev.kind is Kind.D2H and ev.phase is not Phase.CAPTURE and ev.seq > after:
                 _note(out, ev.seq, ev.inputs, keys)
         return out
 
@@ -198,16 +200,13 @@ class SessionFacts:
         for key in wanted:
             self._lives[key] = []
             by_type.setdefault((key[0], key[1]), []).append(key[2])
-        rows = []
         for (device, btype), addresses in by_type.items():
             # By device and type too, so the (device, buffer_type, address) index answers it:
-            # by address alone each call scanned every buffer of the session.
-            rows += self._session.buffers_at(device, btype, addresses)
-        rows.sort(key=lambda r: r.alloc_seq)  # allocation order (stable)
-        for r in rows:
-            lives = self._lives.get((r.device, r.buffer_type, r.address))
-            if lives is not None:
-                lives.append((r.alloc_seq, r.free_seq, r.id))
+            # by address alone each call scanned every buffer of the session. One type's rows
+            # come in allocation order, and one address's buffers are all of one type.
+            lives = self._lives
+            for address, alloc, free, buffer_id in self._session.lifetimes_at(device, btype, addresses):
+                lives[(device, btype, address)].append((alloc, free, buffer_id))
 
     def lifetimes(self, key: Key) -> list[tuple[int, int | None, int]]:
         """(alloc seq, free seq, buffer id) of every buffer at `key`, in allocation order."""
@@ -218,20 +217,22 @@ class SessionFacts:
     def existed_before(self, key: Key, before: int, at: int) -> bool:
         return _existed(self.lifetimes(key), before, at)
 
-    def _by_buffer(self, keys: set[Key], which: str, skip: Iterable[str] = ()) -> dict[Key, list[int]]:
+    def _by_buffer(self, keys: set[Key], which: str, skip: Iterable[str] = (),
+                   after: int = -1) -> dict[Key, list[int]]:  # fmt: skip
         self.prefetch(keys)
-        owner = {life[2]: key for key in keys for life in self._lives[key]}
+        owner = {life[2]: key for key in keys for life in self._lives[key]
+                 if life[1] is None or life[1] > after}  # fmt: skip
         out: dict[Key, list[int]] = {}
         if not owner:
             return out
-        for seq, buffer_id in self._session.buffer_accesses(owner, which, skip):
+        for seq, buffer_id in self._session.buffer_accesses(owner, which, skip, after):
             seqs = out.setdefault(owner[buffer_id], [])
             if not seqs or seqs[-1] != seq:
                 seqs.append(seq)
         return out
 
-    def reads(self, keys: set[Key]) -> dict[Key, list[int]]:
-        return self._by_buffer(keys, "reads")
+    def reads(self, keys: set[Key], after: int = -1) -> dict[Key, list[int]]:
+        return self._by_buffer(keys, "reads", after=after)
 
     def uses(self, keys: set[Key]) -> dict[Key, list[int]]:
         return self._by_buffer(keys, "uses")
@@ -240,9 +241,7 @@ class SessionFacts:
         return self._by_buffer(keys, "writes", [f"{p}{n}" for n in ALLOCATES_ONLY for p in ("", "ttnn.")])
 
     def calls_around(self, seq: int) -> tuple[Event | None, Event | None]:
-        kinds = [str(k.value) for k in CALL_KINDS]
-        before = self._session.user_call_before(seq, kinds)
-        after = self._session.user_call_after(seq, kinds)
+        before, after = self._session.user_calls_around(seq, _CALL_KIND_TEXTS)
         found = {e.seq: e for e in self._session.events_at([s for s in (before, after) if s])}
         return (found.get(before) if before else None), (found.get(after) if after else None)
 

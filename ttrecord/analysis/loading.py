@@ -73,7 +73,7 @@ def load_core(session: Session, names: set[str] | None = None) -> tuple[list[Eve
     traces are derived from (and all a report needs besides the findings)."""
     facts = SessionFacts(session)
     names = wanted() if names is None else names
-    events = session.events_at(session.core_event_seqs(names & CORE_PARTS.keys()))
+    events = session.core_events(names & CORE_PARTS.keys())
     facts.prefetch(
         buffer_key(r.buffer) for e in events if e.phase is Phase.CAPTURE
         for r in e.outputs if r.buffer is not None
@@ -154,9 +154,7 @@ def trace_input_lifetimes(session: Session, facts: SessionFacts, traces: list[Tr
                     buffer_key(acc.buffer) in t.refilled and acc.seq < alloc < t.window.end
                 ):  # after the capture, or the capture's own holder of the input
                     at_inputs.add(buffer_id)
-    seqs.update(
-        seq for seq, buffer_id in session.new_device_tensors() if buffer_id not in input_buffers
-    )
+    seqs.update(session.new_device_tensors(input_buffers))
     return seqs | _buffer_events(session, at_inputs)
 
 

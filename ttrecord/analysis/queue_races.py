@@ -706,7 +706,8 @@ def needed_seqs(session: Any, loaded: Sequence[Event], traces: Sequence[TraceInf
     ops and frees of buffers that overlap a range a command on another queue than 0 touches
     (only those can race with it)."""
     other = session.queued_call_seqs()
-    queued = [e for e in loaded if e.kind in (Kind.SYNC, Kind.TRACE_EXECUTE) and cq_of(e) > 0]
+    queued = [e for e in loaded if e.kind in (Kind.SYNC, Kind.TRACE_EXECUTE)
+              and ((e.cq or 0) > 0 or (e.args is not None and "queue" in e.args)) and cq_of(e) > 0]
     if not other and not queued:
         return set()
     seqs = set(session.host_transfer_seqs())

@@ -26,7 +26,7 @@ aliased buffers make one replay's output the next replay's input or overwrite ea
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ttrecord.analysis.context import Access, Context, TraceInfo, buffer_key
 from ttrecord.analysis.rules import finding, range_evidence, where
@@ -63,7 +63,9 @@ def _freed_and_stale(
     for t in traces:
         for acc in t.inputs():
             readers.setdefault(buffer_key(acc.buffer), []).append((t, acc))
-    writes = ctx.facts.writes(set(readers))  # refreshes of the inputs, by address
+    # Refreshes of the inputs, by address: read at the first question (a freed input, a new
+    # tensor of an input's spec), which a program that copies into its inputs never asks.
+    writes = _OnDemand(lambda: ctx.facts.writes(set(readers)))
     # id(trace) -> input key -> [free that left the range, its access, holder start or None]
     loose: dict[int, dict[tuple, list]] = {}
     gone: dict[int, set] = {}  # id(trace) -> its captured input buffers freed so far
@@ -166,7 +168,7 @@ _WRITERS_ASKED = 4  # the captured input's last writers before the capture that 
 
 
 def _meant_as_input(ctx: Context, t: TraceInfo, made: Event, acc: Access,
-                    writes: dict[tuple, list[int]], loose: dict[tuple, list]) -> bool:  # fmt: skip
+                    writes: _OnDemand, loose: dict[tuple, list]) -> bool:  # fmt: skip
     """Evidence that a new tensor of an input's spec was meant as the trace's input: it
     replaced the captured input's last reference (the input went right after it was made),
     nothing ever used it (only the replay came after it), or it was made by the same call path
@@ -189,6 +191,19 @@ def _meant_as_input(ctx: Context, t: TraceInfo, made: Event, acc: Access,
         if ev is not None and call_path(ctx, ctx.outermost(ev)) == path:
             return True
     return False
+
+
+class _OnDemand:
+    """Seqs by address, asked of the facts at the first `get`."""
+
+    def __init__(self, ask: Callable[[], dict[tuple, list[int]]]) -> None:
+        self._ask = ask
+        self._got: dict[tuple, list[int]] | None = None
+
+    def get(self, key: tuple, default: list[int]) -> list[int]:
+        if self._got is None:
+            self._got = self._ask()
+        return self._got.get(key, default)
 
 
 def _any_between(seqs: list[int], after: int, before: int) -> bool:
@@ -414,9 +429,13 @@ def _overwritten_outputs(
             outputs.setdefault(buffer_key(acc.buffer), (t, acc))
     if not outputs:
         return []
+    runs = [e.seq for t, _ in outputs.values() for e in t.executes]
+    if not runs:
+        return []  # never replayed: no read can expect an earlier replay's result
     flow = ctx.flow
     flow.prefetch(outputs)
-    host_reads = {k: set(seqs) for k, seqs in ctx.facts.reads(set(outputs)).items()}
+    # a read before the first replay can be no finding, nor change what later reads find
+    host_reads = {k: set(seqs) for k, seqs in ctx.facts.reads(set(outputs), after=min(runs)).items()}
     findings: list[Finding] = []
     reported: set = set()
     for k, (t, acc) in outputs.items():

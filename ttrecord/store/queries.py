@@ -17,8 +17,7 @@ from ttrecord.errors import SessionError
 # Events every detector scans in full (see `analysis/loading.py`): every call that is not an
 # op or transfer, everything inside a capture or audit region.
 _CORE = (
-    "SELECT seq FROM events WHERE kind NOT IN ('op', 'alloc', 'free', 'h2d', 'd2h')"
-    " OR phase = 'capture' OR region IS NOT NULL"
+    "kind NOT IN ('op', 'alloc', 'free', 'h2d', 'd2h') OR phase = 'capture' OR region IS NOT NULL"
 )
 # More of that selection a rule can ask for by name in `Rule.facts`.
 CORE_PARTS = {
@@ -65,6 +64,13 @@ class EagerCallGroup(NamedTuple):
     stack: str | None = None  # the call site's callers (JSON), so a call path can be told apart
 
 
+def core_condition(parts: Iterable[str] | None = None) -> str:
+    """The SQL condition on `events` (its columns unqualified: no other table of a query may
+    have them) that selects the core events and the `CORE_PARTS` named (all when None)."""
+    names = CORE_PARTS.keys() if parts is None else parts
+    return " OR ".join([_CORE, *(CORE_PARTS[n] for n in sorted(names))])
+
+
 def _ids(values: Iterable[Any]) -> str:
     return json.dumps(sorted(set(values)))
 
@@ -81,10 +87,7 @@ class AnalysisQueries:
         """Seqs of the events every detector scans (trace calls, capture and audit-region
         events, calls that are neither ops nor transfers) and the `CORE_PARTS` named (all of
         them when None: what `report` reads)."""
-        names = CORE_PARTS.keys() if parts is None else parts
-        return [seq for (seq,) in self._query(
-            " OR ".join([_CORE, *(CORE_PARTS[n] for n in sorted(names))])
-        )]  # fmt: skip
+        return [seq for (seq,) in self._query(f"SELECT seq FROM events WHERE {core_condition(parts)}")]
 
     def last_seq(self) -> int:
         """The last event's seq (0 when there is none)."""
@@ -117,14 +120,29 @@ class AnalysisQueries:
             (device, buffer_type, _ids(addresses)),
         )]  # fmt: skip
 
-    def new_device_tensors(self) -> list[tuple[int, int | None]]:
-        """(seq, buffer id) of the host-to-device calls (outside captures) that made a new
-        device tensor, which may be meant as a trace input."""
+    def lifetimes_at(self, device: int | None, buffer_type: str | None,
+                     addresses: Iterable[int]) -> list[tuple[int, int, int | None, int]]:  # fmt: skip
+        """(address, alloc seq, free seq, buffer id) of every buffer ever at these addresses of
+        one device and buffer type, in allocation order: `buffers_at` as plain rows, for the
+        analysis' lifetimes (a decode loop puts tens of thousands of buffers on one address)."""
         return self._query(
-            "SELECT t.seq, t.buffer FROM events e JOIN tensors t ON t.seq = e.seq"
-            " WHERE e.kind = 'h2d' AND e.phase != 'capture' AND t.role = 'out'"
-            " AND t.storage = 'device'"
+            "SELECT b.address, b.alloc_seq, b.free_seq, b.id FROM buffers b"
+            " WHERE b.device IS ? AND b.buffer_type IS ?"
+            " AND b.address IN (SELECT value FROM json_each(?)) ORDER BY b.alloc_seq, b.id",
+            (device, buffer_type, _ids(addresses)),
         )
+
+    def new_device_tensors(self, except_buffers: Iterable[int] = ()) -> list[int]:
+        """Seqs of the host-to-device calls (outside captures) that made a new device tensor,
+        which may be meant as a trace input, other than into `except_buffers` (a decode loop
+        copies into its input every step: those rows stay in SQLite)."""
+        return [seq for (seq,) in self._query(
+            "SELECT t.seq FROM events e JOIN tensors t ON t.seq = e.seq"
+            " WHERE e.kind = 'h2d' AND e.phase != 'capture' AND t.role = 'out'"
+            " AND t.storage = 'device' AND (t.buffer IS NULL"
+            " OR t.buffer NOT IN (SELECT value FROM json_each(?)))",
+            (_ids(except_buffers),),
+        )]  # fmt: skip
 
     def buffer_event_seqs(self, buffer_ids: Iterable[int]) -> list[int]:
         """Seqs of the allocation and free events of these buffers."""
@@ -220,19 +238,19 @@ class AnalysisQueries:
 
     # -- facts about the rest of the run -----------------------------------------------------
 
-    def buffer_accesses(self, buffer_ids: Iterable[int], which: str,
-                        skip_names: Iterable[str] = ()) -> list[tuple[int, int]]:  # fmt: skip
+    def buffer_accesses(self, buffer_ids: Iterable[int], which: str, skip_names: Iterable[str] = (),
+                        after: int = -1) -> list[tuple[int, int]]:  # fmt: skip
         """(seq, buffer id) of the calls outside captures that access these buffers as device
         tensors, in seq order: `which` is "reads" (device-to-host), "uses" (any input) or
         "writes" (outputs, and the tensor a host-to-device copy fills), leaving out calls
-        named in `skip_names`."""
+        named in `skip_names`, from seq `after` on (exclusive)."""
         names = sorted(set(skip_names))
         skip = f" AND e.name NOT IN ({','.join('?' * len(names))})" if names else ""
         return self._query(
             "SELECT DISTINCT t.seq, t.buffer FROM tensors t JOIN events e ON e.seq = t.seq"
             " WHERE t.buffer IN (SELECT value FROM json_each(?)) AND t.storage = 'device'"
-            f" AND e.phase != 'capture' AND {_ACCESS[which]}{skip} ORDER BY t.seq",
-            (_ids(buffer_ids), *names),
+            f" AND e.phase != 'capture' AND {_ACCESS[which]}{skip} AND t.seq > ? ORDER BY t.seq",
+            (_ids(buffer_ids), *names, after),
         )
 
     def user_call_before(self, seq: int, kinds: Iterable[str]) -> int | None:
@@ -247,6 +265,16 @@ class AnalysisQueries:
         rows = self._query(f"SELECT seq FROM events WHERE seq > ? AND {_USER_CALL}"
                            " ORDER BY seq LIMIT 1", (seq, _ids(kinds)))  # fmt: skip
         return rows[0][0] if rows else None
+
+    def user_calls_around(self, seq: int, kinds: Iterable[str]) -> tuple[int | None, int | None]:
+        """`user_call_before` and `user_call_after` in one query (asked once per finding)."""
+        ids = _ids(kinds)
+        rows = self._query(
+            f"SELECT (SELECT seq FROM events WHERE seq < ? AND {_USER_CALL} ORDER BY seq DESC LIMIT 1),"
+            f" (SELECT seq FROM events WHERE seq > ? AND {_USER_CALL} ORDER BY seq LIMIT 1)",
+            (seq, ids, seq, ids),
+        )
+        return rows[0][0], rows[0][1]
 
     def eager_call_groups(self) -> list[EagerCallGroup]:
         """The user's eager and prep op calls with arguments, grouped by call site, op name

@@ -24,7 +24,7 @@ from ttrecord.findings import Finding, Severity
 from ttrecord.store import liveness, schema, vocabulary
 from ttrecord.store import snapshot as snapshot_store
 from ttrecord.store.opening import abnormal_message, connect_read_only, read_head
-from ttrecord.store.queries import AnalysisQueries, BufferLife, EagerCallGroup  # noqa: F401
+from ttrecord.store.queries import AnalysisQueries, BufferLife, EagerCallGroup, core_condition  # noqa: F401
 from ttrecord.store.buffer_rows import (  # noqa: F401  (re-exported)
     MAP_ROW_COLUMNS,
     MapRow,
@@ -59,16 +59,6 @@ def _loads(text: str | None, default: Any = None) -> Any:
     return json.loads(text) if text else default
 
 
-def _args(cache: dict[str, Any], text: str | None) -> dict[str, Any] | None:
-    """Parsed arguments, each event getting its own (shallow) copy of a cached parse."""
-    if not text:
-        return None
-    if text not in cache:
-        cache[text] = json.loads(text)
-    value = cache[text]
-    return dict(value) if isinstance(value, dict) else value
-
-
 # The mapping's dicts, looked up inline: a function call per row costs as much as the row.
 _KINDS, _PHASES, _STATUSES, _kind = (
     vocabulary.KINDS, vocabulary.PHASES, vocabulary.STATUSES, vocabulary.kind
@@ -79,6 +69,13 @@ _KINDS, _PHASES, _STATUSES, _kind = (
 def _shape(text: str | None) -> tuple[int, ...]:
     return tuple(json.loads(text)) if text else ()
 
+
+# `events_at` and `core_events`: an event with its allocation's buffer (`_events_of_rows`).
+_AT_COLUMNS = (
+    "e.seq, e.parent, e.t_ns, e.dur_ns, e.thread, e.kind, e.name, e.phase, e.device, e.cq,"
+    " e.trace, e.callsite, e.status, e.error, e.args, e.region, b.device, b.buffer_type,"
+    " b.address, b.size, b.page_size, b.num_pages, b.tensor_id"
+)
 
 # Named, not `SELECT *`: a column added to the table must not shift what is read.
 _TENSOR_COLUMNS = (
@@ -596,53 +593,88 @@ class Session(AnalysisQueries):
         thousand events scattered over a million-event session cost a few thousand rows."""
         wanted = json.dumps(sorted(set(seqs)))
         rows = self._query(
-            "SELECT e.seq, e.parent, e.t_ns, e.dur_ns, e.thread, e.kind, e.name, e.phase,"
-            " e.device, e.cq, e.trace, e.callsite, e.status, e.error, e.args, e.region,"
-            " b.device, b.buffer_type, b.address, b.size, b.page_size, b.num_pages, b.tensor_id"
-            " FROM events e LEFT JOIN buffers b ON b.id = e.buffer"
+            f"SELECT {_AT_COLUMNS} FROM events e LEFT JOIN buffers b ON b.id = e.buffer"
             " WHERE e.seq IN (SELECT value FROM json_each(?)) ORDER BY e.seq",
             (wanted,),
         )
-        sites = self.callsites()
-        parsed: dict[str, Any] = {}  # args texts repeat (every execute_trace has the same)
-        events = []
-        for r in rows:
-            buffer = BufferRef(*r[16:23]) if r[17] is not None else None
-            events.append(Event(
-                seq=r[0], kind=(_KINDS.get(r[5]) or _kind(r[5])), name=r[6], phase=_PHASES[r[7]], t_ns=r[2],
-                dur_ns=r[3], thread=r[4], device=r[8], cq=r[9], trace=r[10], parent=r[1],
-                callsite=sites.get(r[11]) if r[11] is not None else None,
-                status=_STATUSES[r[12]], error=r[13], args=_args(parsed, r[14]), region=r[15],
-                buffer=buffer,
-            ))  # fmt: skip
+        events = self._events_of_rows(rows)
         if with_tensors and events:
-            by_seq = {ev.seq: ev for ev in events}
-            ins: dict[int, list[TensorRef]] = {}
-            outs: dict[int, list[TensorRef]] = {}
-            refs: dict[tuple, TensorRef] = {}  # TensorRefs are frozen: one per distinct row
-            for row in self._query(
-                "SELECT seq, role, tensor_id, storage, shape, dtype, layout, memory_config,"
-                " device, buffer_type, address, size FROM tensors"
-                " WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq, role, pos",
-                (wanted,),
-            ):
-                key = row[2:]
-                ref = refs.get(key)
-                if ref is None:
-                    (tensor_id, storage, shape, dtype, layout, memcfg, device, btype, addr,
-                     size) = key  # fmt: skip
-                    buf = None
-                    if addr is not None and btype is not None:
-                        buf = BufferRef.of_tensor(device, btype, addr, size, memcfg, tensor_id)
-                    ref = refs[key] = TensorRef(
-                        tensor_id, storage, tuple(_loads(shape, [])), dtype, layout, memcfg, buf
-                    )
-                (ins if row[1] == "in" else outs).setdefault(row[0], []).append(ref)
-            for seq, ev in by_seq.items():
-                ev.inputs = tuple(ins.get(seq, ()))
-                ev.outputs = tuple(outs.get(seq, ()))
+            self._attach_tensors_at(events, wanted)
         return events
 
+    def core_events(self, parts: Iterable[str] | None = None) -> list[Event]:
+        """`events_at(core_event_seqs(parts))` in one pass over the table: the analysis loads
+        about a fifth of a long run's events this way (every replay of a decode loop)."""
+        rows = self._query(
+            f"SELECT {_AT_COLUMNS} FROM events e LEFT JOIN buffers b ON b.id = e.buffer"
+            f" WHERE {core_condition(parts)} ORDER BY e.seq"
+        )
+        events = self._events_of_rows(rows)
+        if events:
+            self._attach_tensors_at(events, json.dumps([ev.seq for ev in events]))
+        return events
+
+    def _attach_tensors_at(self, events: list[Event], wanted: str) -> None:
+        """Each event's tensors, by the seqs in `wanted` (a JSON list)."""
+        by_seq = {ev.seq: ev for ev in events}
+        ins: dict[int, list[TensorRef]] = {}
+        outs: dict[int, list[TensorRef]] = {}
+        refs: dict[tuple, TensorRef] = {}  # TensorRefs are frozen: one per distinct row
+        for row in self._query(
+            f"SELECT {_TENSOR_COLUMNS} FROM tensors"
+            " WHERE seq IN (SELECT value FROM json_each(?)) ORDER BY seq, role, pos",
+            (wanted,),
+        ):
+            key = row[2:]
+            ref = refs.get(key)
+            if ref is None:
+                (tensor_id, storage, shape, dtype, layout, memcfg, device, btype, addr,
+                 size) = key  # fmt: skip
+                buf = None
+                if addr is not None and btype is not None:
+                    buf = BufferRef.of_tensor(device, btype, addr, size, memcfg, tensor_id)
+                ref = refs[key] = TensorRef(
+                    tensor_id, storage, tuple(_loads(shape, [])), dtype, layout, memcfg, buf
+                )
+            (ins if row[1] == "in" else outs).setdefault(row[0], []).append(ref)
+        for seq, ev in by_seq.items():
+            ev.inputs = tuple(ins.get(seq, ()))
+            ev.outputs = tuple(outs.get(seq, ()))
+
+    def _events_of_rows(self, rows: list[tuple]) -> list[Event]:
+        """Events from `events_at` rows. A core load builds a few hundred thousand of them
+        (every replay of a decode loop), so the loop is written for speed: names bound
+        locally, positional construction, one BufferRef per distinct buffer row and one
+        parse per distinct argument text (each event still gets its own copy)."""
+        sites = self.callsites()
+        site_of, kind_of, phases, statuses = sites.get, _KINDS.get, _PHASES, _STATUSES
+        parsed: dict[str, Any] = {}  # args texts repeat (every execute_trace has the same)
+        buffers: dict[tuple, BufferRef] = {}  # an allocation and its free share the row
+        loads = json.loads
+        events: list[Event] = []
+        append = events.append
+        for (seq, parent, t_ns, dur_ns, thread, kind, name, phase, device, cq, trace, site,
+             status, error, args, region, *buf) in rows:  # fmt: skip
+            buffer = None
+            if buf[1] is not None:
+                key = tuple(buf)
+                buffer = buffers.get(key)
+                if buffer is None:
+                    buffer = buffers[key] = BufferRef(*buf)
+            if args:
+                value = parsed.get(args)
+                if value is None:
+                    value = parsed[args] = loads(args)
+                if isinstance(value, dict):
+                    value = dict(value)
+            else:
+                value = None
+            append(Event(
+                seq, kind_of(kind) or _kind(kind), name, phases[phase], t_ns, dur_ns, thread,
+                device, cq, trace, parent, site_of(site) if site is not None else None,
+                statuses[status], error, value, (), (), buffer, region,
+            ))  # fmt: skip
+        return events
 
 def find_sessions(folder: str | os.PathLike[str]) -> list[Path]:
     """Session files directly inside a folder, the most recently started run first (a check
