@@ -19,6 +19,7 @@ starts off (importing torch under it would take minutes) and the child turns it 
 time of the thread, medians over rounds. Each recorder hot path is measured (the C extension
 and the pure-Python fallback, TTRECORD_PURE_PYTHON=1), one row each.
 Run: python -m benchmarks.recorder_instructions [--calls N] [--rounds R] [--no-valgrind]
+     [--only relu,execute_trace,...] [--paths c,python]
 """
 
 from __future__ import annotations
@@ -124,10 +125,11 @@ def _instrument_on() -> None:
         time.sleep(0.01)
 
 
-def child(mode: str, calls: int, rounds: int) -> None:
-    """Runs every loop; prints one JSON line per loop (count mode: the loop's name in order,
-    the parent reads the dump files; time mode: its median CPU µs per call)."""
-    measured = loops(calls)
+def child(mode: str, calls: int, rounds: int, only: list[str] | None = None) -> None:
+    """Runs every loop (or those of the figures in `only`); prints one JSON line per loop
+    (count mode: the loop's name in order, the parent reads the dump files; time mode: its
+    median CPU µs per call)."""
+    measured = [m for m in loops(calls) if not only or m[0].split(".")[0] in only]
     if mode == "count":
         _instrument_on()
     for name, run, n in measured:
@@ -154,13 +156,19 @@ def _rows(cmd: list[str], env: dict[str, str] | None = None) -> list[dict]:
     return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
 
 
-def count_instructions(calls: int, env: dict[str, str]) -> dict[str, float]:
+def _only_args(only: list[str] | None) -> list[str]:
+    return ["--only", ",".join(only)] if only else []
+
+
+def count_instructions(calls: int, env: dict[str, str], only: list[str] | None = None
+                       ) -> dict[str, float]:  # fmt: skip
     """Instructions per call of each loop, from one child under callgrind."""
     tmp = tempfile.mkdtemp(prefix="ttrecord-cg-")
     out = os.path.join(tmp, "cg.out")
     cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--toggle-collect=ffi_call",
            "--dump-after=ffi_call", f"--callgrind-out-file={out}", sys.executable, "-m",
-           "benchmarks.recorder_instructions", "--child", "count", "--calls", str(calls)]  # fmt: skip
+           "benchmarks.recorder_instructions", "--child", "count", "--calls", str(calls),
+           *_only_args(only)]  # fmt: skip
     try:
         rows = _rows(cmd, env)
         dumps = sorted(glob.glob(out + ".*"), key=lambda p: int(p.rsplit(".", 1)[1]))
@@ -186,9 +194,10 @@ def _loops(totals: list[int]) -> list[int]:
     return merged
 
 
-def cpu_times(calls: int, rounds: int, env: dict[str, str]) -> dict[str, float]:
+def cpu_times(calls: int, rounds: int, env: dict[str, str], only: list[str] | None = None
+              ) -> dict[str, float]:  # fmt: skip
     cmd = [sys.executable, "-m", "benchmarks.recorder_instructions", "--child", "time",
-           "--calls", str(calls), "--rounds", str(rounds)]  # fmt: skip
+           "--calls", str(calls), "--rounds", str(rounds), *_only_args(only)]  # fmt: skip
     return {row["loop"]: row["us"] for row in _rows(cmd, env)}
 
 
@@ -217,6 +226,8 @@ def figures(path: str, us: dict[str, float], instr: dict[str, float] | None) -> 
              ("weight_load", "weight_load.recorded", "added")]  # fmt: skip
     for base, recorded, label in pairs:
         bare = f"{base}.bare"
+        if bare not in us:  # left out (--only)
+            continue
         row[f"{base}_us"] = round(us[bare], 2)
         row[f"{base}_{label}_us"] = round(us[recorded] - us[bare], 2)
         if instr is not None:
@@ -224,11 +235,12 @@ def figures(path: str, us: dict[str, float], instr: dict[str, float] | None) -> 
             row[f"{base}_{label}_instructions"] = round(instr[recorded] - instr[bare])
             row[f"{base}_{label}_instructions_pct"] = round(
                 100.0 * (instr[recorded] - instr[bare]) / instr[bare], 1)
-    row["weight_load_ratio"] = round(us["weight_load.recorded"] / us["weight_load.bare"], 2)
-    if instr is not None:
+    if "weight_load.bare" in us:
+        row["weight_load_ratio"] = round(us["weight_load.recorded"] / us["weight_load.bare"], 2)
+    if instr is not None and "weight_load.bare" in instr:
         row["weight_load_ratio_instructions"] = round(
             instr["weight_load.recorded"] / instr["weight_load.bare"], 2)
-    else:
+    if instr is None:
         row["instructions"] = "skipped: valgrind not found"
     return row
 
@@ -238,17 +250,23 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--calls", type=int, default=0, help="calls per loop")
     parser.add_argument("--rounds", type=int, default=7, help="CPU timings per loop")
     parser.add_argument("--no-valgrind", action="store_true", help="CPU time only")
+    parser.add_argument("--only", help="these figures only (comma-separated: relu,execute_trace,"
+                        "h2d_copy,read,weight_load)")  # fmt: skip
+    parser.add_argument("--paths", help="these hot paths only (comma-separated: c,python)")
     parser.add_argument("--child", choices=("count", "time"), help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
+    only = opts.only.split(",") if opts.only else None
     if opts.child:
-        child(opts.child, opts.calls or 1000, opts.rounds)
+        child(opts.child, opts.calls or 1000, opts.rounds, only)
         return []
     rows = []
     for path, env in hot_paths():
+        if opts.paths and path not in opts.paths.split(","):
+            continue
         instr = None
         if not opts.no_valgrind and shutil.which("valgrind"):
-            instr = count_instructions(opts.calls or COUNTED_CALLS, env)
-        row = figures(path, cpu_times(opts.calls or 1000, opts.rounds, env), instr)
+            instr = count_instructions(opts.calls or COUNTED_CALLS, env, only)
+        row = figures(path, cpu_times(opts.calls or 1000, opts.rounds, env, only), instr)
         print(json.dumps(row), flush=True)
         rows.append(row)
     return rows

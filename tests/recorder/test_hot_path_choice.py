@@ -3,6 +3,7 @@ pieces equal to the Python ones, and a clear reason when the extension cannot be
 
 from __future__ import annotations
 
+import functools
 import marshal
 import sys
 
@@ -101,3 +102,151 @@ def test_c_call_sites_skip_internal_frames(ext):
     sites = CallSites([here], 0, log, ext)  # type: ignore[arg-type]
     assert sites.here(sys._getframe(0)) is not None  # pytest's own frames are outside
     assert all(r[2] != __file__ for r in log.sites)
+
+
+class _Buf:
+    """A stand-in for a device tensor's metadata: only what the describer's cache checks."""
+
+
+class _T:
+    """A tensor type for the argument scan: `tensor_id`, `buffer_address()`, one that raises
+    (deallocated) or changes address (reallocated), and one without `tensor_id`."""
+
+    def __init__(self, tid, address, gone=False, no_id=False):
+        if not no_id:
+            self.tensor_id = tid
+        self.address, self.gone = address, gone
+
+    def buffer_address(self):
+        if self.gone:
+            raise RuntimeError("deallocated")
+        return self.address
+
+
+class _Dev:
+    pass
+
+
+_TorchTensor = type("Tensor", (), {"__module__": "torch", "shape": (3,), "dtype": "torch.int8"})
+
+
+def _describer_and_scan(hot):
+    """A TensorDescriber and Recorder._scan wired to the stand-ins, on path `hot`."""
+    import types
+
+    from ttrecord.recorder.recorder import Recorder, _KEYS
+    from ttrecord.recorder.tensors import TensorDescriber
+
+    built: list[int | None] = []
+
+    def store(t, tid):  # what TensorDescriber.store does, without ttnn metadata
+        built.append(tid)
+        buf = None if t.address is None else (0, "DRAM", t.address, 64, None, None)
+        desc = (tid, "device" if buf else "host", (32, 32), "BFLOAT16", "TILE", None, buf)
+        if tid is not None:
+            describer.cache[tid] = (t.address, desc)
+        return desc
+
+    describer = TensorDescriber(lambda d: 7, lambda *a: None, lambda *a: 1)
+    describer.store = store  # type: ignore[method-assign]
+    describer.use_hot_path(hot)
+    devices = types.SimpleNamespace(types={_Dev}, id_of=lambda d: 7)
+    rec = types.SimpleNamespace(tensor_type=_T, tensors=describer, devices=devices)
+    if hot is None:
+        return describer, built, lambda *a: Recorder._scan(rec, *a)  # type: ignore[arg-type]
+    from ttrecord.recorder.tensors import describe_torch
+
+    return describer, built, functools.partial(hot.scan, _T, devices.types, _KEYS, {},
+                                               describer.cache, describer.store, describe_torch,
+                                               devices.id_of)  # fmt: skip
+
+
+def test_c_scan_and_describe_equal_the_python_ones(ext):
+    """GIVEN the same calls WHEN scanned by Recorder._scan and by the C scan THEN the inputs,
+    scalars, device, cq, device-argument flag and held tensors are equal, and the same tensors
+    are described afresh (cache misses) in the same order."""
+    import torch
+
+    results = []
+    for hot in (None, ext):
+        _, built, scan = _describer_and_scan(hot)
+        a, b, host = _T(1, 100), _T(2, 200), _T(3, None)
+        moved, gone, anon = _T(4, 300), _T(5, 400), _T(None, 500, no_id=True)
+        calls = [
+            (a, (b, 1, 2.5, True, "s"), {"cq_id": 1, "memory_config": None}),
+            (None, ([a, b, 3], (1, 2), [], [1, "x", None]), {"device": _Dev()}),
+            (None, (host, host, anon, torch.ones(2, 2), _TorchTensor()), {}),
+            (None, (moved, gone), {"queue_id": 0}),
+            (None, (_Dev(), tuple(range(17)), [1.0] * 16), {"cq_id": "0"}),
+            (None, tuple(range(70)) + (a,), {}),  # past the 64 named positions
+            (host, (), {}),
+        ]
+        out = [scan(*c) for c in calls]
+        moved.address, gone.gone = 301, True
+        out += [scan(None, (moved, gone, a), {}), scan(None, (), {"t": [b, b]})]
+        # held: (tensor, buffer) pairs; the tensors are this run's objects, compared by id
+        out = [(*o[:5], [(getattr(t, "tensor_id", "anon"), buf) for t, buf in o[5]]) for o in out]
+        results.append((out, built))
+    assert results[0] == results[1]
+    out, built = results[0]
+    assert out[0][2] == 0 and out[0][3] == 1 and out[1][2] == 7 and out[1][4] is True
+    assert built.count(4) == 2 and built.count(5) == 2 and built.count(None) == 1
+
+
+def test_c_scan_passes_describe_errors_on(ext):
+    """A describer failure reaches the recorder (which reports it) on both paths; a call's
+    arguments that are not a tuple are refused."""
+    for hot in (None, ext):
+        describer, _, scan = _describer_and_scan(hot)
+
+        def store(t, tid):
+            raise LookupError("no metadata")
+
+        describer.store = store  # type: ignore[method-assign]
+        if hot is not None:
+            _, _, scan = _describer_and_scan(hot)
+            scan = functools.partial(scan.func, *scan.args[:5], store, *scan.args[6:])
+        with pytest.raises(LookupError, match="no metadata"):
+            scan(None, (_T(9, 900),), {})
+    with pytest.raises(TypeError):
+        scan(None, [1], {})
+
+
+def test_c_build_describes_emulator_tensors_as_python_does(ext):
+    """GIVEN emulator tensors (host, interleaved DRAM and L1, row-major, height-sharded, one
+    deallocated) WHEN described by the C build and by TensorDescriber._build THEN the
+    descriptions are equal (sizes from the allocator's pages when the ledger has none)."""
+    import torch
+
+    from ttrecord import emulator
+    from ttrecord.recorder.tensors import TensorDescriber
+
+    ttnn = emulator.install()
+    dev = ttnn.open_device(device_id=0)
+    try:
+        ones = torch.ones(128, 64)
+        host = ttnn.from_torch(ones, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+        dram = ttnn.from_torch(ones, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=dev)
+        l1 = ttnn.from_torch(ones, dtype=ttnn.float32, layout=ttnn.ROW_MAJOR_LAYOUT, device=dev,
+                             memory_config=ttnn.L1_MEMORY_CONFIG)  # fmt: skip
+        grid = ttnn.CoreRangeSet({ttnn.CoreRange(ttnn.CoreCoord(0, 0), ttnn.CoreCoord(3, 0))})
+        cfg = ttnn.MemoryConfig(ttnn.TensorMemoryLayout.HEIGHT_SHARDED, ttnn.BufferType.L1,
+                                ttnn.ShardSpec(grid, [32, 64], ttnn.ShardOrientation.ROW_MAJOR))
+        sharded = ttnn.to_memory_config(dram, cfg)
+        freed = ttnn.from_torch(ones, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=dev)
+        ttnn.deallocate(freed)
+        tensors = [host, dram, l1, sharded, freed, dram]
+        sizes = {int(dram.buffer_address()): 12345}  # the ledger knows one buffer's size
+        out = []
+        for hot in (None, ext):
+            d = TensorDescriber(lambda device: 0 if device is not None else None,
+                                lambda device, btype, address: sizes.get(address),
+                                lambda device, btype: 8 if btype != "L1" else 130)  # fmt: skip
+            d.use_hot_path(hot)
+            out.append([d._build(t, i) for i, t in enumerate(tensors)])
+        assert out[0] == out[1]
+        assert out[0][0][1] == "host" and out[0][1][6][3] == 12345
+        assert out[0][2][6][3] == -(-out[0][2][6][5] // 130) * out[0][2][6][4]
+        assert "height_sharded" in out[0][3][5] and out[0][4][6] is None
+    finally:
+        ttnn.close_device(dev)

@@ -143,7 +143,10 @@ def fatal_in_capture(error: RuntimeError) -> None:
     """Raise `error` (a capture-fatal TT_FATAL), or in keep-going mode warn with its text and
     return, so the caller goes on as outside a capture."""
     if os.environ.get(KEEP_GOING_ENV) != "1":
-        raise error
+        try:
+            raise error
+        finally:  # the traceback holds this frame: a local naming the error would be a cycle
+            del error  # (as with ttnn's C++ error, the caller's frames die when it is dropped)
     warnings.warn(str(error), FatalInCapture, stacklevel=_user_stacklevel())
 
 

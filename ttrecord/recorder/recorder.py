@@ -16,6 +16,7 @@ Phase (eager / capture / replay) follows the trace calls per device; prep is der
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import sys
@@ -47,15 +48,16 @@ from ttrecord.recorder.traces import Traces, trace_id
 _SCALARS = frozenset({int, float, bool, str})
 _KEYS = tuple(str(i) for i in range(64))
 _EAGER, _CAPTURE, _REPLAY = Phase.EAGER.value, Phase.CAPTURE.value, Phase.REPLAY.value
+# Kinds are sets of ids: hashing a (str, Enum) member runs enum.py's Python __hash__.
 # Calls that never allocate or free: a buffer change they reveal would be a free by garbage
 # collection, which the next call's snapshot places just as well (snapshot-per-call fallback).
-_NO_SNAPSHOT_AFTER = frozenset({Kind.D2H, Kind.SYNC, Kind.TRACE_EXECUTE})
+_NO_SNAPSHOT_AFTER = frozenset(map(id, (Kind.D2H, Kind.SYNC, Kind.TRACE_EXECUTE)))
 # Where a hazard is decided: the allocator's full view is read before and after these calls.
-_DECISIONS = frozenset({Kind.TRACE_BEGIN, Kind.TRACE_END, Kind.TRACE_RELEASE, Kind.DEVICE_OPEN,
-                        Kind.DEVICE_CLOSE})  # fmt: skip
+_DECISIONS = frozenset(map(id, (Kind.TRACE_BEGIN, Kind.TRACE_END, Kind.TRACE_RELEASE,
+                                Kind.DEVICE_OPEN, Kind.DEVICE_CLOSE)))  # fmt: skip
 _OP = Kind.OP
 # Calls whose queue, blocking flag or event TR012 needs (ops carry theirs as cq_id/queue_id).
-_QUEUED = frozenset({Kind.SYNC, Kind.H2D, Kind.D2H, Kind.TRACE_EXECUTE})
+_QUEUED = frozenset(map(id, (Kind.SYNC, Kind.H2D, Kind.D2H, Kind.TRACE_EXECUTE)))
 _KIND_VALUES = vocabulary.KIND_TEXT_BY_ID
 _now = time.monotonic_ns
 _getframe = sys._getframe
@@ -110,6 +112,11 @@ class Recorder(MemoryRecords):
             cls = getattr(ttnn, name, None)
             if isinstance(cls, type):
                 self.devices.types.add(cls)
+        self.tensors.use_hot_path(hot)
+        if hot is not None:  # the same scan in C (ext/hotpath.c)
+            self._scan = functools.partial(  # type: ignore[method-assign]
+                hot.scan, self.tensor_type, self.devices.types, _KEYS, {}, self.tensors.cache,
+                self.tensors.store, describe_torch, self.devices.id_of)
         self._seq: Iterator[int] = itertools.count(1)
         self._tl = threading.local()
         self._lock = threading.RLock()
@@ -287,7 +294,7 @@ class Recorder(MemoryRecords):
             else:
                 kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[_BUF] for r in inputs))
                 phase = None
-            if (self.per_call_snapshots or kind in _DECISIONS
+            if (self.per_call_snapshots or id(kind) in _DECISIONS
                     or (kind is Kind.TRACE_EXECUTE and ledger.dirty)):  # fmt: skip
                 self._reconcile(changes)
             if changes:
@@ -320,7 +327,7 @@ class Recorder(MemoryRecords):
         extra = None
         if kind is not _OP:
             extra, device, trace = self._lifecycle(kind, result, args, kwargs, device, trace)
-            queue = queue_facts(name, args, kwargs, result, self.queues) if kind in _QUEUED else None
+            queue = queue_facts(name, args, kwargs, result, self.queues) if id(kind) in _QUEUED else None
             if queue is not None:  # TR012: the call's queue, blocking flag and event
                 extra = {**(extra or {}), "queue": queue}
         elif kwargs and ("cq_id" in kwargs or "queue_id" in kwargs):
@@ -334,9 +341,9 @@ class Recorder(MemoryRecords):
             # they are this call's allocations; noted only while a trace is live (TR013/TR014)
             grew = self.cache_count.grew() if kind is _OP else 0
             if self.per_call_snapshots:
-                if kind is _OP or kind not in _NO_SNAPSHOT_AFTER:
+                if kind is _OP or id(kind) not in _NO_SNAPSHOT_AFTER:
                     self._reconcile(changes)
-            elif kind in _DECISIONS or grew:
+            elif id(kind) in _DECISIONS or grew:
                 self._reconcile(changes)
             if temporaries:
                 self._temporary_records(temporaries, seq, phase, trace, tid, region)
@@ -358,7 +365,7 @@ class Recorder(MemoryRecords):
             records = [raised_end(seq, end, exc, device, trace)]
             changes = self._frees_since(held)
             self.allocations.dirty = True  # a failed call may have left anything behind
-            if self.per_call_snapshots or kind in _DECISIONS:
+            if self.per_call_snapshots or id(kind) in _DECISIONS:
                 self._reconcile(changes)
             if changes:
                 records += self._change_records(changes, seq, phase, trace, tid, region)

@@ -117,7 +117,10 @@ def _method_wrapper(method: str) -> Any:
         except Exception as bug:  # a recorder bug must not break the program
             recorder._broken(bug)
         if error is not None:
-            raise error
+            try:
+                raise error
+            finally:  # the traceback holds this frame: naming the error here would make a
+                del error  # cycle keeping the program's frames (and tensors) alive until a GC
         return result
 
     return wrapper

@@ -12,7 +12,9 @@ of `records.TensorDesc` (its buffer: `records.BufferDesc`, or None).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from ttrecord import ttnn_versions
@@ -51,17 +53,28 @@ class TensorDescriber:
         self._device_id = device_id
         self._buffer_size = buffer_size
         self._num_banks = num_banks
-        self._cache: dict[int, tuple[int | None, tuple]] = {}
+        self.cache: dict[int, tuple[int | None, tuple]] = {}
         # (device, buffer type, address) -> tensor_ids of the cached device tensors, so a freed
         # buffer drops its entry: the cache holds live tensors only. Entries that outlived
         # their tensors would pile up in the garbage collector's oldest generation and make
         # its full collections (tens of ms with torch loaded) frequent.
         self._by_buffer: dict[tuple, list[int]] = {}
 
+    def use_hot_path(self, hot: ModuleType | None) -> None:
+        """Look descriptions up with the C extension's `describe` (the same steps as
+        `describe` below), calling `store` on a miss."""
+        if hot is not None:
+            self.describe = functools.partial(  # type: ignore[method-assign]
+                hot.describe, self.cache, self.store)
+            # interleaved and host tensors in C; the rest (sharded, ...) by _build below
+            self._build = functools.partial(  # type: ignore[method-assign]
+                hot.build, _names, enum_name, _configs, self._device_id, self._buffer_size,
+                self._num_banks, ttnn_versions.tensor_pages, self._build)
+
     def describe(self, t: Any) -> tuple:
         tid = getattr(t, "tensor_id", None)
         if tid is not None:
-            hit = self._cache.get(tid)
+            hit = self.cache.get(tid)
             if hit is not None:
                 address = hit[0]
                 if address is None:  # host tensors keep their metadata
@@ -71,10 +84,14 @@ class TensorDescriber:
                         return hit[1]
                 except Exception:  # deallocated since: describe it afresh
                     pass
+        return self.store(t, tid)
+
+    def store(self, t: Any, tid: int | None) -> tuple:
+        """Describe `t` afresh and cache the description under `tid`."""
         desc = self._build(t, tid)
         if tid is not None:
             buf = desc[TENSOR_BUFFER]
-            cache = self._cache
+            cache = self.cache
             if buf is None:
                 cache[tid] = (None, desc)
             else:
@@ -92,7 +109,7 @@ class TensorDescriber:
 
     def forget(self, freed: list[tuple]) -> None:
         """Drop the descriptions of the tensors whose buffers were just freed."""
-        by_buffer, cache = self._by_buffer, self._cache
+        by_buffer, cache = self._by_buffer, self.cache
         for buf in freed:
             for tid in by_buffer.pop((buf[0], buf[1], buf[2]), ()):
                 cache.pop(tid, None)
