@@ -63,5 +63,6 @@ def test_each_call_gets_its_own_args_dict() -> None:
     decoder = Decoder()
     decoder.feed([_begin(1), _end(1), _begin(2), _end(2)])
     a, b = decoder.ready()
+    assert a.args is not None
     a.args["x"] = 1  # a reader of one event must not change another's
     assert b.args == {"0": 2}
