@@ -43,16 +43,15 @@ def _tensor(desc: tuple) -> TensorRef:
     hit = _tensors.get(desc)
     if hit is not None:
         return hit
-    d = TensorDesc._make(desc)
+    tensor_id, storage, shape, dtype, layout, memory_config, buf = desc
     buffer = None
-    if d.buffer is not None:
-        b = BufferDesc._make(d.buffer)
-        buffer = BufferRef(b.device, b.buffer_type, b.address, b.size, b.page_size, b.num_pages,
-                           tensor_id=d.tensor_id)  # fmt: skip
-        if d.memory_config is not None and " on (" in d.memory_config:  # sharded: its cores
-            buffer = buffer.placed(cores_of(d.memory_config))
-    ref = TensorRef(d.tensor_id, d.storage, tuple(d.shape), d.dtype, d.layout, d.memory_config,
-                    buffer)  # fmt: skip
+    if buf is not None:
+        device, buffer_type, address, size, page_size, num_pages = buf
+        buffer = BufferRef(device, buffer_type, address, size, page_size, num_pages,
+                           tensor_id=tensor_id)  # fmt: skip
+        if memory_config is not None and " on (" in memory_config:  # sharded: its cores
+            buffer = buffer.placed(cores_of(memory_config))
+    ref = TensorRef(tensor_id, storage, tuple(shape), dtype, layout, memory_config, buffer)
     if len(_tensors) > 200_000:
         _tensors.clear()
     _tensors[desc] = ref
@@ -215,7 +214,7 @@ def _stored_name(name: Any) -> Any:
     return text
 
 
-# `_call` and `_point` unpack records and build Events by position (a NamedTuple or keywords
+# `_call`, `_point` and `_tensor` unpack records and build Events by position (a NamedTuple or keywords
 # per event cost as much as the rest of the decoding): the orders they assume, checked once.
 _ORDERS = {
     "Begin": (Begin._fields, ("tag", "seq", "parent", "t_ns", "thread", "kind", "name", "phase",
@@ -224,6 +223,10 @@ _ORDERS = {
                           "extra")),
     "Point": (Point._fields, ("tag", "seq", "parent", "t_ns", "thread", "kind", "name", "phase",
                               "device", "trace", "site_id", "args", "region", "buffer")),
+    "TensorDesc": (TensorDesc._fields, ("tensor_id", "storage", "shape", "dtype", "layout",
+                                        "memory_config", "buffer")),
+    "BufferDesc": (BufferDesc._fields, ("device", "buffer_type", "address", "size", "page_size",
+                                        "num_pages")),
     "Event": (tuple(f.name for f in fields(Event)),
               ("seq", "kind", "name", "phase", "t_ns", "dur_ns", "thread", "device", "cq", "trace",
                "parent", "callsite", "status", "error", "args", "inputs", "outputs", "buffer",
