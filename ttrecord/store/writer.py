@@ -8,7 +8,6 @@ their alloc/free pairing, traces, devices) as events arrive, so readers never re
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import socket
@@ -53,22 +52,6 @@ sqlite3.register_adapter(type(None), _NO_ADAPTATION.get)
 
 # One encoder for every call: json.dumps with options builds a new encoder each time.
 _encode = json.JSONEncoder(default=repr, separators=(",", ":")).encode
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while a batch is turned into rows: the rows are
-    acyclic, yet every few hundred of them would start a collection, and every tenth of those
-    walks the whole batch of events the caller holds (a tenth of the writer's time). One
-    collection of the young objects follows when it is back on."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _json(value: Any) -> str | None:
@@ -208,7 +191,7 @@ class SessionWriter:
         track, callsite_id, tensor_rows_of = self._track, self._callsite_id, self._tensor_rows
         alloc, free = self._pairing.alloc, self._pairing.free
         op, capture, kind_alloc, kind_free = Kind.OP, Phase.CAPTURE, Kind.ALLOC, Kind.FREE
-        with collector_paused(), self._transaction():
+        with self._transaction():
             for ev in events:
                 kind, phase, status, seq = ev.kind, ev.phase, ev.status, ev.seq
                 # Allocations and frees (most events after ops) go straight to the pairing; an
