@@ -139,8 +139,8 @@ class SessionWriter:
         last_call: int | None = None,
     ) -> None:
         """Close the session: derive prep runs, keep source snippets, write the final status."""
-        with self._transaction():  # one commit for every index: a tenth less work than one each
-            schema.create_indexes(self.db)
+        schema.create_indexes(self.db)
+        with self._transaction():
             prep.tag_prep_runs(self._conn)
             self._store_sources()
         self.update_session(
