@@ -65,7 +65,7 @@ def _tensor_list(descs: tuple) -> tuple[TensorRef, ...]:
     if hit is not None:
         return hit
     refs = tuple([_tensor(d) for d in descs])
-    if len(_tensor_lists) > 200_000:
+    if len(_tensor_lists) > 20_000:  # lists of new activations never recur: stay small
         _tensor_lists.clear()
     _tensor_lists[descs] = refs
     return refs
