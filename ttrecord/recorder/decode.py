@@ -199,7 +199,7 @@ _spans: dict[tuple, BufferRef] = {}  # a point's buffer -> its BufferRef (addres
 
 def _span(buf: tuple) -> BufferRef:
     ref = BufferRef(buf[0], buf[1], buf[2], buf[3])
-    if len(_spans) > 200_000:
+    if len(_spans) > 50_000:
         _spans.clear()
     _spans[buf] = ref
     return ref
