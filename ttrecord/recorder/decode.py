@@ -203,6 +203,8 @@ def _span(buf: tuple) -> BufferRef:
         _spans.clear()
     _spans[buf] = ref
     return ref
+
+
 _B_LEN = len(Begin._fields)
 _names: dict[Any, Any] = {}  # a point's name -> its storable text (names repeat: alloc, free)
 
