@@ -216,8 +216,9 @@ def _stored_name(name: Any) -> Any:
     return text
 
 
-# `_call`, `_point` and `_tensor` unpack records and build Events by position (a NamedTuple or keywords
-# per event cost as much as the rest of the decoding): the orders they assume, checked once.
+# `_call`, `_point` and `_tensor` unpack records and build Events by position (a NamedTuple or
+# keywords per event cost as much as the rest of the decoding): the orders they assume, checked
+# once.
 _ORDERS = {
     "Begin": (Begin._fields, ("tag", "seq", "parent", "t_ns", "thread", "kind", "name", "phase",
                               "device", "cq", "trace", "site_id", "args", "inputs", "region")),
@@ -236,4 +237,5 @@ _ORDERS = {
 }  # fmt: skip
 for _name, (_declared, _assumed) in _ORDERS.items():
     if _declared != _assumed:
-        raise ImportError(f"decode.py reads {_name} fields in the order {_assumed}, declared {_declared}")
+        raise ImportError(f"decode.py reads {_name} fields in the order {_assumed},"
+                          f" records.py declares {_declared}")
