@@ -56,6 +56,8 @@ TARGETS = [
            _bench("recorder_instructions", hot_path="c"), "weight_load_ratio"),
     Target("Event throughput into SQLite (CPU time)", 200_000, "events/s", False,
            _bench("store_throughput"), "events_per_s"),
+    Target("`ttrecord run` pipeline: log read, decoded and written, per second of supervisor CPU",
+           200_000, "events/s", False, _bench("pipeline"), "supervisor_events_per_s"),
     # issue 27: check stays linear
     Target("`ttrecord check` on 1,000,000 events", 5, "s", True, _bench("check_speed"), "analyze_s"),
     Target("`ttrecord check` on 1,000,000 events with ~1,000 captures (CPU)", 5, "s", True,

@@ -9,8 +9,9 @@ with the status the supervisor decides (DIED for a crash, HUNG for a timeout).
 
 from __future__ import annotations
 
-import heapq
-from dataclasses import dataclass, field
+from bisect import bisect_left
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 from ttrecord.placement import cores_of
@@ -18,17 +19,22 @@ from ttrecord.events import BufferRef, CallSite, Event, Status, TensorRef
 from ttrecord.store import vocabulary
 from ttrecord.store.storable import storable
 from ttrecord.recorder.records import (
-    RECORDS, Begin, BufferDesc, BufferSpan, End, Point, RecordType, Site, TensorDesc,
+    RECORDS, Begin, BufferDesc, End, Point, RecordType, Site, TensorDesc,
 )
 
 
 _tensors: dict[tuple, TensorRef] = {}  # description -> its (frozen) TensorRef
+_tensor_lists: dict[tuple, tuple[TensorRef, ...]] = {}  # a record's inputs/outputs -> TensorRefs
 # The mapping's dicts, looked up inline: a function call per row costs as much as the row.
 _KINDS, _PHASES, _STATUSES, _kind = (
     vocabulary.KINDS, vocabulary.PHASES, vocabulary.STATUSES, vocabulary.kind
 )
 _RECORDS = RECORDS
 _BEGIN, _END, _POINT = RecordType.BEGIN, RecordType.END, RecordType.POINT
+_OK = Status.OK
+# Field positions in the plain record tuples: the hot paths index them instead of building a
+# NamedTuple per record (as much again as the rest of a record's decoding).
+_B_SEQ, _E_SEQ = Begin._fields.index("seq"), End._fields.index("seq")
 
 
 def _tensor(desc: tuple) -> TensorRef:
@@ -37,20 +43,32 @@ def _tensor(desc: tuple) -> TensorRef:
     hit = _tensors.get(desc)
     if hit is not None:
         return hit
-    d = TensorDesc._make(desc)
+    tensor_id, storage, shape, dtype, layout, memory_config, buf = desc
     buffer = None
-    if d.buffer is not None:
-        b = BufferDesc._make(d.buffer)
-        buffer = BufferRef(b.device, b.buffer_type, b.address, b.size, b.page_size, b.num_pages,
-                           tensor_id=d.tensor_id)  # fmt: skip
-        if d.memory_config is not None and " on (" in d.memory_config:  # sharded: its cores
-            buffer = buffer.placed(cores_of(d.memory_config))
-    ref = TensorRef(d.tensor_id, d.storage, tuple(d.shape), d.dtype, d.layout, d.memory_config,
-                    buffer)  # fmt: skip
+    if buf is not None:
+        device, buffer_type, address, size, page_size, num_pages = buf
+        buffer = BufferRef(device, buffer_type, address, size, page_size, num_pages,
+                           tensor_id=tensor_id)  # fmt: skip
+        if memory_config is not None and " on (" in memory_config:  # sharded: its cores
+            buffer = buffer.placed(cores_of(memory_config))
+    ref = TensorRef(tensor_id, storage, tuple(shape), dtype, layout, memory_config, buffer)
     if len(_tensors) > 200_000:
         _tensors.clear()
     _tensors[desc] = ref
     return ref
+
+
+def _tensor_list(descs: tuple) -> tuple[TensorRef, ...]:
+    """The TensorRefs of a call's inputs or outputs; a call's list repeats too (the same
+    weights and activations every step), so one lookup serves the whole list."""
+    hit = _tensor_lists.get(descs)
+    if hit is not None:
+        return hit
+    refs = tuple([_tensor(d) for d in descs])
+    if len(_tensor_lists) > 20_000:  # lists of new activations never recur: stay small
+        _tensor_lists.clear()
+    _tensor_lists[descs] = refs
+    return refs
 
 
 @dataclass
@@ -66,49 +84,60 @@ class ProgramEnd:
 @dataclass
 class Decoder:
     sites: dict[int, CallSite] = field(default_factory=dict)
-    open_calls: dict[int, Begin] = field(default_factory=dict)  # seq -> its Begin record
+    open_calls: dict[int, tuple] = field(default_factory=dict)  # seq -> its Begin record
     end: ProgramEnd = field(default_factory=ProgramEnd)
-    _ready: list[tuple[int, Event]] = field(default_factory=list)  # heap by seq
+    # Complete events not yet released; they arrive almost in seq order (a call completes
+    # after its children), so one sort per `ready` costs less than a heap push and pop each.
+    _pending: list[Event] = field(default_factory=list)
     released = 0
 
     def feed(self, records: Any) -> None:
+        open_calls, pending, call, point = self.open_calls, self._pending, self._call, self._point
         for raw in records:
-            rec = _RECORDS[raw[0]]._make(raw)  # records.decode, inlined (per record)
             tag = raw[0]
-            if tag == _BEGIN:
-                self.open_calls[rec.seq] = rec
+            if tag == _POINT:
+                pending.append(point(raw))
             elif tag == _END:
-                begin = self.open_calls.pop(rec.seq, None)
+                begin = open_calls.pop(raw[_E_SEQ], None)
                 if begin is not None:
-                    self._push(self._call(begin, rec))
-            elif tag == _POINT:
-                self._push(self._point(rec))
-            elif tag == RecordType.SITE:
-                site: Site = rec
-                # once per site: file names may hold bytes that are not UTF-8
-                self.sites[site.site_id] = CallSite(
-                    storable(site.file), site.line, storable(site.function),
-                    tuple(tuple(storable(x) for x in s) for s in site.stack))  # fmt: skip
-            elif tag == RecordType.HEADER:
-                self.end.header = rec._replace(**{k: storable(v) for k, v in rec._asdict().items()})
-            elif tag == RecordType.EXCEPTION:
-                self.end.exception = rec._replace(
-                    **{k: storable(v) for k, v in rec._asdict().items()})
-            elif tag == RecordType.EXIT:
-                self.end.exit_code = rec.exit_code
-            elif tag == RecordType.STOPPED:
-                self.end.stopped = storable(rec.reason)
+                    pending.append(call(begin, raw))
+            elif tag == _BEGIN:
+                if len(raw) != _B_LEN:
+                    Begin._make(raw)  # raises the TypeError records.decode gives
+                open_calls[raw[_B_SEQ]] = raw
+            else:
+                self._other(_RECORDS[tag]._make(raw))
 
-    def _push(self, ev: Event) -> None:
-        heapq.heappush(self._ready, (ev.seq, ev))
+    def _other(self, rec: Any) -> None:
+        """A record that is no event: a call site, the header, how the program ended."""
+        tag = rec.tag
+        if tag == RecordType.SITE:
+            site: Site = rec
+            # once per site: file names may hold bytes that are not UTF-8
+            self.sites[site.site_id] = CallSite(
+                storable(site.file), site.line, storable(site.function),
+                tuple(tuple(storable(x) for x in s) for s in site.stack))  # fmt: skip
+        elif tag == RecordType.HEADER:
+            self.end.header = rec._replace(**{k: storable(v) for k, v in rec._asdict().items()})
+        elif tag == RecordType.EXCEPTION:
+            self.end.exception = rec._replace(**{k: storable(v) for k, v in rec._asdict().items()})
+        elif tag == RecordType.EXIT:
+            self.end.exit_code = rec.exit_code
+        elif tag == RecordType.STOPPED:
+            self.end.stopped = storable(rec.reason)
 
     def ready(self) -> list[Event]:
         """Complete events with a seq below every still-running call, in seq order."""
-        limit = min(self.open_calls) if self.open_calls else None
-        out = []
-        heap = self._ready
-        while heap and (limit is None or heap[0][0] < limit):
-            out.append(heapq.heappop(heap)[1])
+        pending = self._pending
+        if not pending:
+            return []
+        pending.sort(key=_seq_of)
+        if self.open_calls:
+            cut = bisect_left(pending, min(self.open_calls), key=_seq_of)
+            out = pending[:cut]
+            del pending[:cut]
+        else:
+            out, self._pending = pending, []
         self.released += len(out)
         return out
 
@@ -119,45 +148,94 @@ class Decoder:
             ev = self._call(begin, None)
             ev.status = status
             ev.error = error
-            self._push(ev)
+            self._pending.append(ev)
             last_any = seq
             if ev.parent is None:
                 last_user = seq
         self.open_calls.clear()
         return last_user if last_user is not None else last_any
 
-    def _call(self, b: Begin, e: End | None) -> Event:
-        ev = Event(
-            seq=b.seq, kind=(_KINDS.get(b.kind) or _kind(b.kind)), name=b.name,
-            phase=_PHASES[b.phase], t_ns=b.t_ns, thread=b.thread,
-            device=b.device, cq=b.cq, trace=b.trace, parent=b.parent,
-            callsite=self.sites.get(b.site_id) if b.site_id is not None else None,
-            args=dict(b.args) if b.args else None, inputs=tuple(_tensor(d) for d in b.inputs),
-            region=b.region,
-        )  # fmt: skip
-        if e is not None:
-            ev.dur_ns = e.t_ns - b.t_ns
-            ev.status = _STATUSES[e.status]
-            ev.error = e.error if e.error is None else storable(e.error)
-            ev.outputs = tuple(_tensor(d) for d in e.outputs)
-            if e.device is not None:
-                ev.device = e.device
-            if e.trace is not None:
-                ev.trace = e.trace
-            if e.extra:
-                ev.args = {**(ev.args or {}), **e.extra}
-        return ev
+    def _call(self, b: tuple, e: tuple | None) -> Event:
+        (_, seq, parent, t_ns, thread, kind, name, phase, device, cq, trace, site_id, args,
+         inputs, region) = b  # fmt: skip
+        site = self.sites.get(site_id) if site_id is not None else None
+        args = dict(args) if args else None
+        ins = _tensor_list(inputs) if inputs else ()
+        if e is None:
+            return Event(seq, _KINDS.get(kind) or _kind(kind), name, _PHASES[phase], t_ns, None,
+                         thread, device, cq, trace, parent, site, _OK, None, args, ins, (),
+                         None, region)  # fmt: skip
+        (_, _, t_end, status, error, outputs, learnt_device, learnt_trace, extra) = e
+        if learnt_device is not None:
+            device = learnt_device
+        if learnt_trace is not None:
+            trace = learnt_trace
+        if extra:
+            args = {**(args or {}), **extra}
+        return Event(seq, _KINDS.get(kind) or _kind(kind), name, _PHASES[phase], t_ns,
+                     t_end - t_ns, thread, device, cq, trace, parent, site, _STATUSES[status],
+                     error if error is None else storable(error), args, ins,
+                     _tensor_list(outputs) if outputs else (), None, region)  # fmt: skip
 
-    def _point(self, p: Point) -> Event:
-        buf = p.buffer
-        buffer = None
-        if buf is not None:
-            b = BufferSpan._make(buf[:4])
-            buffer = BufferRef(b.device, b.buffer_type, b.address, b.size)
+    def _point(self, p: tuple) -> Event:
+        (_, seq, parent, t_ns, thread, kind, name, phase, device, trace, site_id, args, region,
+         buf) = p  # fmt: skip
+        stored = _names.get(name)
+        if stored is None:
+            stored = _stored_name(name)
         return Event(
-            seq=p.seq, kind=(_KINDS.get(p.kind) or _kind(p.kind)), name=storable(p.name),
-            phase=_PHASES[p.phase], t_ns=p.t_ns, thread=p.thread,
-            device=p.device, trace=p.trace, parent=p.parent,
-            callsite=self.sites.get(p.site_id) if p.site_id is not None else None,
-            args=dict(p.args) if p.args else None, buffer=buffer, region=storable(p.region),
+            seq, _KINDS.get(kind) or _kind(kind), stored, _PHASES[phase], t_ns, None, thread,
+            device, None, trace, parent,
+            self.sites.get(site_id) if site_id is not None else None, _OK, None,
+            dict(args) if args else None, (), (),
+            None if buf is None else (_spans.get(buf) or _span(buf)),
+            region if region is None else storable(region),
         )  # fmt: skip
+
+
+_seq_of = attrgetter("seq")
+_spans: dict[tuple, BufferRef] = {}  # a point's buffer -> its BufferRef (addresses are reused)
+
+
+def _span(buf: tuple) -> BufferRef:
+    ref = BufferRef(buf[0], buf[1], buf[2], buf[3])
+    if len(_spans) > 50_000:
+        _spans.clear()
+    _spans[buf] = ref
+    return ref
+
+
+_B_LEN = len(Begin._fields)
+_names: dict[Any, Any] = {}  # a point's name -> its storable text (names repeat: alloc, free)
+
+
+def _stored_name(name: Any) -> Any:
+    text = storable(name)
+    if len(_names) < 10_000:
+        _names[name] = text
+    return text
+
+
+# `_call`, `_point` and `_tensor` unpack records and build Events by position (a NamedTuple or
+# keywords per event cost as much as the rest of the decoding): the orders they assume, checked
+# once.
+_ORDERS = {
+    "Begin": (Begin._fields, ("tag", "seq", "parent", "t_ns", "thread", "kind", "name", "phase",
+                              "device", "cq", "trace", "site_id", "args", "inputs", "region")),
+    "End": (End._fields, ("tag", "seq", "t_ns", "status", "error", "outputs", "device", "trace",
+                          "extra")),
+    "Point": (Point._fields, ("tag", "seq", "parent", "t_ns", "thread", "kind", "name", "phase",
+                              "device", "trace", "site_id", "args", "region", "buffer")),
+    "TensorDesc": (TensorDesc._fields, ("tensor_id", "storage", "shape", "dtype", "layout",
+                                        "memory_config", "buffer")),
+    "BufferDesc": (BufferDesc._fields, ("device", "buffer_type", "address", "size", "page_size",
+                                        "num_pages")),
+    "Event": (tuple(f.name for f in fields(Event)),
+              ("seq", "kind", "name", "phase", "t_ns", "dur_ns", "thread", "device", "cq", "trace",
+               "parent", "callsite", "status", "error", "args", "inputs", "outputs", "buffer",
+               "region")),
+}  # fmt: skip
+for _name, (_declared, _assumed) in _ORDERS.items():
+    if _declared != _assumed:
+        raise ImportError(f"decode.py reads {_name} fields in the order {_assumed},"
+                          f" records.py declares {_declared}")
