@@ -73,20 +73,10 @@ class TraceWindow:
         `alloc` and freed at `free` (None: never), sat on memory the trace uses; None when it
         never did (allocated before the capture ended or after the release, elsewhere, or
         freed before any replay)."""
-        if device != self.device or alloc <= self.end:
-            return None
-        if self.release is not None and alloc >= self.release:
-            return None
         spans = self.spans.get((device, buffer_type))
         if spans is None or not spans.hits(address, end):
             return None
-        i = bisect.bisect_right(self.executes, alloc)
-        if i == len(self.executes):
-            return None
-        replay = self.executes[i]
-        if (free is not None and replay >= free) or (self.release is not None and replay >= self.release):
-            return None
-        return replay
+        return self.replay_alive(device, buffer_type, alloc, free)
 
     def replay_alive(self, device: int, buffer_type: str, alloc: int, free: int | None) -> int | None:
         """The first replay of this trace while a buffer allocated at seq `alloc` (after the

@@ -7,11 +7,10 @@ sides into a `DriftReport`, `diff_targets` does both for what the user named on 
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
+from ttrecord.analysis import no_cycle_collection
 from ttrecord.store.reader import Session
 
 from .align import align
@@ -95,17 +94,7 @@ def diff_captures(a: Capture, b: Capture) -> DriftReport:
     )
 
 
-@contextmanager
-def bulk() -> Iterator[None]:
-    """Pause the cyclic garbage collector while hundreds of thousands of (acyclic) tuples are
-    built: its repeated passes over them cost a third of the time of loading a capture."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+bulk = no_cycle_collection  # one owner of the pause (ttrecord.analysis)
 
 
 DIFF_STEPS = 3  # for progress bars: reading each side, then comparing
