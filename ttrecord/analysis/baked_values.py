@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ttrecord.analysis.context import Context
-from ttrecord.analysis.facts import _path
+from ttrecord.analysis.facts import callers_key
 from ttrecord.analysis.rules import finding
 from ttrecord.events import Event, Kind, Phase
 from ttrecord.findings import Finding, Severity
@@ -73,7 +73,7 @@ def _captured(events: Sequence[Event], ctx: Context) -> list[Finding]:
         key = _site_key(cap)
         if key is None or not cap.args:
             continue
-        stack = _path(cap.callsite.stack) if cap.callsite is not None else ()
+        stack = callers_key(cap.callsite.stack) if cap.callsite is not None else ()
         path = key
         for d in range(len(stack), 0, -1):  # the longest path the eager run shared with it
             if (*key, stack[:d]) in eager_index or ctx.facts.eager_calls((*key, stack[:d])):

@@ -90,7 +90,7 @@ class EventFacts:
 
     def eager_calls(self, site: tuple) -> list[tuple[dict[str, Any], int, int]]:
         """Distinct arguments of the eager/prep calls at a call site: (args, first seq, count).
-        `site` is (file, line, function, op) or, for one call path, that plus `_path(stack)`."""
+        `site` is (file, line, function, op) or, for one call path, that plus `callers_key(stack)`."""
         if self._eager is None:
             eager: dict[tuple, dict[str, list]] = {}
             for ev in self._events:
@@ -98,7 +98,7 @@ class EventFacts:
                         and ev.phase in (Phase.EAGER, Phase.PREP) and ev.callsite):  # fmt: skip
                     s = ev.callsite
                     canon = json.dumps(ev.args, sort_keys=True, default=repr)
-                    for key in _path_keys((s.file, s.line, s.function, ev.name), _path(s.stack)):
+                    for key in _path_keys((s.file, s.line, s.function, ev.name), callers_key(s.stack)):
                         by_args = eager.setdefault(key, {})
                         if canon in by_args:
                             by_args[canon][2] += 1
@@ -109,14 +109,14 @@ class EventFacts:
 
     def eager_sequence(self, path: tuple) -> list[dict[str, Any]]:
         """The arguments of the eager/prep calls along one call path, in order
-        (`path` = (file, line, function, op, `_path(stack)`))."""
+        (`path` = (file, line, function, op, `callers_key(stack)`))."""
         out = []
         for ev in self._events:
             s = ev.callsite
             if (ev.kind is Kind.OP and ev.parent is None and ev.args and s is not None
                     and ev.phase in (Phase.EAGER, Phase.PREP)
                     and (s.file, s.line, s.function, ev.name) == path[:4]
-                    and _path(s.stack)[:len(path[4])] == path[4]):  # fmt: skip
+                    and callers_key(s.stack)[:len(path[4])] == path[4]):  # fmt: skip
                 out.append(ev.args)
         return out
 
@@ -128,7 +128,7 @@ class EventFacts:
             s = ev.callsite
             if (ev.parent is None and s is not None and ev.phase in (Phase.EAGER, Phase.PREP)
                     and (s.file, s.line, s.function, ev.name) == site):  # fmt: skip
-                out.append((ev.seq, _path(s.stack)))
+                out.append((ev.seq, callers_key(s.stack)))
         return out
 
     def last_prep_call(self, name: str, device: int | None, after: int, before: int) -> Event | None:
@@ -163,7 +163,7 @@ def _path_keys(site: tuple, stack: tuple) -> list[tuple]:
     return [site] + [(*site, stack[:d]) for d in range(1, len(stack) + 1)]
 
 
-def _path(stack: Sequence) -> tuple:
+def callers_key(stack: Sequence) -> tuple:
     """A call site's callers as a hashable key (file, line, function per frame)."""
     return tuple((str(f[0]), int(f[1]), str(f[2])) for f in stack)
 
@@ -257,7 +257,7 @@ class SessionFacts:
                 if not parsed:
                     continue
                 canon = json.dumps(parsed, sort_keys=True, default=repr)
-                stack = _path(tuple(tuple(f) for f in json.loads(g.stack))) if g.stack else ()
+                stack = callers_key(tuple(tuple(f) for f in json.loads(g.stack))) if g.stack else ()
                 for key in _path_keys((g.file, g.line, g.function, g.name), stack):
                     by_args = eager.setdefault(key, {})
                     if canon in by_args:
@@ -273,14 +273,14 @@ class SessionFacts:
         file, line, function, name, stack = path
         out = []
         for _seq, args, text in self._session.eager_calls_at(file, line, function, name):
-            if (_path(tuple(tuple(f) for f in json.loads(text))) if text else ())[:len(stack)] == stack:
+            if (callers_key(tuple(tuple(f) for f in json.loads(text))) if text else ())[:len(stack)] == stack:
                 parsed = json.loads(args)
                 if parsed:
                     out.append(parsed)
         return out
 
     def call_paths(self, site: SiteKey) -> list[tuple[int, tuple]]:
-        return [(seq, _path(tuple(tuple(f) for f in json.loads(text))) if text else ())
+        return [(seq, callers_key(tuple(tuple(f) for f in json.loads(text))) if text else ())
                 for seq, text in self._session.call_paths_at(*site)]  # fmt: skip
 
     def last_call_at(self, site: SiteKey, before: int) -> Event | None:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ttrecord.analysis.context import Context, TraceInfo
+from ttrecord.analysis.facts import callers_key
 from ttrecord.analysis.rules import finding, range_evidence, where
 from ttrecord.events import BufferRef, Event
 from ttrecord.findings import Finding, Severity
@@ -46,7 +47,7 @@ def path_key(ctx: Context, ev: Event) -> tuple:
     site = ctx.site(ev)
     if site is None:
         return (ev.seq,)
-    return (site.file, site.line, site.function, tuple(tuple(f[:3]) for f in site.stack))
+    return (site.file, site.line, site.function, callers_key(site.stack))
 
 
 def group(ctx: Context, occurrences: Sequence[Occurrence]) -> list[list[Occurrence]]:
