@@ -111,3 +111,31 @@ def test_tensor_constructor_with_a_device_is_a_write(tmp_path):
     assert alloc.parent == ctor.seq
     assert ctor.outputs[0].buffer.address == alloc.buffer.address
     assert ctor.outputs[0].shape == (64, 64)
+
+
+def test_a_module_attribute_changed_after_it_was_read_is_seen_at_the_next_read(tmp_path):
+    """GIVEN a proxied ttnn whose `relu` was read (and so kept in the proxy) WHEN the program
+    sets it on the real module, sets it through the proxy, then deletes it THEN each next read
+    sees the change, as without the recorder; after recording the module's class is its own."""
+    import types
+
+    fake = fake_ttnn.make()
+    original = fake.relu
+    seen = {}
+
+    def replacement(t):
+        return t
+
+    def body(ttnn):
+        seen["first"] = ttnn.relu is ttnn.relu and ttnn.relu.__wrapped__ is original
+        fake.relu = replacement  # on the module itself
+        seen["module set"] = ttnn.relu is replacement  # not ttnn's: not wrapped
+        ttnn.relu = original  # through the proxy
+        seen["proxy set"] = ttnn.relu.__wrapped__ is original and fake.relu is original
+        del ttnn.relu
+        seen["deleted"] = not hasattr(ttnn, "relu")
+        fake.relu = original
+
+    record_inprocess(fake, body, tmp_path)
+    assert seen == {"first": True, "module set": True, "proxy set": True, "deleted": True}
+    assert type(fake) is types.ModuleType

@@ -18,7 +18,7 @@ import numpy as np
 from typing import TYPE_CHECKING, Any, Optional
 from collections.abc import Iterable
 
-from . import errors
+from . import errors, program_cache
 from .errors import NotEmulatedEnumType
 from .allocator import BankAllocator, round_up, size_per_bank
 from .buffer import BufferDesc, DeviceBuffer
@@ -190,9 +190,7 @@ class MeshDevice(errors.NotEmulatedAttributes):
 
     def clear_program_cache(self) -> None:
         """Empties the program cache (emulator/program_cache.py): every op compiles again."""
-        from .program_cache import clear
-
-        clear(self)
+        program_cache.clear(self)
 
     def dram_grid_size(self) -> CoreCoord:
         return CoreCoord(self.config.num_dram_banks, 1)
@@ -205,9 +203,7 @@ class MeshDevice(errors.NotEmulatedAttributes):
 
     def disable_and_clear_program_cache(self) -> None:
         """Empties the program cache (emulator/program_cache.py): every op compiles again."""
-        from .program_cache import clear
-
-        clear(self)
+        program_cache.clear(self)
 
     # --- submeshes ----------------------------------------------------------------------
     def create_submesh(self, submesh_shape: MeshShape, offset: Any = None) -> MeshDevice:
@@ -254,9 +250,7 @@ class MeshDevice(errors.NotEmulatedAttributes):
         return list(self.submeshes)
 
     def num_program_cache_entries(self) -> int:
-        from .program_cache import entries
-
-        return entries(self)
+        return program_cache.entries(self)
 
     def __repr__(self) -> str:
         shape = f"{self.mesh_shape[0]}x{self.mesh_shape[1]}" if len(self.mesh_shape) == 2 else "?"
@@ -480,12 +474,10 @@ def close_mesh_device(mesh_device: MeshDevice) -> None:
         for chip in mesh_device.chip_ids:
             if _open_chips.get(chip) is mesh_device:
                 del _open_chips[chip]
-    from .program_cache import clear
-
     with mesh_device.lock:
         queues_of(mesh_device).finish()  # closing waits for every queue, as on hardware
         mesh_device.is_open = False
-        clear(mesh_device)  # the binaries go with the device
+        program_cache.clear(mesh_device)  # the binaries go with the device
         mesh_device.live_buffers.clear()
         mesh_device.op_owned.clear()
         mesh_device.traces.clear()

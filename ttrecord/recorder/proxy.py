@@ -36,7 +36,13 @@ def _make_wrapper(recorder: Recorder, name: str, kind: Kind) -> Any:
 
 
 class ModuleProxy(wrapt.ObjectProxy):
-    """A ttnn module whose op attributes record their calls."""
+    """A ttnn module whose op attributes record their calls.
+
+    An attribute is worked out by `__getattr__` once and then stashed in the proxy's own
+    dictionary (with the C hot path), where wrapt's C lookup finds it: `ttnn.add` then costs
+    a dictionary lookup instead of a Python call and a formatted AttributeError. A stashed
+    attribute goes when the module's attribute is set or deleted, through the proxy or on the
+    module itself (`_WatchedModule`)."""
 
     def __init__(self, module: types.ModuleType, installation: Installation, prefix: str) -> None:
         super().__init__(module)
@@ -47,13 +53,50 @@ class ModuleProxy(wrapt.ObjectProxy):
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_self_"):
             raise AttributeError(name)
-        value = getattr(self.__wrapped__, name)
+        module = self.__wrapped__
+        value = getattr(module, name)
         cached = self._self_cache.get(name)
         if cached is not None and cached[0] is value:
             return cached[1]
         proxied = self._self_installation.proxy_for(self._self_prefix + name, value)
         self._self_cache[name] = (value, proxied)
+        stash = self._self_installation.stash
+        # only the module's own attributes, not what a module-level __getattr__ makes up
+        if stash is not None and module.__dict__.get(name) is value:
+            stash(self, name, proxied)
         return proxied
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not name.startswith("_self_"):
+            self._self_installation.forget(self.__wrapped__, name)
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if not name.startswith("_self_"):
+            self._self_installation.forget(self.__wrapped__, name)
+        super().__delattr__(name)
+
+
+class _WatchedModule(types.ModuleType):
+    """The class of a proxied ttnn module while recording: setting or deleting an attribute
+    on the module itself (`monkeypatch.setattr(ttnn, ...)` on the real module) drops what the
+    proxies stashed for it."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        _module_changed(self, name)
+
+    def __delattr__(self, name: str) -> None:
+        super().__delattr__(name)
+        _module_changed(self, name)
+
+
+_installations: list[Installation] = []  # installed now (tests install more than one)
+
+
+def _module_changed(module: types.ModuleType, name: str) -> None:
+    for installation in _installations:
+        installation.forget(module, name)
 
 
 class TensorClassProxy(wrapt.ObjectProxy):
@@ -100,6 +143,19 @@ class Installation:
         self._patched: list[tuple[type, str, Any]] = []
         self._saved_warn: Any = None
         self._tensor_class: TensorClassProxy | None = None
+        hot = recorder.hot_module
+        self.stash = getattr(hot, "stash", None)  # see ModuleProxy; None: no stashing
+        self._unstash = getattr(hot, "unstash", None)
+        self._classes: list[tuple[types.ModuleType, type]] = []  # modules watched, their class
+
+    def forget(self, module: types.ModuleType, name: str) -> None:
+        """Module attribute `name` changed: its proxy works it out again at the next read."""
+        proxy = self._module_proxies.get(id(module))
+        if proxy is None:
+            return
+        proxy._self_cache.pop(name, None)
+        if self._unstash is not None:
+            self._unstash(proxy, name)
 
     def _is_backend(self, value: Any) -> bool:
         module = getattr(value, "__module__", None) or type(value).__module__ or ""
@@ -151,6 +207,9 @@ class Installation:
         if proxy is None:
             proxy = ModuleProxy(module, self, qualname + "." if qualname else "")
             self._module_proxies[id(module)] = proxy
+            if self.stash is not None and type(module) is types.ModuleType:
+                self._classes.append((module, type(module)))
+                module.__class__ = _WatchedModule
         return proxy
 
     # -- install / uninstall -------------------------------------------------------------
@@ -165,6 +224,7 @@ class Installation:
                     sys.modules[name] = self.module_proxy(module, qual)
         self._saved_modules.setdefault("ttnn", None)
         sys.modules["ttnn"] = top  # type: ignore[assignment]  # the proxy stands in for the module
+        _installations.append(self)
         self._wrap_tensor_methods()
         self._hook_warnings()
         return top
@@ -203,6 +263,13 @@ class Installation:
         warnings.warn = warn
 
     def uninstall(self) -> None:
+        if self in _installations:
+            _installations.remove(self)
+        for module, cls in reversed(self._classes):
+            if type(module) is _WatchedModule and not any(
+                    module in (m for m, _ in i._classes) for i in _installations):  # fmt: skip
+                module.__class__ = cls
+        self._classes.clear()
         for cls, name, original in reversed(self._patched):
             if original is None:
                 delattr(cls, name)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import marshal
 import os
 import sys
 import threading
@@ -35,6 +36,7 @@ from ttrecord.recorder.call_records import cache_miss_note, raised_end, returned
 from ttrecord.recorder.referrers import Referrers
 from ttrecord.recorder.classify import refine
 from ttrecord.recorder.ledger import Ledger
+from ttrecord.recorder import log as log_format
 from ttrecord.recorder.log import LogWriter
 from ttrecord.recorder.memory_records import MemoryRecords
 from ttrecord.recorder.records import TENSOR_BUFFER as _BUF
@@ -83,6 +85,15 @@ class CallState(NamedTuple):
 _new_state = tuple.__new__
 
 
+def _settle(kind: Kind, name: str, has_device_arg: bool, inputs: list) -> Kind:
+    """The kind of a call of `kind` once its arguments are known (classify.refine)."""
+    return refine(kind, name.rsplit(".", 1)[-1], has_device_arg, any(r[_BUF] for r in inputs))
+
+
+def _state_of(fields: tuple) -> CallState:
+    return _new_state(CallState, fields)  # type: ignore[no-any-return]
+
+
 class Recorder(MemoryRecords):
     """Records the calls of one program into one log. One per process."""
 
@@ -91,6 +102,7 @@ class Recorder(MemoryRecords):
         self.ttnn = ttnn
         self.log = log
         hot, self.hot_path, self.hot_path_reason = hot_paths.choose(hot_path)
+        self.hot_module = hot
         log.use_hot_path(hot)
         self.sites = CallSites(internal_dirs, stack_depth, log, hot)
         self.callsites = callsites
@@ -130,6 +142,20 @@ class Recorder(MemoryRecords):
         self.off = False
         self._forked = False
         os.register_at_fork(before=self._before_fork, after_in_child=self._stop_in_fork)
+        if hot is not None:  # eager ops whole in C (ext/hotpath.c `call`), the rest as below
+            self.call = functools.partial(hot.call, self._fast_context())  # type: ignore[method-assign]
+
+    def _fast_context(self) -> tuple:
+        """What the C `call` reads, in its CTX_* order: objects that live as long as this
+        recorder (flags that change, such as `off` or `verifier`, it reads from the recorder)."""
+        ledger, tensors = self.allocations, self.tensors
+        return (self, _OP, self._tl, self._lock, self.traces.capturing, self.traces.live, ledger,
+                ledger._owner, ledger.entries, ledger.deaths, tensors.cache, tensors._by_buffer,
+                self._seq, self.t0, self.sites.here, self._scan, tensors.describe, self.log,
+                self.cache_count.grew, self.call, _state_of, self.tensor_type, _KIND_VALUES,
+                cache_miss_note, marshal.dumps, log_format.RESERVE, log_format._RELEASE_EVERY,
+                Kind.H2D, Kind.D2H, Kind.TRACE_EXECUTE, _settle, self.traces.phase,
+                self._on_execute, self._queue)  # fmt: skip
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -292,7 +318,7 @@ class Recorder(MemoryRecords):
             if kind is _OP:
                 phase, trace = (_EAGER, None) if not self.traces.capturing else (None, None)
             else:
-                kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[_BUF] for r in inputs))
+                kind = _settle(kind, name, has_dev, inputs)
                 phase = None
             if (self.per_call_snapshots or id(kind) in _DECISIONS
                     or (kind is Kind.TRACE_EXECUTE and ledger.dirty)):  # fmt: skip
@@ -307,10 +333,8 @@ class Recorder(MemoryRecords):
                 kind=_KIND_VALUES[id(kind)], name=name, phase=phase, device=device, cq=cq,
                 trace=trace, site_id=site, args=scalars, inputs=tuple(inputs), region=region))
         tl.call, tl.phase, tl.trace, tl.device = seq, phase, trace, device
-        if kind is Kind.TRACE_EXECUTE:  # who holds buffers allocated since its capture
-            holders = self.referrers.on_execute(device, trace)
-            if holders is not None:
-                self.point("note", REFERRERS, holders)
+        if kind is Kind.TRACE_EXECUTE:
+            self._on_execute(device, trace)
         graphed = phase == _CAPTURE and kind is _OP and self.temporaries.begin()
         return _new_state(CallState, (seq, kind, phase, trace, device, tid, region, graphed, held, name))
 
@@ -327,13 +351,9 @@ class Recorder(MemoryRecords):
         extra = None
         if kind is not _OP:
             extra, device, trace = self._lifecycle(kind, result, args, kwargs, device, trace)
-            queue = queue_facts(name, args, kwargs, result, self.queues) if id(kind) in _QUEUED else None
-            if queue is not None:  # TR012: the call's queue, blocking flag and event
-                extra = {**(extra or {}), "queue": queue}
-        elif kwargs and ("cq_id" in kwargs or "queue_id" in kwargs):
-            queue = queue_facts("", args, kwargs, result, self.queues)
-            if queue is not None:
-                extra = {"queue": queue}
+        queue = self._queue(kind, name, args, kwargs, result)
+        if queue is not None:  # TR012: the call's queue, blocking flag and event
+            extra = {**(extra or {}), "queue": queue}
         with self._lock:
             changes = self._frees_since(held)
             outputs = self._outputs(result, changes)
@@ -377,6 +397,22 @@ class Recorder(MemoryRecords):
                                                trace, region, compiled))  # fmt: skip
             self.log.write_many(records)
 
+    def _on_execute(self, device: int | None, trace: int | None) -> None:
+        """Note who holds the buffers allocated since the replayed trace's capture."""
+        holders = self.referrers.on_execute(device, trace)
+        if holders is not None:
+            self.point("note", REFERRERS, holders)
+
+    def _queue(self, kind: Kind, name: str, args: tuple, kwargs: dict, result: Any) -> dict | None:
+        """The queue facts TR012 needs of a call (its queue, blocking flag, event), if any."""
+        if kind is not _OP:
+            if id(kind) not in _QUEUED:
+                return None
+            return queue_facts(name, args, kwargs, result, self.queues)
+        if kwargs and ("cq_id" in kwargs or "queue_id" in kwargs):
+            return queue_facts("", args, kwargs, result, self.queues)
+        return None
+
     def _frees_since(self, held: tuple | list | None) -> list:
         """("free", buffer) changes: tensors that died since the last call, and the inputs the
         call freed (`held`: its inputs, checked with is_allocated())."""
@@ -411,7 +447,7 @@ class Recorder(MemoryRecords):
             return wrapped(*args, **kwargs)
         inputs, scalars, device, cq, has_dev, _ = self._scan(instance, args, kwargs)
         if kind is not _OP:
-            kind = refine(kind, name.rsplit(".", 1)[-1], has_dev, any(r[_BUF] for r in inputs))
+            kind = _settle(kind, name, has_dev, inputs)
         seq = next(self._seq)
         region = tl.regions[-1] if tl.regions else None
         self.log.write(new_begin(

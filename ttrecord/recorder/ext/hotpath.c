@@ -14,12 +14,26 @@
  *     (id(code), f_lasti) plus the same for up to `depth` non-internal callers; the key's id
  *     comes from `by_offset`, else from `on_miss(frame, key)`. None when every frame is
  *     internal. The same walk and keys as callsite.py's `CallSites.here`.
+ *
+ * call(ctx, name, kind, wrapped, instance, args, kwargs) -> the call's result
+ *     Recorder.call for the commonest call, an eager op on the recording thread: the same
+ *     records in the same order as recorder.py's _begin/_end, built here; Python is called
+ *     back only for what is new (a first sight of a tensor, a compile, a free only the ledger
+ *     can work out). Anything else (a capture, another kind, a nested call, audit regions,
+ *     replay verification, a queue argument) goes to ctx's Python `call` whole. `ctx` is the
+ *     tuple recorder.py's `_fast_context` builds (the CTX_* indices below).
+ *
+ * stash(obj, name, value) / unstash(obj, name)
+ *     Sets / deletes `name` in obj's own instance dictionary, past its type's __setattr__ (a
+ *     wrapt proxy forwards every set to the object it wraps): where the proxy's C attribute
+ *     lookup finds it before the Python __getattr__ fallback (proxy.py's ModuleProxy).
  */
 #define Py_LIMITED_API 0x030B0000
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
 #include <stdint.h>
+#include <time.h>
 
 static PyObject *s_f_back, *s_f_lasti, *s_tensor_id, *s_buffer_address, *s_cq_id,
     *s_name, *s_module, *s_Tensor, *s_torch, *s_self, *s_shape, *s_dtype, *s_layout,
@@ -31,38 +45,37 @@ static PyObject *s_f_back, *s_f_lasti, *s_tensor_id, *s_buffer_address, *s_cq_id
 
 #define BUFFER 6  /* records.TENSOR_BUFFER: a description's buffer field */
 
-static PyObject *
-hp_append(PyObject *Py_UNUSED(self), PyObject *args)
+/* The new end after framing `records` into `view` at `end`; 0 when it does not fit before the
+ * last `reserve` bytes, -1 with an error set (marshal's ValueError for a record it refuses). */
+static Py_ssize_t
+append_frame(PyObject *view, Py_ssize_t end, Py_ssize_t reserve, PyObject *records,
+             PyObject *dumps)
 {
-    PyObject *view, *records, *dumps;
-    Py_ssize_t end, reserve;
-    if (!PyArg_ParseTuple(args, "OnnOO", &view, &end, &reserve, &records, &dumps))
-        return NULL;
     if (!PyList_Check(records)) {
         PyErr_SetString(PyExc_TypeError, "records must be a list");
-        return NULL;
+        return -1;
     }
     Py_ssize_t n = PyList_Size(records);
     PyObject *what = n == 1 ? PyList_GetItem(records, 0) : records;  /* borrowed */
     PyObject *data = PyObject_CallFunctionObjArgs(dumps, what, NULL);
     if (data == NULL)
-        return NULL;
+        return -1;
     char *bytes;
     Py_ssize_t size;
     if (PyBytes_AsStringAndSize(data, &bytes, &size) < 0) {
         Py_DECREF(data);
-        return NULL;
+        return -1;
     }
     Py_buffer buf;
     if (PyObject_GetBuffer(view, &buf, PyBUF_WRITABLE) < 0) {
         Py_DECREF(data);
-        return NULL;
+        return -1;
     }
     Py_ssize_t new_end = end + 4 + size;
     if (size > 0xFFFFFFFFLL || new_end + reserve > buf.len || end < 16) {
         PyBuffer_Release(&buf);
         Py_DECREF(data);
-        return PyLong_FromLong(0);
+        return 0;
     }
     unsigned char *m = (unsigned char *)buf.buf;
     uint32_t len = (uint32_t)size;
@@ -74,7 +87,18 @@ hp_append(PyObject *Py_UNUSED(self), PyObject *args)
         m[i] = (unsigned char)(committed >> (8 * i));
     PyBuffer_Release(&buf);
     Py_DECREF(data);
-    return PyLong_FromSsize_t(new_end);
+    return new_end;
+}
+
+static PyObject *
+hp_append(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *view, *records, *dumps;
+    Py_ssize_t end, reserve;
+    if (!PyArg_ParseTuple(args, "OnnOO", &view, &end, &reserve, &records, &dumps))
+        return NULL;
+    Py_ssize_t new_end = append_frame(view, end, reserve, records, dumps);
+    return new_end < 0 ? NULL : PyLong_FromSsize_t(new_end);
 }
 
 /* 1 internal, 0 not, -1 error. */
@@ -661,12 +685,916 @@ done:
     return result;
 }
 
+/* ---- Recorder.call for an eager op (see `call` at the top) ---- */
+
+enum {
+    CTX_RECORDER, CTX_OP, CTX_TL, CTX_LOCK, CTX_CAPTURING, CTX_LIVE, CTX_LEDGER, CTX_OWNER,
+    CTX_ENTRIES, CTX_DEATHS, CTX_CACHE, CTX_BY_BUFFER, CTX_SEQ, CTX_T0, CTX_HERE, CTX_SCAN,
+    CTX_DESCRIBE, CTX_LOG, CTX_GREW, CTX_PYCALL, CTX_NEW_STATE, CTX_TENSOR, CTX_KIND_TEXTS,
+    CTX_CACHE_MISS_NOTE, CTX_DUMPS, CTX_RESERVE, CTX_RELEASE_EVERY, CTX_H2D, CTX_D2H, CTX_EXECUTE,
+    CTX_SETTLE, CTX_PHASE, CTX_ON_EXECUTE, CTX_QUEUE, CTX_SIZE
+};
+
+static PyObject *s_off, *s_verifier, *s_regions, *s_per_call_snapshots, *s_callsites, *s_call,
+    *s_tid, *s_phase, *s_trace, *s_acquire, *s_release, *s_drain, *s_enabled, *s_dirty,
+    *s_generation, *s_drop, *s_defer_many, *s_buffer_unique_id,
+    *s_is_allocated, *s_reconcile, *s_broken, *s_end_raised, *s_queue_id, *s_free, *s_alloc,
+    *s_eager, *s_capture, *s_replay, *s_ok, *s_B, *s_E, *s_P, *s__lock, *s__file, *s_fd,
+    *s_stopped, *s__pending, *s__hot, *s__map, *s__end, *s__released, *s__write_locked, *one;
+
+static int64_t
+now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);  /* time.monotonic_ns's clock */
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* 1 when obj.name is true, 0 when false, -1 error. */
+static int
+attr_true(PyObject *obj, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    int r = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* 1 when obj.name is None, 0 when not, -1 error. */
+static int
+attr_none(PyObject *obj, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(obj, name);
+    if (v == NULL)
+        return -1;
+    int r = v == Py_None;
+    Py_DECREF(v);
+    return r;
+}
+
+static int
+call_method_void(PyObject *obj, PyObject *name)
+{
+    PyObject *r = PyObject_CallMethodObjArgs(obj, name, NULL);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+/* The list item `i` of `lst` plus `delta` (an owner count). */
+static int
+list_add(PyObject *lst, Py_ssize_t i, long delta)
+{
+    PyObject *v = PyList_GetItem(lst, i);
+    if (v == NULL)
+        return -1;
+    PyObject *d = PyLong_FromLong(delta);
+    if (d == NULL)
+        return -1;
+    PyObject *sum = PyNumber_Add(v, d);
+    Py_DECREF(d);
+    if (sum == NULL)
+        return -1;
+    return PyList_SetItem(lst, i, sum);  /* steals sum */
+}
+
+/* changes.append((what, buf)) */
+static int
+add_change(PyObject *changes, PyObject *what, PyObject *buf)
+{
+    PyObject *pair = PyTuple_Pack(2, what, buf);
+    if (pair == NULL)
+        return -1;
+    int r = PyList_Append(changes, pair);
+    Py_DECREF(pair);
+    return r;
+}
+
+/* The frees by reference drop since the last call (Ledger.drain) appended to `changes`. */
+static int
+add_deaths(PyObject **ctx, PyObject *changes)
+{
+    int any = PyObject_IsTrue(ctx[CTX_DEATHS]);
+    if (any <= 0)
+        return any;
+    PyObject *freed = PyObject_CallMethodObjArgs(ctx[CTX_LEDGER], s_drain, NULL);
+    if (freed == NULL)
+        return -1;
+    Py_ssize_t n = PyList_Check(freed) ? PyList_Size(freed) : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (add_change(changes, s_free, PyList_GetItem(freed, i)) < 0) {
+            Py_DECREF(freed);
+            return -1;
+        }
+    }
+    Py_DECREF(freed);
+    return 0;
+}
+
+/* Ledger.observe(t, buf, changes, output), the same steps. */
+static int
+observe(PyObject **ctx, PyObject *t, PyObject *buf, PyObject *changes, int output)
+{
+    PyObject *owner = ctx[CTX_OWNER], *entries = ctx[CTX_ENTRIES], *ledger = ctx[CTX_LEDGER];
+    PyObject *ident = NULL, *key = NULL, *uid = NULL, *entry = NULL, *size = NULL;
+    int rc = -1;
+    if (!PyTuple_Check(buf) || PyTuple_Size(buf) < 4) {
+        PyErr_SetString(PyExc_TypeError, "a buffer description is not a tuple");
+        return -1;
+    }
+    size = PyTuple_GetItem(buf, 3);
+    if ((ident = PyLong_FromVoidPtr(t)) == NULL
+        || (key = PyTuple_GetSlice(buf, 0, 3)) == NULL)
+        goto done;
+    PyObject *known = PyDict_GetItemWithError(owner, ident);  /* borrowed */
+    if (known == NULL && PyErr_Occurred())
+        goto done;
+    if (known != NULL) {
+        int same = PyObject_RichCompareBool(PyList_GetItem(known, 0), key, Py_EQ);
+        if (same < 0)
+            goto done;
+        if (same) {
+            int live = PyObject_IsTrue(PyList_GetItem(known, 4));
+            if (live < 0)
+                goto done;
+            if (live) {
+                rc = 0;  /* the common case: an input seen before */
+                goto done;
+            }
+        }
+        Py_INCREF(known);
+        int r = PyDict_DelItem(owner, ident) < 0 || list_add(known, 3, -1) < 0;
+        Py_DECREF(known);
+        if (r)
+            goto done;
+    }
+    int enabled = attr_true(ledger, s_enabled);
+    if (enabled <= 0) {
+        rc = enabled;
+        goto done;
+    }
+    PyObject *raw = PyObject_CallMethodObjArgs(t, s_buffer_unique_id, NULL);
+    if (raw != NULL) {
+        uid = PyNumber_Long(raw);
+        Py_DECREF(raw);
+    }
+    if (uid == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception))
+            goto done;
+        PyErr_Clear();
+        uid = Py_None;
+        Py_INCREF(uid);
+    }
+    entry = PyDict_GetItemWithError(entries, key);  /* borrowed, then owned below */
+    if (entry == NULL && PyErr_Occurred())
+        goto done;
+    Py_XINCREF(entry);
+    int keep = 0;
+    if (entry != NULL) {
+        PyObject *euid = PyList_GetItem(entry, 2);
+        int eq = PyObject_RichCompareBool(euid, uid, Py_EQ);
+        if (eq < 0)
+            goto done;
+        keep = eq || (euid == Py_None && !output) || uid == Py_None;
+        if (keep && euid == Py_None) {
+            Py_INCREF(uid);
+            if (PyList_SetItem(entry, 2, uid) < 0)
+                goto done;
+        }
+    }
+    if (!keep) {
+        if (entry != NULL) {
+            PyObject *gone = PyObject_CallMethodObjArgs(ledger, s_drop, entry, NULL);
+            int r = gone == NULL ? -1 : add_change(changes, s_free, gone);
+            Py_XDECREF(gone);
+            if (r < 0)
+                goto done;
+        }
+        Py_XDECREF(entry);
+        entry = Py_BuildValue("[OOOiO]", key, size, uid, 0, Py_True);
+        if (entry == NULL || PyDict_SetItem(entries, key, entry) < 0)
+            goto done;
+        PyObject *gen = PyObject_GetAttr(ledger, s_generation), *next = NULL;
+        if (gen != NULL) {
+            next = PyNumber_Add(gen, one);
+            Py_DECREF(gen);
+        }
+        int r = next == NULL ? -1 : PyObject_SetAttr(ledger, s_generation, next);
+        Py_XDECREF(next);
+        if (r < 0)
+            goto done;
+        PyObject *span = Py_BuildValue("(OOOO)", PyTuple_GetItem(key, 0), PyTuple_GetItem(key, 1),
+                                       PyTuple_GetItem(key, 2), size);
+        r = span == NULL ? -1 : add_change(changes, s_alloc, span);
+        Py_XDECREF(span);
+        if (r < 0)
+            goto done;
+    }
+    if (list_add(entry, 3, 1) < 0 || PyDict_SetItem(owner, ident, entry) < 0)
+        goto done;
+    rc = 0;
+done:
+    Py_XDECREF(ident);
+    Py_XDECREF(key);
+    Py_XDECREF(uid);
+    Py_XDECREF(entry);
+    return rc;
+}
+
+/* Ledger.freed_inputs: the held inputs whose buffer the call freed, appended as frees. */
+static int
+freed_inputs(PyObject **ctx, PyObject *held, PyObject *changes)
+{
+    Py_ssize_t n = PyList_Size(held);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *t = PyTuple_GetItem(PyList_GetItem(held, i), 0);
+        PyObject *ident = PyLong_FromVoidPtr(t);
+        if (ident == NULL)
+            return -1;
+        PyObject *entry = PyDict_GetItemWithError(ctx[CTX_OWNER], ident);  /* borrowed */
+        Py_DECREF(ident);
+        if (entry == NULL) {
+            if (PyErr_Occurred())
+                return -1;
+            continue;
+        }
+        int live = PyObject_IsTrue(PyList_GetItem(entry, 4));
+        if (live < 0)
+            return -1;
+        if (!live)
+            continue;
+        int allocated = 1;
+        PyObject *r = PyObject_CallMethodObjArgs(t, s_is_allocated, NULL);
+        if (r == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_Exception))
+                return -1;
+            PyErr_Clear();  /* cannot tell: the tensors' deaths and snapshots will */
+        } else {
+            allocated = PyObject_IsTrue(r);
+            Py_DECREF(r);
+            if (allocated < 0)
+                return -1;
+        }
+        if (!allocated) {
+            PyObject *gone = PyObject_CallMethodObjArgs(ctx[CTX_LEDGER], s_drop, entry, NULL);
+            int rr = gone == NULL ? -1 : add_change(changes, s_free, gone);
+            Py_XDECREF(gone);
+            if (rr < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* TensorDescriber.forget: the cached descriptions of tensors on the freed buffers. */
+static int
+forget(PyObject **ctx, PyObject *buf)
+{
+    PyObject *key = PyTuple_GetSlice(buf, 0, 3);
+    if (key == NULL)
+        return -1;
+    PyObject *tids = PyDict_GetItemWithError(ctx[CTX_BY_BUFFER], key);  /* borrowed */
+    if (tids == NULL) {
+        Py_DECREF(key);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    Py_INCREF(tids);
+    int r = PyDict_DelItem(ctx[CTX_BY_BUFFER], key);
+    Py_DECREF(key);
+    Py_ssize_t n = r < 0 ? 0 : PySequence_Size(tids);
+    for (Py_ssize_t i = 0; r == 0 && i < n; i++) {
+        PyObject *tid = PySequence_GetItem(tids, i);
+        if (tid == NULL) {
+            r = -1;
+            break;
+        }
+        if (PyDict_DelItem(ctx[CTX_CACHE], tid) < 0) {
+            if (PyErr_ExceptionMatches(PyExc_KeyError))
+                PyErr_Clear();
+            else
+                r = -1;
+        }
+        Py_DECREF(tid);
+    }
+    Py_DECREF(tids);
+    return r;
+}
+
+/* MemoryRecords._change_records: ALLOC/FREE point records for `changes`. */
+static PyObject *
+change_records(PyObject **ctx, PyObject *changes, PyObject *parent, PyObject *phase,
+               PyObject *trace, PyObject *tid, PyObject *region, int64_t t0)
+{
+    PyObject *t = PyLong_FromLongLong(now_ns() - t0);
+    if (t == NULL)
+        return NULL;
+    PyObject *capturing = phase != s_replay && parent == Py_None ? ctx[CTX_CAPTURING] : NULL;
+    Py_ssize_t n = PyList_Size(changes);
+    PyObject *records = PyList_New(0);
+    for (Py_ssize_t i = 0; records != NULL && i < n; i++) {
+        PyObject *c = PyList_GetItem(changes, i);
+        if (PyUnicode_Compare(PyTuple_GetItem(c, 0), s_free) == 0
+            && forget(ctx, PyTuple_GetItem(c, 1)) < 0)
+            Py_CLEAR(records);
+    }
+    for (Py_ssize_t i = 0; records != NULL && i < n; i++) {
+        PyObject *c = PyList_GetItem(changes, i);
+        PyObject *kind = PyTuple_GetItem(c, 0), *buf = PyTuple_GetItem(c, 1);
+        PyObject *args = PyTuple_Size(c) > 2 ? PyTuple_GetItem(c, 2) : Py_None;
+        PyObject *dev = PySequence_GetItem(buf, 0);
+        PyObject *ph = phase, *tr = trace, *seq = NULL, *rec = NULL;
+        if (dev == NULL) {
+            Py_CLEAR(records);
+            break;
+        }
+        if (capturing != NULL) {
+            PyObject *hit = PyDict_GetItemWithError(capturing, dev);  /* borrowed */
+            if (hit == NULL && PyErr_Occurred()) {
+                Py_DECREF(dev);
+                Py_CLEAR(records);
+                break;
+            }
+            ph = hit != NULL && hit != Py_None ? s_capture : s_eager;
+            tr = hit != NULL && hit != Py_None ? hit : Py_None;
+        }
+        seq = PyIter_Next(ctx[CTX_SEQ]);
+        if (seq != NULL)
+            rec = Py_BuildValue("(OOOOOOOOOOOOOO)", s_P, seq, parent, t, tid, kind, kind, ph,
+                                dev, tr, Py_None, args, region, buf);
+        if (rec == NULL || PyList_Append(records, rec) < 0)
+            Py_CLEAR(records);
+        Py_XDECREF(rec);
+        Py_XDECREF(seq);
+        Py_DECREF(dev);
+    }
+    Py_DECREF(t);
+    return records;
+}
+
+/* The recorder's `_broken(exc)` for the error being raised (which is cleared). */
+static void
+report_bug(PyObject **ctx)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value != NULL && tb != NULL)
+        PyException_SetTraceback(value, tb);
+    if (value != NULL && PyObject_IsInstance(value, PyExc_Exception) == 1) {
+        PyObject *r = PyObject_CallMethodObjArgs(ctx[CTX_RECORDER], s_broken, value, NULL);
+        Py_XDECREF(r);
+        PyErr_Clear();
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+}
+
+/* LogWriter.write_many(records): the same steps, its mapping appended to here when it has
+ * room; growing it, a record marshal refuses and a stopped log are log.py's (`_write_locked`). */
+static int
+log_write(PyObject **ctx, PyObject *records)
+{
+    PyObject *log = ctx[CTX_LOG], *lock = PyObject_GetAttr(log, s__lock);
+    PyObject *file = NULL, *fd = NULL, *stopped = NULL, *pending = NULL, *hot = NULL;
+    PyObject *map = NULL, *end_obj = NULL;
+    int rc = -1;
+    if (lock == NULL || call_method_void(lock, s_acquire) < 0) {
+        Py_XDECREF(lock);
+        return -1;
+    }
+    if ((file = PyObject_GetAttr(log, s__file)) == NULL || (fd = PyObject_GetAttr(file, s_fd)) == NULL
+        || (stopped = PyObject_GetAttr(log, s_stopped)) == NULL)
+        goto done;
+    if (fd == Py_None || stopped != Py_None) {
+        rc = 0;
+        goto done;
+    }
+    if ((pending = PyObject_GetAttr(log, s__pending)) == NULL || !PyList_Check(pending))
+        goto done;
+    Py_ssize_t n = PyList_Size(pending);
+    if (PyList_SetSlice(pending, n, n, records) < 0)
+        goto done;
+    if ((hot = PyObject_GetAttr(log, s__hot)) == NULL || (map = PyObject_GetAttr(log, s__map)) == NULL
+        || (end_obj = PyObject_GetAttr(log, s__end)) == NULL)
+        goto done;
+    if (hot != Py_None && map != Py_None) {
+        Py_ssize_t start = PyLong_AsSsize_t(end_obj);
+        if (start == -1 && PyErr_Occurred())
+            goto done;
+        Py_ssize_t end = append_frame(map, start, PyLong_AsSsize_t(ctx[CTX_RESERVE]), pending,
+                                      ctx[CTX_DUMPS]);
+        if (end < 0) {
+            if (!PyErr_ExceptionMatches(PyExc_ValueError))
+                goto done;
+            PyErr_Clear();  /* a record marshal refuses: log.py drops it alone */
+            end = 0;
+        }
+        if (end > 0) {
+            PyObject *new_end = PyLong_FromSsize_t(end);
+            if (new_end == NULL || PyList_SetSlice(pending, 0, PyList_Size(pending), NULL) < 0
+                || PyObject_SetAttr(log, s__end, new_end) < 0) {
+                Py_XDECREF(new_end);
+                goto done;
+            }
+            Py_DECREF(new_end);
+            PyObject *released = PyObject_GetAttr(log, s__released);
+            if (released == NULL)
+                goto done;
+            Py_ssize_t below = PyLong_AsSsize_t(released);
+            Py_DECREF(released);
+            if (start - below >= PyLong_AsSsize_t(ctx[CTX_RELEASE_EVERY])) {
+                PyObject *r = PyObject_CallMethod(log, "_release_below", "n", start);
+                if (r == NULL)
+                    goto done;
+                Py_DECREF(r);
+            }
+            rc = 0;
+            goto done;
+        }
+    }
+    PyObject *r = PyObject_CallMethodObjArgs(log, s__write_locked, pending, NULL);
+    if (r == NULL)
+        goto done;
+    Py_DECREF(r);
+    rc = 0;
+done:
+    {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        if (call_method_void(lock, s_release) < 0)
+            PyErr_Clear();
+        PyErr_Restore(type, value, tb);
+    }
+    Py_DECREF(lock);
+    Py_XDECREF(file);
+    Py_XDECREF(fd);
+    Py_XDECREF(stopped);
+    Py_XDECREF(pending);
+    Py_XDECREF(hot);
+    Py_XDECREF(map);
+    Py_XDECREF(end_obj);
+    return rc;
+}
+
+/* 1 when this call takes the C path, 0 when the Python `call` takes it, -1 error. */
+static int
+eligible(PyObject **ctx, PyObject *kind)
+{
+    if (kind != ctx[CTX_OP] && kind != ctx[CTX_H2D] && kind != ctx[CTX_D2H]
+        && kind != ctx[CTX_EXECUTE])
+        return 0;
+    PyObject *rec = ctx[CTX_RECORDER];
+    int r;
+    if ((r = attr_true(rec, s_off)) != 0 || (r = attr_none(rec, s_verifier)) != 1
+        || (r = attr_none(rec, s_regions)) != 1 || (r = attr_true(rec, s_per_call_snapshots)) != 0)
+        return r < 0 ? -1 : 0;
+    if (PyDict_Size(ctx[CTX_CAPTURING]) != 0)
+        return 0;
+    PyObject *parent = PyObject_GetAttr(ctx[CTX_TL], s_call);
+    if (parent == NULL) {  /* a thread's first call: the Python path sets its state up */
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    Py_DECREF(parent);
+    if (parent != Py_None)
+        return 0;
+    PyObject *regions = PyObject_GetAttr(ctx[CTX_TL], s_regions);
+    if (regions == NULL)
+        return -1;
+    r = PyObject_IsTrue(regions);
+    Py_DECREF(regions);
+    return r < 0 ? -1 : !r;
+}
+
+static int
+set_thread_call(PyObject **ctx, PyObject *seq, PyObject *phase, PyObject *trace,
+                PyObject *device)
+{
+    PyObject *tl = ctx[CTX_TL];
+    return PyObject_SetAttr(tl, s_call, seq) < 0 || PyObject_SetAttr(tl, s_phase, phase) < 0
+           || PyObject_SetAttr(tl, s_trace, trace) < 0
+           || PyObject_SetAttr(tl, s_device, device) < 0 ? -1 : 0;
+}
+
+/* 1 when the call names a queue by keyword (cq_id / queue_id), 0 not, -1 error. */
+static int
+names_queue(PyObject *kwargs)
+{
+    if (kwargs == NULL)
+        return 0;
+    int r = PyDict_Contains(kwargs, s_cq_id);
+    return r != 0 ? r : PyDict_Contains(kwargs, s_queue_id);
+}
+
+/* The outputs of `result` described (and each new buffer observed into `changes`). */
+static PyObject *
+outputs(PyObject **ctx, PyObject *result, PyObject *changes)
+{
+    PyObject *T = ctx[CTX_TENSOR], *tensors;
+    if ((PyObject *)Py_TYPE(result) == T) {
+        tensors = PyTuple_Pack(1, result);
+    } else if ((PyList_CheckExact(result) || PyTuple_CheckExact(result))
+               && PySequence_Size(result) > 0) {
+        PyObject *seq = PySequence_Tuple(result);
+        if (seq == NULL)
+            return NULL;
+        if ((PyObject *)Py_TYPE(PyTuple_GetItem(seq, 0)) != T) {
+            Py_DECREF(seq);
+            return PyTuple_New(0);
+        }
+        tensors = PyList_New(0);
+        Py_ssize_t n = PyTuple_Size(seq);
+        for (Py_ssize_t i = 0; tensors != NULL && i < n; i++) {
+            PyObject *x = PyTuple_GetItem(seq, i);
+            if ((PyObject *)Py_TYPE(x) == T && PyList_Append(tensors, x) < 0)
+                Py_CLEAR(tensors);
+        }
+        Py_DECREF(seq);
+        if (tensors != NULL)
+            SETREF(tensors, PySequence_Tuple(tensors));
+    } else {
+        return PyTuple_New(0);
+    }
+    if (tensors == NULL)
+        return NULL;
+    Py_ssize_t n = PyTuple_Size(tensors);
+    PyObject *out = PyTuple_New(n);
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        PyObject *d = PyObject_CallFunctionObjArgs(ctx[CTX_DESCRIBE], PyTuple_GetItem(tensors, i),
+                                                   NULL);
+        if (d == NULL || PyTuple_SetItem(out, i, d) < 0)
+            Py_CLEAR(out);
+    }
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        PyObject *d = PyTuple_GetItem(out, i);
+        PyObject *buf = PyTuple_Check(d) && PyTuple_Size(d) > BUFFER ? PyTuple_GetItem(d, BUFFER)
+                                                                     : Py_None;
+        if (buf != Py_None && observe(ctx, PyTuple_GetItem(tensors, i), buf, changes, 1) < 0)
+            Py_CLEAR(out);
+    }
+    Py_DECREF(tensors);
+    return out;
+}
+
+/* After the op returned: its frees, outputs and allocations, and the END record. */
+typedef struct {
+    PyObject *seq, *kind, *phase, *trace, *device, *tid, *held, *name, *kwargs;
+} Call;
+
+static int
+end_returned(PyObject **ctx, Call *c, PyObject *result, PyObject *pos, PyObject *kw, int64_t t0)
+{
+    PyObject *changes = NULL, *out = NULL, *records = NULL, *end = NULL, *rec = NULL;
+    PyObject *grew_obj = NULL, *queue = NULL, *extra = Py_None;
+    PyObject *seq = c->seq, *device = c->device, *tid = c->tid, *held = c->held;
+    int rc = -1, locked = 0, is_op = c->kind == ctx[CTX_OP];
+    Py_INCREF(extra);
+    if ((end = PyLong_FromLongLong(now_ns() - t0)) == NULL)
+        goto done;
+    int queued = is_op ? names_queue(kw) : 1;
+    if (queued < 0)
+        goto done;
+    if (queued) {  /* TR012: the call's queue, blocking flag and event */
+        queue = PyObject_CallFunctionObjArgs(ctx[CTX_QUEUE], c->kind, c->name, pos, c->kwargs,
+                                             result, NULL);
+        if (queue == NULL)
+            goto done;
+        if (queue != Py_None) {
+            PyObject *e = Py_BuildValue("{sO}", "queue", queue);
+            if (e == NULL)
+                goto done;
+            SETREF(extra, e);
+        }
+    }
+    if (call_method_void(ctx[CTX_LOCK], s_acquire) < 0)
+        goto done;
+    locked = 1;
+    if ((changes = PyList_New(0)) == NULL || add_deaths(ctx, changes) < 0)
+        goto done;
+    if (PyList_Size(held) && freed_inputs(ctx, held, changes) < 0)
+        goto done;
+    if ((out = outputs(ctx, result, changes)) == NULL)
+        goto done;
+    grew_obj = is_op ? PyObject_CallFunctionObjArgs(ctx[CTX_GREW], NULL) : PyLong_FromLong(0);
+    if (grew_obj == NULL)
+        goto done;
+    int grew = PyObject_IsTrue(grew_obj);
+    if (grew < 0)
+        goto done;
+    if (grew) {  /* kernel binaries: the allocator's view shows them */
+        PyObject *r = PyObject_CallMethodObjArgs(ctx[CTX_RECORDER], s_reconcile, changes, NULL);
+        if (r == NULL)
+            goto done;
+        Py_DECREF(r);
+    }
+    if (PyList_Size(changes)) {
+        records = change_records(ctx, changes, seq, c->phase, c->trace, tid, Py_None, t0);
+    } else {
+        records = PyList_New(0);
+    }
+    if (records == NULL)
+        goto done;
+    if (grew && PyDict_Size(ctx[CTX_LIVE])) {
+        PyObject *note_seq = PyIter_Next(ctx[CTX_SEQ]);
+        if (note_seq == NULL)
+            goto done;
+        PyObject *note = PyObject_CallFunctionObjArgs(ctx[CTX_CACHE_MISS_NOTE], note_seq, seq, end,
+                                                      tid, c->phase, device, c->trace, Py_None,
+                                                      grew_obj, NULL);
+        Py_DECREF(note_seq);
+        int r = note == NULL ? -1 : PyList_Append(records, note);
+        Py_XDECREF(note);
+        if (r < 0)
+            goto done;
+    }
+    rec = Py_BuildValue("(OOOOOOOOO)", s_E, seq, end, s_ok, Py_None, out, device, c->trace,
+                        extra);
+    if (rec == NULL || PyList_Append(records, rec) < 0)
+        goto done;
+    if (log_write(ctx, records) < 0)
+        goto done;
+    rc = 0;
+done:
+    if (locked) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        if (call_method_void(ctx[CTX_LOCK], s_release) < 0)
+            PyErr_Clear();
+        PyErr_Restore(type, value, tb);
+    }
+    Py_XDECREF(changes);
+    Py_XDECREF(out);
+    Py_XDECREF(records);
+    Py_XDECREF(end);
+    Py_XDECREF(rec);
+    Py_XDECREF(grew_obj);
+    Py_XDECREF(queue);
+    Py_DECREF(extra);
+    return rc;
+}
+
+static PyObject *
+hp_call(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *ctx_tuple, *name, *kind, *wrapped, *instance, *pos, *kwargs;
+    if (!PyArg_ParseTuple(args, "O!OOOOO!O", &PyTuple_Type, &ctx_tuple, &name, &kind, &wrapped,
+                          &instance, &PyTuple_Type, &pos, &kwargs))
+        return NULL;
+    if (PyTuple_Size(ctx_tuple) != CTX_SIZE) {
+        PyErr_SetString(PyExc_TypeError, "call: the context is not recorder.py's");
+        return NULL;
+    }
+    PyObject *ctx[CTX_SIZE];
+    for (int i = 0; i < CTX_SIZE; i++)
+        ctx[i] = PyTuple_GetItem(ctx_tuple, i);
+    PyObject *kw = kwargs == Py_None || (PyDict_Check(kwargs) && PyDict_Size(kwargs) == 0)
+                   ? NULL : kwargs;
+    int fast = eligible(ctx, kind);
+    if (fast < 0) {
+        report_bug(ctx);
+        fast = 0;
+    }
+    if (!fast)
+        return PyObject_CallFunctionObjArgs(ctx[CTX_PYCALL], name, kind, wrapped, instance, pos,
+                                            kwargs, NULL);
+    int64_t t0 = PyLong_AsLongLong(ctx[CTX_T0]);
+    PyObject *tid = NULL, *site = Py_None, *changes = NULL, *scanned = NULL, *seq = NULL;
+    PyObject *inputs = NULL, *begin = NULL, *held = NULL, *device = Py_None, *result = NULL;
+    PyObject *phase = s_eager, *trace = Py_None;
+    int locked = 0, began = 0, was_op = kind == ctx[CTX_OP];
+    Py_INCREF(site);
+    Py_INCREF(device);
+    Py_INCREF(kind);
+    Py_INCREF(phase);
+    Py_INCREF(trace);
+    if ((tid = PyObject_GetAttr(ctx[CTX_TL], s_tid)) == NULL)
+        goto begun;
+    int callsites = attr_true(ctx[CTX_RECORDER], s_callsites);
+    if (callsites < 0)
+        goto begun;
+    if (callsites) {
+        PyObject *frame = (PyObject *)PyEval_GetFrame();  /* borrowed: the caller's frame */
+        PyObject *sid = PyObject_CallFunctionObjArgs(ctx[CTX_HERE], frame ? frame : Py_None, NULL);
+        if (sid == NULL)
+            goto begun;
+        SETREF(site, sid);
+    }
+    if (call_method_void(ctx[CTX_LOCK], s_acquire) < 0)
+        goto begun;
+    locked = 1;
+    if ((changes = PyList_New(0)) == NULL || add_deaths(ctx, changes) < 0)
+        goto begun;
+    scanned = PyObject_CallFunctionObjArgs(ctx[CTX_SCAN], instance, pos, kw ? kw : Py_None, NULL);
+    if (scanned == NULL)
+        goto begun;
+    if (!PyTuple_Check(scanned) || PyTuple_Size(scanned) != 6) {
+        PyErr_SetString(PyExc_TypeError, "the argument scan returned no 6-tuple");
+        goto begun;
+    }
+    held = PyTuple_GetItem(scanned, 5);
+    Py_INCREF(held);
+    SETREF(device, PyTuple_GetItem(scanned, 2));
+    Py_INCREF(device);
+    Py_ssize_t nheld = PyList_Size(held);
+    if (nheld) {
+        Py_ssize_t before = PyList_Size(changes);
+        for (Py_ssize_t i = 0; i < nheld; i++) {
+            PyObject *pair = PyList_GetItem(held, i);
+            if (observe(ctx, PyTuple_GetItem(pair, 0), PyTuple_GetItem(pair, 1), changes, 0) < 0)
+                goto begun;
+        }
+        if (PyList_Size(changes) > before  /* a buffer no recorded call returned */
+            && PyObject_SetAttr(ctx[CTX_LEDGER], s_dirty, Py_True) < 0)
+            goto begun;
+    }
+    if (!was_op) {
+        PyObject *settled = PyObject_CallFunctionObjArgs(ctx[CTX_SETTLE], kind, name,
+                                                         PyTuple_GetItem(scanned, 4),
+                                                         PyTuple_GetItem(scanned, 0), NULL);
+        if (settled == NULL)
+            goto begun;
+        SETREF(kind, settled);
+        if (kind == ctx[CTX_EXECUTE]) {  /* something happened the tensors cannot show */
+            int dirty = attr_true(ctx[CTX_LEDGER], s_dirty);
+            if (dirty < 0)
+                goto begun;
+            if (dirty) {
+                PyObject *r = PyObject_CallMethodObjArgs(ctx[CTX_RECORDER], s_reconcile, changes,
+                                                         NULL);
+                if (r == NULL)
+                    goto begun;
+                Py_DECREF(r);
+            }
+        }
+    }
+    if (PyList_Size(changes)) {
+        PyObject *records = change_records(ctx, changes, Py_None, s_eager, Py_None, tid, Py_None,
+                                           t0);
+        if (records == NULL)
+            goto begun;
+        PyObject *r = PyObject_CallMethodObjArgs(ctx[CTX_LOG], s_defer_many, records, NULL);
+        Py_DECREF(records);
+        if (r == NULL)
+            goto begun;
+        Py_DECREF(r);
+    }
+    if (!was_op) {  /* (phase, trace, device) */
+        PyObject *p = PyObject_CallFunctionObjArgs(ctx[CTX_PHASE], kind, device, pos, kwargs,
+                                                   NULL);
+        if (p == NULL)
+            goto begun;
+        if (!PyTuple_Check(p) || PyTuple_Size(p) != 3) {
+            Py_DECREF(p);
+            PyErr_SetString(PyExc_TypeError, "Traces.phase returned no 3-tuple");
+            goto begun;
+        }
+        SETREF(phase, PyTuple_GetItem(p, 0));
+        Py_INCREF(phase);
+        SETREF(trace, PyTuple_GetItem(p, 1));
+        Py_INCREF(trace);
+        SETREF(device, PyTuple_GetItem(p, 2));
+        Py_INCREF(device);
+        Py_DECREF(p);
+    }
+    PyObject *kind_id = PyLong_FromVoidPtr(kind);
+    if (kind_id == NULL)
+        goto begun;
+    PyObject *kind_text = PyDict_GetItemWithError(ctx[CTX_KIND_TEXTS], kind_id);  /* borrowed */
+    Py_DECREF(kind_id);
+    if (kind_text == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_KeyError, "a kind with no stored text");
+        goto begun;
+    }
+    if ((seq = PyIter_Next(ctx[CTX_SEQ])) == NULL)
+        goto begun;
+    if ((inputs = PySequence_Tuple(PyTuple_GetItem(scanned, 0))) == NULL)
+        goto begun;
+    PyObject *t = PyLong_FromLongLong(now_ns() - t0);
+    if (t == NULL)
+        goto begun;
+    begin = Py_BuildValue("(OOOOOOOOOOOOOOO)", s_B, seq, Py_None, t, tid, kind_text, name, phase,
+                          device, PyTuple_GetItem(scanned, 3), trace, site,
+                          PyTuple_GetItem(scanned, 1), inputs, Py_None);
+    Py_DECREF(t);
+    if (begin == NULL)
+        goto begun;
+    PyObject *one_record = PyList_New(1);
+    if (one_record == NULL)
+        goto begun;
+    Py_INCREF(begin);
+    PyList_SetItem(one_record, 0, begin);
+    int w = log_write(ctx, one_record);
+    Py_DECREF(one_record);
+    if (w < 0)
+        goto begun;
+    began = 1;
+begun:
+    if (locked) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        if (call_method_void(ctx[CTX_LOCK], s_release) < 0 && type == NULL) {
+            PyErr_Fetch(&type, &value, &tb);
+            began = 0;
+        }
+        PyErr_Restore(type, value, tb);
+    }
+    if (began && set_thread_call(ctx, seq, phase, trace, device) < 0)
+        began = 0;
+    if (began && kind == ctx[CTX_EXECUTE]) {  /* who holds buffers allocated since its capture */
+        PyObject *r = PyObject_CallFunctionObjArgs(ctx[CTX_ON_EXECUTE], device, trace, NULL);
+        if (r == NULL)
+            report_bug(ctx);
+        Py_XDECREF(r);
+    }
+    if (!began) {  /* a recorder bug must not break the program */
+        report_bug(ctx);
+        result = PyObject_Call(wrapped, pos, kw);
+        goto done;
+    }
+    result = PyObject_Call(wrapped, pos, kw);
+    if (result == NULL) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (tb != NULL)
+            PyException_SetTraceback(value, tb);
+        if (PyObject_SetAttr(ctx[CTX_TL], s_call, Py_None) < 0)
+            PyErr_Clear();
+        PyObject *state = PyObject_CallFunction(ctx[CTX_NEW_STATE], "((OOOOOOOOOO))", seq,
+                                                kind, phase, trace, device, tid, Py_None,
+                                                Py_False, held, name);
+        PyObject *r = state == NULL ? NULL
+                      : PyObject_CallMethodObjArgs(ctx[CTX_RECORDER], s_end_raised, state, value,
+                                                   NULL);
+        if (r == NULL)
+            report_bug(ctx);
+        Py_XDECREF(r);
+        Py_XDECREF(state);
+        PyErr_Restore(type, value, tb);
+        goto done;
+    }
+    Call c = {seq, kind, phase, trace, device, tid, held, name, kwargs};
+    if (PyObject_SetAttr(ctx[CTX_TL], s_call, Py_None) < 0
+        || end_returned(ctx, &c, result, pos, kw, t0) < 0)
+        report_bug(ctx);
+done:
+    Py_XDECREF(tid);
+    Py_XDECREF(site);
+    Py_XDECREF(changes);
+    Py_XDECREF(scanned);
+    Py_XDECREF(seq);
+    Py_XDECREF(inputs);
+    Py_XDECREF(begin);
+    Py_XDECREF(held);
+    Py_XDECREF(device);
+    Py_DECREF(kind);
+    Py_DECREF(phase);
+    Py_DECREF(trace);
+    return result;
+}
+
+static PyObject *
+hp_stash(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *obj, *name, *value = NULL;
+    if (!PyArg_ParseTuple(args, "OU|O", &obj, &name, &value))
+        return NULL;
+    if (PyObject_GenericSetAttr(obj, name, value) < 0) {
+        if (value != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
+            return NULL;
+        PyErr_Clear();  /* nothing stashed under that name */
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+hp_unstash(PyObject *self, PyObject *args)
+{
+    PyObject *obj, *name;
+    if (!PyArg_ParseTuple(args, "OU", &obj, &name))
+        return NULL;
+    PyObject *two = Py_BuildValue("(OO)", obj, name);
+    if (two == NULL)
+        return NULL;
+    PyObject *r = hp_stash(self, two);
+    Py_DECREF(two);
+    return r;
+}
+
 static PyMethodDef methods[] = {
     {"append", hp_append, METH_VARARGS, "Frame records into the shared log mapping."},
     {"here", hp_here, METH_VARARGS, "The call site id of a call made at a frame."},
     {"describe", hp_describe, METH_VARARGS, "A tensor's description, cached per tensor_id."},
     {"build", hp_build, METH_VARARGS, "A tensor's description, from its metadata."},
     {"scan", hp_scan, METH_VARARGS, "Tensors, scalars, device and cq of a call's arguments."},
+    {"call", hp_call, METH_VARARGS, "Recorder.call, for an eager op."},
+    {"stash", hp_stash, METH_VARARGS, "Set an attribute in an object's own dictionary."},
+    {"unstash", hp_unstash, METH_VARARGS, "Delete an attribute from an object's own dictionary."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -675,36 +1603,79 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
+static const struct { PyObject **slot; const char *text; } strings[] = {
+    {&s_f_back, "f_back"},
+    {&s_f_lasti, "f_lasti"},
+    {&s_tensor_id, "tensor_id"},
+    {&s_buffer_address, "buffer_address"},
+    {&s_cq_id, "cq_id"},
+    {&s_name, "__name__"},
+    {&s_module, "__module__"},
+    {&s_Tensor, "Tensor"},
+    {&s_torch, "torch"},
+    {&s_self, "self"},
+    {&s_shape, "shape"},
+    {&s_dtype, "dtype"},
+    {&s_layout, "layout"},
+    {&s_storage_type, "storage_type"},
+    {&s_memory_config, "memory_config"},
+    {&s_buffer_type, "buffer_type"},
+    {&s_memory_layout, "memory_layout"},
+    {&s_device, "device"},
+    {&s_host, "host"},
+    {&s_DEVICE, "DEVICE"},
+    {&s_INTERLEAVED, "INTERLEAVED"},
+    {&s_off, "off"},
+    {&s_verifier, "verifier"},
+    {&s_regions, "regions"},
+    {&s_per_call_snapshots, "per_call_snapshots"},
+    {&s_callsites, "callsites"},
+    {&s_call, "call"},
+    {&s_tid, "tid"},
+    {&s_phase, "phase"},
+    {&s_trace, "trace"},
+    {&s_acquire, "acquire"},
+    {&s_release, "release"},
+    {&s_drain, "drain"},
+    {&s_enabled, "enabled"},
+    {&s_dirty, "dirty"},
+    {&s_generation, "generation"},
+    {&s_drop, "_drop"},
+    {&s_defer_many, "defer_many"},
+    {&s_buffer_unique_id, "buffer_unique_id"},
+    {&s_is_allocated, "is_allocated"},
+    {&s_reconcile, "_reconcile"},
+    {&s_broken, "_broken"},
+    {&s_end_raised, "_end_raised"},
+    {&s_queue_id, "queue_id"},
+    {&s_free, "free"},
+    {&s_alloc, "alloc"},
+    {&s_eager, "eager"},
+    {&s_capture, "capture"},
+    {&s_replay, "replay"},
+    {&s_ok, "ok"},
+    {&s_B, "B"},
+    {&s_E, "E"},
+    {&s_P, "P"},
+    {&s__lock, "_lock"},
+    {&s__file, "_file"},
+    {&s_fd, "fd"},
+    {&s_stopped, "stopped"},
+    {&s__pending, "_pending"},
+    {&s__hot, "_hot"},
+    {&s__map, "_map"},
+    {&s__end, "_end"},
+    {&s__released, "_released"},
+    {&s__write_locked, "_write_locked"},
+};
+
 PyMODINIT_FUNC
 PyInit__ttrecord_hotpath(void)
 {
-    s_f_back = PyUnicode_InternFromString("f_back");
-    s_f_lasti = PyUnicode_InternFromString("f_lasti");
-    s_tensor_id = PyUnicode_InternFromString("tensor_id");
-    s_buffer_address = PyUnicode_InternFromString("buffer_address");
-    s_cq_id = PyUnicode_InternFromString("cq_id");
-    s_name = PyUnicode_InternFromString("__name__");
-    s_module = PyUnicode_InternFromString("__module__");
-    s_Tensor = PyUnicode_InternFromString("Tensor");
-    s_torch = PyUnicode_InternFromString("torch");
-    s_self = PyUnicode_InternFromString("self");
-    s_shape = PyUnicode_InternFromString("shape");
-    s_dtype = PyUnicode_InternFromString("dtype");
-    s_layout = PyUnicode_InternFromString("layout");
-    s_storage_type = PyUnicode_InternFromString("storage_type");
-    s_memory_config = PyUnicode_InternFromString("memory_config");
-    s_buffer_type = PyUnicode_InternFromString("buffer_type");
-    s_memory_layout = PyUnicode_InternFromString("memory_layout");
-    s_device = PyUnicode_InternFromString("device");
-    s_host = PyUnicode_InternFromString("host");
-    s_DEVICE = PyUnicode_InternFromString("DEVICE");
-    s_INTERLEAVED = PyUnicode_InternFromString("INTERLEAVED");
-    if (s_f_back == NULL || s_f_lasti == NULL || s_tensor_id == NULL || s_buffer_address == NULL
-        || s_cq_id == NULL || s_name == NULL || s_module == NULL || s_Tensor == NULL
-        || s_torch == NULL || s_self == NULL || s_shape == NULL || s_dtype == NULL
-        || s_layout == NULL || s_storage_type == NULL || s_memory_config == NULL
-        || s_buffer_type == NULL || s_memory_layout == NULL || s_device == NULL || s_host == NULL
-        || s_DEVICE == NULL || s_INTERLEAVED == NULL)
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+        if ((*strings[i].slot = PyUnicode_InternFromString(strings[i].text)) == NULL)
+            return NULL;
+    if ((one = PyLong_FromLong(1)) == NULL)
         return NULL;
     return PyModule_Create(&module);
 }
