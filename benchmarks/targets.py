@@ -58,6 +58,8 @@ TARGETS = [
            _bench("store_throughput"), "events_per_s"),
     Target("`ttrecord run` pipeline: log read, decoded and written, per second of supervisor CPU",
            200_000, "events/s", False, _bench("pipeline"), "supervisor_events_per_s"),
+    Target("A 600-step traced decode loop under `ttrecord run` ÷ plain python (CPU, all processes)",
+           1.3, "×", True, _bench("decode_loop"), "ratio"),
     # issue 27: check stays linear
     Target("`ttrecord check` on 1,000,000 events", 5, "s", True, _bench("check_speed"), "analyze_s"),
     Target("`ttrecord check` on 1,000,000 events with ~1,000 captures (CPU)", 5, "s", True,

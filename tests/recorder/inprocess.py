@@ -21,8 +21,10 @@ from ttrecord.recorder.recorder import Recorder
 
 
 def record_inprocess(backend: types.ModuleType, body: Callable[[types.ModuleType], None],
-                     tmp: Path, stack_depth: int = 0) -> list[Event]:  # fmt: skip
-    """Run `body(ttnn_proxy)` with `backend` recorded; returns the decoded events."""
+                     tmp: Path, stack_depth: int = 0,
+                     hot_path: str | None = None) -> list[Event]:  # fmt: skip
+    """Run `body(ttnn_proxy)` with `backend` recorded (on `hot_path`, by default the process's
+    choice); returns the decoded events."""
     saved = {k: v for k, v in sys.modules.items() if k == "ttnn" or k.startswith("ttnn.")}
     if hasattr(backend, "install"):
         backend.install()  # the emulator registers its submodules as ttnn.* too
@@ -31,7 +33,7 @@ def record_inprocess(backend: types.ModuleType, body: Callable[[types.ModuleType
     log_path = tmp / "events.log"
     log = LogWriter(str(log_path))
     internal = [os.path.dirname(ttrecord.__file__), os.path.dirname(backend.__file__)]
-    recorder = Recorder(backend, log, internal, stack_depth)
+    recorder = Recorder(backend, log, internal, stack_depth, hot_path=hot_path)
     installation = install(backend, recorder)
     try:
         body(sys.modules["ttnn"])

@@ -250,3 +250,95 @@ def test_c_build_describes_emulator_tensors_as_python_does(ext):
         assert "height_sharded" in out[0][3][5] and out[0][4][6] is None
     finally:
         ttnn.close_device(dev)
+
+
+@pytest.mark.parametrize("path", [hot_path.C, hot_path.PYTHON])
+def test_eager_ops_and_replay_loop_calls_are_recorded_whole_in_c(ext, tmp_path, path):
+    """GIVEN a recorder on each hot path WHEN the program runs eager ops, a host copy, a read
+    and replays, then ops inside a capture THEN on the C path the first four never reach the
+    Python `_begin`, the captured ops do (the C `call` hands them over); on the Python path
+    every call does."""
+    import torch
+
+    from tests.recorder.inprocess import record_inprocess
+    from ttrecord import emulator
+    from ttrecord.recorder.recorder import Recorder
+
+    begun: list[str] = []
+    original = Recorder._begin
+
+    def counting(self, tl, name, kind, *rest):
+        begun.append(name)
+        return original(self, tl, name, kind, *rest)
+
+    def body(ttnn):
+        dev = ttnn.open_device(device_id=0)
+        x = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT,
+                            device=dev)  # fmt: skip
+        host = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT)
+        ttnn.relu(x)
+        ttnn.exp(x)  # compiled before the capture
+        tid = ttnn.begin_trace_capture(dev, cq_id=0)
+        y = ttnn.exp(x)
+        ttnn.end_trace_capture(dev, tid, cq_id=0)
+        ttnn.copy_host_to_device_tensor(host, x)
+        ttnn.execute_trace(dev, tid, cq_id=0, blocking=False)
+        ttnn.to_torch(y)
+        ttnn.release_trace(dev, tid)
+        ttnn.close_device(dev)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(Recorder, "_begin", counting)
+    try:
+        events = record_inprocess(emulator, body, tmp_path, hot_path=path)
+    finally:
+        mp.undo()
+    names = [e.name for e in events if e.parent is None and e.kind.value not in ("alloc", "free")]
+    fast = {"from_torch", "relu", "copy_host_to_device_tensor", "execute_trace", "to_torch"}
+    assert fast <= set(names) and "exp" in names
+    if path == hot_path.C:
+        assert not fast & set(begun) and begun.count("exp") == 1 and "begin_trace_capture" in begun
+    else:
+        assert set(begun) == set(names)
+
+
+@pytest.mark.parametrize("path", [hot_path.C, hot_path.PYTHON])
+def test_a_keyboard_interrupt_inside_the_recorder_reaches_the_program(ext, tmp_path, path):
+    """GIVEN a device whose program-cache count (read by the recorder after each op) raises
+    KeyboardInterrupt once WHEN the program runs an op THEN the program gets the
+    KeyboardInterrupt on either hot path (the recorder swallows its own Exceptions only), and
+    the next op records as usual."""
+    import torch
+
+    from tests.recorder.inprocess import record_inprocess
+    from ttrecord import emulator
+
+    interrupts = [KeyboardInterrupt()]
+    count = emulator.MeshDevice.num_program_cache_entries
+    seen = []
+
+    def interrupted(self):
+        if interrupts:
+            raise interrupts.pop()
+        return count(self)
+
+    def body(ttnn):
+        dev = ttnn.open_device(device_id=0)
+        x = ttnn.from_torch(torch.ones(32, 32), dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT,
+                            device=dev)  # fmt: skip
+        mp.setattr(emulator.MeshDevice, "num_program_cache_entries", interrupted)
+        try:
+            ttnn.relu(x)
+        except KeyboardInterrupt:
+            seen.append("interrupted")
+        ttnn.relu(x)
+        ttnn.close_device(dev)
+
+    mp = pytest.MonkeyPatch()
+    try:
+        events = record_inprocess(emulator, body, tmp_path, hot_path=path)
+    finally:
+        mp.undo()
+    assert seen == ["interrupted"]
+    relus = [e for e in events if e.name == "relu"]
+    assert len(relus) == 2 and relus[1].status.value == "ok"

@@ -1,7 +1,10 @@
 """Which hot path the recorder runs: the C extension (ext/hotpath.c) or pure Python.
 
-The extension does per recorded call what interpreted Python pays most for (framing records
-into the shared log mapping, the call-site frame walk); both paths record the same events.
+The extension records the commonest calls whole (an eager op, and the replay loop's
+`copy_host_to_device_tensor`, reads and `execute_trace`: `Recorder.call` in C, calling back into
+Python only for first sights and the rarer branches), and gives the rest its pieces (framing
+records into the shared log mapping, the call-site frame walk, the argument scan, tensor
+descriptions); both paths record the same events.
 It is compiled with the system C compiler against this Python's headers the first time it is
 needed (or by scripts/setup) and cached under `$XDG_CACHE_HOME/ttrecord/hotpath/<key>/`, the
 key hashing the source, the Python version and the machine: an unchanged install costs a stat.

@@ -12,6 +12,8 @@ The allocator's full view is read only where a hazard is decided (see `ledger.py
 costs the same with 10 or 5,000 live buffers.
 Calls ttnn makes while a user call runs are recorded with `parent` set to that user call.
 Phase (eager / capture / replay) follows the trace calls per device; prep is derived later.
+With the C hot path (hot_path.py), `call` for an eager op, a host transfer or `execute_trace`
+outside a capture is ext/hotpath.c's: the same steps, the same records, in C.
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ def _settle(kind: Kind, name: str, has_device_arg: bool, inputs: list) -> Kind:
 
 
 def _state_of(fields: tuple) -> CallState:
-    return _new_state(CallState, fields)  # type: ignore[no-any-return]
+    return _new_state(CallState, fields)
 
 
 class Recorder(MemoryRecords):

@@ -1032,10 +1032,14 @@ change_records(PyObject **ctx, PyObject *changes, PyObject *parent, PyObject *ph
     return records;
 }
 
-/* The recorder's `_broken(exc)` for the error being raised (which is cleared). */
-static void
+/* The recorder's `_broken(exc)` for the error being raised, which is cleared: 0. An error
+ * that is no Exception (KeyboardInterrupt, SystemExit) stays raised: -1, as the Python path's
+ * `except Exception` lets it through. */
+static int
 report_bug(PyObject **ctx)
 {
+    if (!PyErr_ExceptionMatches(PyExc_Exception))
+        return -1;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
@@ -1049,6 +1053,7 @@ report_bug(PyObject **ctx)
     Py_XDECREF(type);
     Py_XDECREF(value);
     Py_XDECREF(tb);
+    return 0;
 }
 
 /* LogWriter.write_many(records): the same steps, its mapping appended to here when it has
@@ -1355,7 +1360,8 @@ hp_call(PyObject *Py_UNUSED(self), PyObject *args)
                    ? NULL : kwargs;
     int fast = eligible(ctx, kind);
     if (fast < 0) {
-        report_bug(ctx);
+        if (report_bug(ctx) < 0)
+            return NULL;
         fast = 0;
     }
     if (!fast)
@@ -1507,13 +1513,13 @@ begun:
         began = 0;
     if (began && kind == ctx[CTX_EXECUTE]) {  /* who holds buffers allocated since its capture */
         PyObject *r = PyObject_CallFunctionObjArgs(ctx[CTX_ON_EXECUTE], device, trace, NULL);
-        if (r == NULL)
-            report_bug(ctx);
+        if (r == NULL && report_bug(ctx) < 0)
+            goto done;
         Py_XDECREF(r);
     }
     if (!began) {  /* a recorder bug must not break the program */
-        report_bug(ctx);
-        result = PyObject_Call(wrapped, pos, kw);
+        if (report_bug(ctx) == 0)
+            result = PyObject_Call(wrapped, pos, kw);
         goto done;
     }
     result = PyObject_Call(wrapped, pos, kw);
@@ -1531,17 +1537,23 @@ begun:
         PyObject *r = state == NULL ? NULL
                       : PyObject_CallMethodObjArgs(ctx[CTX_RECORDER], s_end_raised, state, value,
                                                    NULL);
-        if (r == NULL)
-            report_bug(ctx);
+        int interrupted = r == NULL && report_bug(ctx) < 0;
         Py_XDECREF(r);
         Py_XDECREF(state);
-        PyErr_Restore(type, value, tb);
+        if (interrupted) {  /* raised instead of the program's error, as in Python */
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        } else {
+            PyErr_Restore(type, value, tb);
+        }
         goto done;
     }
     Call c = {seq, kind, phase, trace, device, tid, held, name, kwargs};
-    if (PyObject_SetAttr(ctx[CTX_TL], s_call, Py_None) < 0
-        || end_returned(ctx, &c, result, pos, kw, t0) < 0)
-        report_bug(ctx);
+    if ((PyObject_SetAttr(ctx[CTX_TL], s_call, Py_None) < 0
+         || end_returned(ctx, &c, result, pos, kw, t0) < 0)
+        && report_bug(ctx) < 0)
+        Py_CLEAR(result);
 done:
     Py_XDECREF(tid);
     Py_XDECREF(site);
