@@ -156,8 +156,8 @@ class Recorder(MemoryRecords):
                 self._seq, self.t0, self.sites.here, self._scan, tensors.describe, self.log,
                 self.cache_count.grew, self.call, _state_of, self.tensor_type, _KIND_VALUES,
                 cache_miss_note, marshal.dumps, log_format.RESERVE, log_format._RELEASE_EVERY,
-                Kind.H2D, Kind.D2H, Kind.TRACE_EXECUTE, _settle, self.traces.phase,
-                self._on_execute, self._queue)  # fmt: skip
+                Kind.H2D, Kind.D2H, Kind.TRACE_EXECUTE, _settle,
+                self._on_execute, self._queue, {}, self.referrers._at_end)  # fmt: skip
 
     # -- helpers -------------------------------------------------------------------------
 

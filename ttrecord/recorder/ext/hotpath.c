@@ -692,14 +692,14 @@ enum {
     CTX_ENTRIES, CTX_DEATHS, CTX_CACHE, CTX_BY_BUFFER, CTX_SEQ, CTX_T0, CTX_HERE, CTX_SCAN,
     CTX_DESCRIBE, CTX_LOG, CTX_GREW, CTX_PYCALL, CTX_NEW_STATE, CTX_TENSOR, CTX_KIND_TEXTS,
     CTX_CACHE_MISS_NOTE, CTX_DUMPS, CTX_RESERVE, CTX_RELEASE_EVERY, CTX_H2D, CTX_D2H, CTX_EXECUTE,
-    CTX_SETTLE, CTX_PHASE, CTX_ON_EXECUTE, CTX_QUEUE, CTX_SIZE
+    CTX_SETTLE, CTX_ON_EXECUTE, CTX_QUEUE, CTX_SETTLED, CTX_AT_END, CTX_SIZE
 };
 
 static PyObject *s_off, *s_verifier, *s_regions, *s_per_call_snapshots, *s_callsites, *s_call,
     *s_tid, *s_phase, *s_trace, *s_acquire, *s_release, *s_drain, *s_enabled, *s_dirty,
     *s_generation, *s_drop, *s_defer_many, *s_buffer_unique_id,
     *s_is_allocated, *s_reconcile, *s_broken, *s_end_raised, *s_queue_id, *s_free, *s_alloc,
-    *s_eager, *s_capture, *s_replay, *s_ok, *s_B, *s_E, *s_P, *s__lock, *s__file, *s_fd,
+    *s_eager, *s_capture, *s_replay, *s_ok, *s_B, *s_E, *s_P, *s_trace_id, *s__lock, *s__file, *s_fd,
     *s_stopped, *s__pending, *s__hot, *s__map, *s__end, *s__released, *s__write_locked, *one;
 
 static int64_t
@@ -1143,6 +1143,103 @@ done:
     return rc;
 }
 
+/* recorder.py's `_settle(kind, name, has_device_arg, inputs)`, remembered per (kind, name,
+ * has_device_arg, has_device_input): refine() depends on nothing else. */
+static PyObject *
+settle(PyObject **ctx, PyObject *kind, PyObject *name, PyObject *has_dev, PyObject *inputs)
+{
+    int has_input = 0;
+    Py_ssize_t n = PyList_Size(inputs);
+    for (Py_ssize_t i = 0; i < n && !has_input; i++) {
+        PyObject *d = PyList_GetItem(inputs, i);
+        if (PyTuple_Check(d) && PyTuple_Size(d) > BUFFER) {
+            has_input = PyObject_IsTrue(PyTuple_GetItem(d, BUFFER));
+            if (has_input < 0)
+                return NULL;
+        }
+    }
+    PyObject *kind_id = PyLong_FromVoidPtr(kind);
+    if (kind_id == NULL)
+        return NULL;
+    PyObject *key = Py_BuildValue("(OOOO)", kind_id, name, has_dev, has_input ? Py_True : Py_False);
+    Py_DECREF(kind_id);
+    if (key == NULL)
+        return NULL;
+    PyObject *hit = PyDict_GetItemWithError(ctx[CTX_SETTLED], key);  /* borrowed */
+    if (hit != NULL) {
+        Py_DECREF(key);
+        Py_INCREF(hit);
+        return hit;
+    }
+    PyObject *settled = PyErr_Occurred() ? NULL
+                        : PyObject_CallFunctionObjArgs(ctx[CTX_SETTLE], kind, name, has_dev,
+                                                       inputs, NULL);
+    if (settled != NULL && PyDict_Size(ctx[CTX_SETTLED]) < 10000
+        && PyDict_SetItem(ctx[CTX_SETTLED], key, settled) < 0)
+        Py_CLEAR(settled);
+    Py_DECREF(key);
+    return settled;
+}
+
+/* traces.py's trace_id(value): int(value), None when that raises TypeError or ValueError. */
+static PyObject *
+trace_id(PyObject *value)
+{
+    PyObject *id = PyNumber_Long(value);
+    if (id == NULL && (PyErr_ExceptionMatches(PyExc_TypeError)
+                       || PyErr_ExceptionMatches(PyExc_ValueError))) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return id;
+}
+
+/* Traces.phase for a call outside any capture: (phase, trace), new references in `out`. */
+static int
+phase_of(PyObject **ctx, PyObject *kind, PyObject *pos, PyObject *kwargs, PyObject **phase,
+         PyObject **trace)
+{
+    if (kind != ctx[CTX_EXECUTE]) {
+        Py_INCREF(s_eager);
+        Py_INCREF(Py_None);
+        *phase = s_eager;
+        *trace = Py_None;
+        return 0;
+    }
+    PyObject *value = PyTuple_Size(pos) > 1 ? PyTuple_GetItem(pos, 1) : NULL;  /* borrowed */
+    if (value == NULL && PyDict_Check(kwargs)) {
+        value = PyDict_GetItemWithError(kwargs, s_trace_id);
+        if (value == NULL && PyErr_Occurred())
+            return -1;
+    }
+    *trace = trace_id(value != NULL ? value : Py_None);
+    if (*trace == NULL)
+        return -1;
+    Py_INCREF(s_replay);
+    *phase = s_replay;
+    return 0;
+}
+
+/* 1 when the replay of (device, trace) needs Referrers.on_execute's look: buffers were
+ * allocated or freed since its capture ended; 0 for the common replay loop; -1 error. */
+static int
+needs_referrers(PyObject **ctx, PyObject *device, PyObject *trace)
+{
+    PyObject *key = PyTuple_Pack(2, device, trace);
+    if (key == NULL)
+        return -1;
+    PyObject *known = PyDict_GetItemWithError(ctx[CTX_AT_END], key);  /* borrowed */
+    Py_DECREF(key);
+    if (known == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *generation = PyObject_GetAttr(ctx[CTX_LEDGER], s_generation);
+    if (generation == NULL)
+        return -1;
+    int same = PyObject_RichCompareBool(PyTuple_GetItem(known, 0), generation, Py_EQ);
+    Py_DECREF(generation);
+    return same < 0 ? -1 : !same;
+}
+
 /* 1 when this call takes the C path, 0 when the Python `call` takes it, -1 error. */
 static int
 eligible(PyObject **ctx, PyObject *kind)
@@ -1418,9 +1515,8 @@ hp_call(PyObject *Py_UNUSED(self), PyObject *args)
             goto begun;
     }
     if (!was_op) {
-        PyObject *settled = PyObject_CallFunctionObjArgs(ctx[CTX_SETTLE], kind, name,
-                                                         PyTuple_GetItem(scanned, 4),
-                                                         PyTuple_GetItem(scanned, 0), NULL);
+        PyObject *settled = settle(ctx, kind, name, PyTuple_GetItem(scanned, 4),
+                                   PyTuple_GetItem(scanned, 0));
         if (settled == NULL)
             goto begun;
         SETREF(kind, settled);
@@ -1448,23 +1544,17 @@ hp_call(PyObject *Py_UNUSED(self), PyObject *args)
             goto begun;
         Py_DECREF(r);
     }
-    if (!was_op) {  /* (phase, trace, device) */
-        PyObject *p = PyObject_CallFunctionObjArgs(ctx[CTX_PHASE], kind, device, pos, kwargs,
-                                                   NULL);
-        if (p == NULL)
-            goto begun;
-        if (!PyTuple_Check(p) || PyTuple_Size(p) != 3) {
-            Py_DECREF(p);
-            PyErr_SetString(PyExc_TypeError, "Traces.phase returned no 3-tuple");
+    if (!was_op) {  /* Traces.phase, outside any capture */
+        Py_DECREF(phase);
+        Py_DECREF(trace);
+        phase = trace = NULL;
+        if (phase_of(ctx, kind, pos, kwargs, &phase, &trace) < 0) {
+            phase = s_eager;  /* for the cleanup below */
+            trace = Py_None;
+            Py_INCREF(phase);
+            Py_INCREF(trace);
             goto begun;
         }
-        SETREF(phase, PyTuple_GetItem(p, 0));
-        Py_INCREF(phase);
-        SETREF(trace, PyTuple_GetItem(p, 1));
-        Py_INCREF(trace);
-        SETREF(device, PyTuple_GetItem(p, 2));
-        Py_INCREF(device);
-        Py_DECREF(p);
     }
     PyObject *kind_id = PyLong_FromVoidPtr(kind);
     if (kind_id == NULL)
@@ -1512,10 +1602,14 @@ begun:
     if (began && set_thread_call(ctx, seq, phase, trace, device) < 0)
         began = 0;
     if (began && kind == ctx[CTX_EXECUTE]) {  /* who holds buffers allocated since its capture */
-        PyObject *r = PyObject_CallFunctionObjArgs(ctx[CTX_ON_EXECUTE], device, trace, NULL);
+        int look = needs_referrers(ctx, device, trace);
+        PyObject *r = look == 0 ? Py_None
+                      : look < 0 ? NULL
+                      : PyObject_CallFunctionObjArgs(ctx[CTX_ON_EXECUTE], device, trace, NULL);
         if (r == NULL && report_bug(ctx) < 0)
             goto done;
-        Py_XDECREF(r);
+        if (look > 0)
+            Py_XDECREF(r);
     }
     if (!began) {  /* a recorder bug must not break the program */
         if (report_bug(ctx) == 0)
@@ -1669,6 +1763,7 @@ static const struct { PyObject **slot; const char *text; } strings[] = {
     {&s_B, "B"},
     {&s_E, "E"},
     {&s_P, "P"},
+    {&s_trace_id, "trace_id"},
     {&s__lock, "_lock"},
     {&s__file, "_file"},
     {&s_fd, "fd"},
