@@ -186,17 +186,16 @@ def _describer_and_scan(hot):
 
     built: list[int | None] = []
 
-    def store(t, tid):  # what TensorDescriber.store does, without ttnn metadata
+    def build(t, tid):  # what TensorDescriber._build does, without ttnn metadata
         built.append(tid)
         buf = None if t.address is None else (0, "DRAM", t.address, 64, None, None)
-        desc = (tid, "device" if buf else "host", (32, 32), "BFLOAT16", "TILE", None, buf)
-        if tid is not None:
-            describer.cache[tid] = (t.address, desc)
-        return desc
+        return (tid, "device" if buf else "host", (32, 32), "BFLOAT16", "TILE", None, buf)
 
     describer = TensorDescriber(lambda d: 7, lambda *a: None, lambda *a: 1)
-    describer.store = store  # type: ignore[method-assign]
-    describer.use_hot_path(hot)
+    describer._build = build  # type: ignore[method-assign]
+    describer.describer = (describer.cache, describer._by_buffer, build)
+    if hot is not None:
+        describer.describe = functools.partial(hot.describe, describer.describer)  # type: ignore[method-assign]
     devices = types.SimpleNamespace(types={_Dev}, id_of=lambda d: 7)
     rec = types.SimpleNamespace(tensor_type=_T, tensors=describer, devices=devices)
     if hot is None:
@@ -204,19 +203,19 @@ def _describer_and_scan(hot):
     from ttrecord.recorder.tensors import describe_torch
 
     return describer, built, functools.partial(hot.scan, _T, devices.types, _KEYS, {},
-                                               describer.cache, describer.store, describe_torch,
+                                               describer.describer, describe_torch,
                                                devices.id_of)  # fmt: skip
 
 
 def test_c_scan_and_describe_equal_the_python_ones(ext):
     """GIVEN the same calls WHEN scanned by Recorder._scan and by the C scan THEN the inputs,
     scalars, device, cq, device-argument flag and held tensors are equal, and the same tensors
-    are described afresh (cache misses) in the same order."""
+    are described afresh (cache misses) in the same order, and cached alike."""
     import torch
 
     results = []
     for hot in (None, ext):
-        _, built, scan = _describer_and_scan(hot)
+        describer, built, scan = _describer_and_scan(hot)
         a, b, host = _T(1, 100), _T(2, 200), _T(3, None)
         moved, gone, anon = _T(4, 300), _T(5, 400), _T(None, 500, no_id=True)
         calls = [
@@ -233,9 +232,10 @@ def test_c_scan_and_describe_equal_the_python_ones(ext):
         out += [scan(None, (moved, gone, a), {}), scan(None, (), {"t": [b, b]})]
         # held: (tensor, buffer) pairs; the tensors are this run's objects, compared by id
         out = [(*o[:5], [(getattr(t, "tensor_id", "anon"), buf) for t, buf in o[5]]) for o in out]
-        results.append((out, built))
+        results.append((out, built, dict(describer.cache), dict(describer._by_buffer)))
     assert results[0] == results[1]
-    out, built = results[0]
+    out, built, cache, by_buffer = results[0]
+    assert cache[4] == (301, out[-2][0][0]) and by_buffer[(0, "DRAM", 301)] == [4]
     assert out[0][2] == 0 and out[0][3] == 1 and out[1][2] == 7 and out[1][4] is True
     assert built.count(4) == 2 and built.count(5) == 2 and built.count(None) == 1
 
@@ -246,13 +246,13 @@ def test_c_scan_passes_describe_errors_on(ext):
     for hot in (None, ext):
         describer, _, scan = _describer_and_scan(hot)
 
-        def store(t, tid):
+        def build(t, tid):
             raise LookupError("no metadata")
 
-        describer.store = store  # type: ignore[method-assign]
+        describer._build = build  # type: ignore[method-assign]
         if hot is not None:
-            _, _, scan = _describer_and_scan(hot)
-            scan = functools.partial(scan.func, *scan.args[:5], store, *scan.args[6:])
+            broken = (describer.cache, describer._by_buffer, build)
+            scan = functools.partial(scan.func, *scan.args[:4], broken, *scan.args[5:])
         with pytest.raises(LookupError, match="no metadata"):
             scan(None, (_T(9, 900),), {})
     with pytest.raises(TypeError):
@@ -283,13 +283,15 @@ def test_c_build_describes_emulator_tensors_as_python_does(ext):
         freed = ttnn.from_torch(ones, dtype=ttnn.bfloat16, layout=ttnn.TILE_LAYOUT, device=dev)
         ttnn.deallocate(freed)
         tensors = [host, dram, l1, sharded, freed, dram]
-        sizes = {int(dram.buffer_address()): 12345}  # the ledger knows one buffer's size
+        # the ledger knows one buffer's size; the C build reads the dictionaries behind the
+        # callbacks (a device id it does not find there, it asks for)
+        entries = {(0, "DRAM", int(dram.buffer_address())): [None, 12345]}
         out = []
         for hot in (None, ext):
             d = TensorDescriber(lambda device: 0 if device is not None else None,
-                                lambda device, btype, address: sizes.get(address),
+                                lambda *place: (entries.get(place) or [None, None])[1],
                                 lambda device, btype: 8 if btype != "L1" else 130)  # fmt: skip
-            d.use_hot_path(hot)
+            d.use_hot_path(hot, {}, entries, {})
             out.append([d._build(t, i) for i, t in enumerate(tensors)])
         assert out[0] == out[1]
         assert out[0][0][1] == "host" and out[0][1][6][3] == 12345

@@ -56,7 +56,8 @@ class Devices:
                 dev_id = None
         if dev_id is not None and self._learned.pop(dev_id, None) is not None:
             self.objects = [d for d in self.objects if self._ids.get(id(d)) != dev_id]
-            self._ids = {k: v for k, v in self._ids.items() if v != dev_id}
+            for k in [k for k, v in self._ids.items() if v == dev_id]:  # in place: C reads it
+                del self._ids[k]
         if id(device) not in self._ids:
             self.objects.append(device)
             self._ids[id(device)] = dev_id

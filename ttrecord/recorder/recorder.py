@@ -126,11 +126,12 @@ class Recorder(MemoryRecords):
             cls = getattr(ttnn, name, None)
             if isinstance(cls, type):
                 self.devices.types.add(cls)
-        self.tensors.use_hot_path(hot)
+        self.tensors.use_hot_path(hot, self.devices._ids, self.allocations.entries,
+                                  self.devices._banks)  # fmt: skip
         if hot is not None:  # the same scan in C (ext/hotpath.c)
             self._scan = functools.partial(  # type: ignore[method-assign]
-                hot.scan, self.tensor_type, self.devices.types, _KEYS, {}, self.tensors.cache,
-                self.tensors.store, describe_torch, self.devices.id_of)
+                hot.scan, self.tensor_type, self.devices.types, _KEYS, {}, self.tensors.describer,
+                describe_torch, self.devices.id_of)
         self._seq: Iterator[int] = itertools.count(1)
         self._tl = threading.local()
         self._lock = threading.RLock()

@@ -60,16 +60,20 @@ class TensorDescriber:
         # its full collections (tens of ms with torch loaded) frequent.
         self._by_buffer: dict[tuple, list[int]] = {}
 
-    def use_hot_path(self, hot: ModuleType | None) -> None:
-        """Look descriptions up with the C extension's `describe` (the same steps as
-        `describe` below), calling `store` on a miss."""
+    def use_hot_path(self, hot: ModuleType | None, device_ids: dict, entries: dict,
+                     banks: dict) -> None:  # fmt: skip
+        """Look descriptions up and store them with the C extension's `describe` (the same
+        steps as `describe` and `store` below). `device_ids`, `entries` and `banks` are the
+        dictionaries behind the device id, buffer size and bank count callbacks, which C reads
+        first (Devices._ids, Ledger.entries, Devices._banks)."""
         if hot is not None:
-            self.describe = functools.partial(  # type: ignore[method-assign]
-                hot.describe, self.cache, self.store)
             # interleaved and host tensors in C; the rest (sharded, ...) by _build below
             self._build = functools.partial(  # type: ignore[method-assign]
-                hot.build, _names, enum_name, _configs, self._device_id, self._buffer_size,
-                self._num_banks, ttnn_versions.tensor_pages, self._build)
+                hot.build, _names, enum_name, _configs, device_ids, self._device_id, entries,
+                banks, ttnn_versions.tensor_pages, self._build)
+            self.describer = (self.cache, self._by_buffer, self._build)
+            self.describe = functools.partial(  # type: ignore[method-assign]
+                hot.describe, self.describer)
 
     def describe(self, t: Any) -> tuple:
         tid = getattr(t, "tensor_id", None)

@@ -406,9 +406,62 @@ fail:
 }
 
 
-static PyObject *
-describe(PyObject *cache, PyObject *store, PyObject *t)
+/* TensorDescriber.store: `desc` cached under `tid`, and `tid` under its buffer. */
+static int
+store(PyObject *cache, PyObject *by_buffer, PyObject *tid, PyObject *desc)
 {
+    if (tid == Py_None)
+        return 0;
+    if (!PyTuple_Check(desc) || PyTuple_Size(desc) <= BUFFER) {
+        PyErr_SetString(PyExc_TypeError, "a tensor description is not a TensorDesc tuple");
+        return -1;
+    }
+    PyObject *buf = PyTuple_GetItem(desc, BUFFER);
+    int r;
+    if (buf == Py_None) {
+        PyObject *entry = PyTuple_Pack(2, Py_None, desc);
+        r = entry == NULL ? -1 : PyDict_SetItem(cache, tid, entry);
+        Py_XDECREF(entry);
+    } else {
+        PyObject *address = PySequence_GetItem(buf, 2), *entry = NULL, *key = NULL;
+        r = -1;
+        if (address != NULL && (entry = PyTuple_Pack(2, address, desc)) != NULL
+            && PyDict_SetItem(cache, tid, entry) == 0
+            && (key = PySequence_GetSlice(buf, 0, 3)) != NULL) {
+            if (!PyTuple_Check(key))
+                SETREF(key, PySequence_Tuple(key));
+            PyObject *tids = key == NULL ? NULL : PyDict_GetItemWithError(by_buffer, key);
+            if (key == NULL) {
+                r = -1;
+            } else if (tids == NULL) {
+                PyObject *one_tid = PyErr_Occurred() ? NULL : PyList_New(1);
+                if (one_tid != NULL) {
+                    Py_INCREF(tid);
+                    PyList_SetItem(one_tid, 0, tid);
+                    r = PyDict_SetItem(by_buffer, key, one_tid);
+                    Py_DECREF(one_tid);
+                }
+            } else {  /* views share their buffer */
+                int in = PySequence_Contains(tids, tid);
+                r = in < 0 ? -1 : in ? 0 : PyList_Append(tids, tid);
+            }
+        }
+        Py_XDECREF(address);
+        Py_XDECREF(entry);
+        Py_XDECREF(key);
+    }
+    if (r == 0 && PyDict_Size(cache) > 100000) {
+        PyDict_Clear(cache);
+        PyDict_Clear(by_buffer);
+    }
+    return r;
+}
+
+/* TensorDescriber.describe; `describer` is its (cache, by_buffer, build). */
+static PyObject *
+describe(PyObject *describer, PyObject *t)
+{
+    PyObject *cache = PyTuple_GetItem(describer, 0);
     PyObject *tid = PyObject_GetAttr(t, s_tensor_id);
     if (tid == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError))
@@ -454,7 +507,9 @@ describe(PyObject *cache, PyObject *store, PyObject *t)
             }
         }
     }
-    PyObject *desc = PyObject_CallFunctionObjArgs(store, t, tid, NULL);
+    PyObject *desc = PyObject_CallFunctionObjArgs(PyTuple_GetItem(describer, 2), t, tid, NULL);
+    if (desc != NULL && store(cache, PyTuple_GetItem(describer, 1), tid, desc) < 0)
+        Py_CLEAR(desc);
     Py_DECREF(tid);
     return desc;
 }
@@ -462,21 +517,26 @@ describe(PyObject *cache, PyObject *store, PyObject *t)
 static PyObject *
 hp_describe(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *cache, *store, *t;
-    if (!PyArg_ParseTuple(args, "O!OO", &PyDict_Type, &cache, &store, &t))
+    PyObject *describer, *t;
+    if (!PyArg_ParseTuple(args, "O!O", &PyTuple_Type, &describer, &t))
         return NULL;
-    return describe(cache, store, t);
+    if (PyTuple_Size(describer) != 3 || !PyDict_Check(PyTuple_GetItem(describer, 0))
+        || !PyDict_Check(PyTuple_GetItem(describer, 1))) {
+        PyErr_SetString(PyExc_TypeError, "describe: the describer is (cache, by_buffer, build)");
+        return NULL;
+    }
+    return describe(describer, t);
 }
 
 typedef struct {
-    PyObject *T, *cache, *store, *inputs, *held;
+    PyObject *T, *describer, *inputs, *held;
 } Scan;
 
 /* Describes tensor `t` into the scan's inputs (and held, when it has a buffer). */
 static int
 add_tensor(Scan *sc, PyObject *t)
 {
-    PyObject *d = describe(sc->cache, sc->store, t);
+    PyObject *d = describe(sc->describer, t);
     if (d == NULL)
         return -1;
     int r = PyList_Append(sc->inputs, d);
@@ -538,17 +598,21 @@ is_torch_tensor(PyObject *seen, PyObject *ta)
 static PyObject *
 hp_scan(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *T, *dev_types, *keys, *seen, *cache, *store, *describe_torch, *device_id;
+    PyObject *T, *dev_types, *keys, *seen, *describer, *describe_torch, *device_id;
     PyObject *instance, *pos, *kwargs;
-    if (!PyArg_ParseTuple(args, "OO!O!O!O!OOOOOO", &T, &PySet_Type, &dev_types, &PyTuple_Type,
-                          &keys, &PyDict_Type, &seen, &PyDict_Type, &cache, &store,
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!OOOOO", &T, &PySet_Type, &dev_types, &PyTuple_Type,
+                          &keys, &PyDict_Type, &seen, &PyTuple_Type, &describer,
                           &describe_torch, &device_id, &instance, &pos, &kwargs))
         return NULL;
+    if (PyTuple_Size(describer) != 3) {
+        PyErr_SetString(PyExc_TypeError, "scan: the describer is (cache, by_buffer, build)");
+        return NULL;
+    }
     if (!PyTuple_Check(pos)) {
         PyErr_SetString(PyExc_TypeError, "args must be a tuple");
         return NULL;
     }
-    Scan sc = {T, cache, store, PyList_New(0), PyList_New(0)};
+    Scan sc = {T, describer, PyList_New(0), PyList_New(0)};
     PyObject *scalars = NULL, *device = Py_None, *cq = Py_None, *result = NULL;
     PyObject *items = NULL;
     int has_device_arg = 0;
@@ -754,11 +818,11 @@ shape_of(PyObject *t)
 static PyObject *
 hp_build(PyObject *Py_UNUSED(self), PyObject *args)
 {
-    PyObject *names, *py_name, *configs, *device_id, *buffer_size, *num_banks, *pages, *fallback;
+    PyObject *names, *py_name, *configs, *ids, *device_id, *entries, *banks, *pages, *fallback;
     PyObject *t, *tid;
-    if (!PyArg_ParseTuple(args, "O!OO!OOOOOOO", &PyDict_Type, &names, &py_name, &PyDict_Type,
-                          &configs, &device_id, &buffer_size, &num_banks, &pages, &fallback, &t,
-                          &tid))
+    if (!PyArg_ParseTuple(args, "O!OO!O!OO!O!OOOO", &PyDict_Type, &names, &py_name, &PyDict_Type,
+                          &configs, &PyDict_Type, &ids, &device_id, &PyDict_Type, &entries,
+                          &PyDict_Type, &banks, &pages, &fallback, &t, &tid))
         return NULL;
     PyObject *shape = NULL, *dtype = NULL, *layout = NULL, *storage = NULL, *address = NULL;
     PyObject *mc = NULL, *btype = NULL, *mem_layout = NULL, *config = NULL, *dev = NULL;
@@ -806,16 +870,36 @@ hp_build(PyObject *Py_UNUSED(self), PyObject *args)
         goto done;
     }
     Py_INCREF(config);
-    if ((dev = PyObject_CallMethodObjArgs(t, s_device, NULL)) == NULL
-        || (device = PyObject_CallFunctionObjArgs(device_id, dev, NULL)) == NULL)
+    if ((dev = PyObject_CallMethodObjArgs(t, s_device, NULL)) == NULL)
+        goto done;
+    /* Devices.id_of: its dictionary first */
+    PyObject *dev_key = PyLong_FromVoidPtr(dev);
+    if (dev_key == NULL)
+        goto done;
+    device = PyDict_GetItemWithError(ids, dev_key);  /* borrowed */
+    Py_DECREF(dev_key);
+    if (device != NULL && device != Py_None)
+        Py_INCREF(device);
+    else if (PyErr_Occurred()
+             || (device = PyObject_CallFunctionObjArgs(device_id, dev, NULL)) == NULL)
         goto done;
     if (device == Py_None) {  /* perhaps deallocated already: the Python path decides */
         use_fallback = 1;
         goto done;
     }
-    size = PyObject_CallFunctionObjArgs(buffer_size, device, btype, address, NULL);
+    /* Ledger.size_of: the size per bank of a buffer the ledger knows at that place */
+    PyObject *place = PyTuple_Pack(3, device, btype, address);
+    if (place == NULL)
+        goto done;
+    PyObject *entry = PyDict_GetItemWithError(entries, place);  /* borrowed */
+    Py_DECREF(place);
+    if (entry == NULL && PyErr_Occurred())
+        goto done;
+    size = entry != NULL ? PySequence_GetItem(entry, 1) : Py_None;
     if (size == NULL)
         goto done;
+    if (entry == NULL)
+        Py_INCREF(size);
     PyObject *page_size = Py_None, *num_pages = Py_None;
     if (size == Py_None) {
         np = PyObject_CallFunctionObjArgs(pages, t, NULL);
@@ -827,18 +911,31 @@ hp_build(PyObject *Py_UNUSED(self), PyObject *args)
         }
         num_pages = PyTuple_GetItem(np, 0);
         page_size = PyTuple_GetItem(np, 1);
-        PyObject *banks = PyObject_CallFunctionObjArgs(num_banks, device, btype, NULL);
-        if (banks == NULL)
+        /* Devices.num_banks */
+        PyObject *bank_key = PyTuple_Pack(2, device, btype), *n_banks;
+        if (bank_key == NULL)
             goto done;
+        n_banks = PyDict_GetItemWithError(banks, bank_key);  /* borrowed */
+        Py_DECREF(bank_key);
+        if (n_banks != NULL) {
+            Py_INCREF(n_banks);
+        } else if (PyErr_Occurred()) {
+            goto done;
+        } else {
+            int l1 = PyUnicode_CompareWithASCIIString(btype, "L1") == 0;
+            n_banks = PyLong_FromLong(l1 ? 130 : 8);
+            if (n_banks == NULL)
+                goto done;
+        }
         /* -(-num_pages // banks) * page_size */
         PyObject *neg = PyNumber_Negative(num_pages), *q = NULL, *ceil = NULL;
         if (neg != NULL)
-            q = PyNumber_FloorDivide(neg, banks);
+            q = PyNumber_FloorDivide(neg, n_banks);
         if (q != NULL)
             ceil = PyNumber_Negative(q);
         Py_XDECREF(neg);
         Py_XDECREF(q);
-        Py_DECREF(banks);
+        Py_DECREF(n_banks);
         if (ceil == NULL)
             goto done;
         Py_DECREF(size);
