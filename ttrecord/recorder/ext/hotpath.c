@@ -336,13 +336,9 @@ back(PyObject *f)  /* new reference to f.f_back, Py_None at the outermost frame 
 }
 
 static PyObject *
-hp_here(PyObject *Py_UNUSED(self), PyObject *args)
+here(PyObject *internal, PyObject *check, PyObject *by_offset, Py_ssize_t depth,
+     PyObject *on_miss, PyObject *frame)
 {
-    PyObject *frame, *internal, *check, *by_offset, *on_miss;
-    Py_ssize_t depth;
-    if (!PyArg_ParseTuple(args, "O!OO!nOO", &PyDict_Type, &internal, &check, &PyDict_Type,
-                          &by_offset, &depth, &on_miss, &frame))
-        return NULL;
     PyObject *f = frame, *code = NULL, *parts = NULL, *key = NULL, *result = NULL;
     Py_INCREF(f);
     for (;;) {
@@ -405,6 +401,32 @@ fail:
     return result;
 }
 
+
+static PyObject *
+hp_here(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *frame, *internal, *check, *by_offset, *on_miss;
+    Py_ssize_t depth;
+    if (!PyArg_ParseTuple(args, "O!OO!nOO", &PyDict_Type, &internal, &check, &PyDict_Type,
+                          &by_offset, &depth, &on_miss, &frame))
+        return NULL;
+    return here(internal, check, by_offset, depth, on_miss, frame);
+}
+
+/* here() with the arguments of CallSites.here's partial, `bound` (all but the frame). */
+static PyObject *
+here_bound(PyObject *bound, PyObject *frame)
+{
+    if (!PyTuple_Check(bound) || PyTuple_Size(bound) != 5) {
+        PyErr_SetString(PyExc_TypeError, "here: the bound arguments are not CallSites.here's");
+        return NULL;
+    }
+    Py_ssize_t depth = PyLong_AsSsize_t(PyTuple_GetItem(bound, 3));
+    if (depth == -1 && PyErr_Occurred())
+        return NULL;
+    return here(PyTuple_GetItem(bound, 0), PyTuple_GetItem(bound, 1), PyTuple_GetItem(bound, 2),
+                depth, PyTuple_GetItem(bound, 4), frame);
+}
 
 /* TensorDescriber.store: `desc` cached under `tid`, and `tid` under its buffer. */
 static int
@@ -596,16 +618,13 @@ is_torch_tensor(PyObject *seen, PyObject *ta)
 }
 
 static PyObject *
-hp_scan(PyObject *Py_UNUSED(self), PyObject *args)
+scan(PyObject *T, PyObject *dev_types, PyObject *keys, PyObject *seen, PyObject *describer,
+     PyObject *describe_torch, PyObject *device_id, PyObject *instance, PyObject *pos,
+     PyObject *kwargs)
 {
-    PyObject *T, *dev_types, *keys, *seen, *describer, *describe_torch, *device_id;
-    PyObject *instance, *pos, *kwargs;
-    if (!PyArg_ParseTuple(args, "OO!O!O!O!OOOOO", &T, &PySet_Type, &dev_types, &PyTuple_Type,
-                          &keys, &PyDict_Type, &seen, &PyTuple_Type, &describer,
-                          &describe_torch, &device_id, &instance, &pos, &kwargs))
-        return NULL;
-    if (PyTuple_Size(describer) != 3) {
-        PyErr_SetString(PyExc_TypeError, "scan: the describer is (cache, by_buffer, build)");
+    if (!PySet_Check(dev_types) || !PyTuple_Check(keys) || !PyDict_Check(seen)
+        || !PyTuple_Check(describer) || PyTuple_Size(describer) != 3) {
+        PyErr_SetString(PyExc_TypeError, "scan: the bound arguments are not Recorder._scan's");
         return NULL;
     }
     if (!PyTuple_Check(pos)) {
@@ -754,6 +773,32 @@ done:
     Py_DECREF(device);
     Py_DECREF(cq);
     return result;
+}
+
+static PyObject *
+hp_scan(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *T, *dev_types, *keys, *seen, *describer, *describe_torch, *device_id;
+    PyObject *instance, *pos, *kwargs;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOO", &T, &dev_types, &keys, &seen, &describer,
+                          &describe_torch, &device_id, &instance, &pos, &kwargs))
+        return NULL;
+    return scan(T, dev_types, keys, seen, describer, describe_torch, device_id, instance, pos,
+                kwargs);
+}
+
+/* scan() with the arguments of Recorder._scan's partial, `bound` (all but the call's). */
+static PyObject *
+scan_bound(PyObject *bound, PyObject *instance, PyObject *pos, PyObject *kwargs)
+{
+    if (!PyTuple_Check(bound) || PyTuple_Size(bound) != 7) {
+        PyErr_SetString(PyExc_TypeError, "scan: the bound arguments are not Recorder._scan's");
+        return NULL;
+    }
+    PyObject *a[7];
+    for (int i = 0; i < 7; i++)
+        a[i] = PyTuple_GetItem(bound, i);
+    return scan(a[0], a[1], a[2], a[3], a[4], a[5], a[6], instance, pos, kwargs);
 }
 
 /* enum_name(value): its cache (id -> (value, name)) first, else the Python function. */
@@ -1610,8 +1655,7 @@ outputs(PyObject **ctx, PyObject *result, PyObject *changes)
     Py_ssize_t n = PyTuple_Size(tensors);
     PyObject *out = PyTuple_New(n);
     for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
-        PyObject *d = PyObject_CallFunctionObjArgs(ctx[CTX_DESCRIBE], PyTuple_GetItem(tensors, i),
-                                                   NULL);
+        PyObject *d = describe(ctx[CTX_DESCRIBE], PyTuple_GetItem(tensors, i));
         if (d == NULL || PyTuple_SetItem(out, i, d) < 0)
             Py_CLEAR(out);
     }
@@ -1724,12 +1768,15 @@ done:
 }
 
 static PyObject *
-hp_call(PyObject *Py_UNUSED(self), PyObject *args)
+hp_call(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *ctx_tuple, *name, *kind, *wrapped, *instance, *pos, *kwargs;
-    if (!PyArg_ParseTuple(args, "O!OOOOO!O", &PyTuple_Type, &ctx_tuple, &name, &kind, &wrapped,
-                          &instance, &PyTuple_Type, &pos, &kwargs))
+    if (nargs != 7 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[5])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "call(ctx, name, kind, wrapped, instance, args: tuple, kwargs)");
         return NULL;
+    }
+    PyObject *ctx_tuple = args[0], *name = args[1], *kind = args[2], *wrapped = args[3];
+    PyObject *instance = args[4], *pos = args[5], *kwargs = args[6];
     if (PyTuple_Size(ctx_tuple) != CTX_SIZE) {
         PyErr_SetString(PyExc_TypeError, "call: the context is not recorder.py's");
         return NULL;
@@ -1765,7 +1812,7 @@ hp_call(PyObject *Py_UNUSED(self), PyObject *args)
         goto begun;
     if (callsites) {
         PyObject *frame = (PyObject *)PyEval_GetFrame();  /* borrowed: the caller's frame */
-        PyObject *sid = PyObject_CallFunctionObjArgs(ctx[CTX_HERE], frame ? frame : Py_None, NULL);
+        PyObject *sid = here_bound(ctx[CTX_HERE], frame ? frame : Py_None);
         if (sid == NULL)
             goto begun;
         SETREF(site, sid);
@@ -1775,7 +1822,7 @@ hp_call(PyObject *Py_UNUSED(self), PyObject *args)
     locked = 1;
     if ((changes = PyList_New(0)) == NULL || add_deaths(ctx, changes) < 0)
         goto begun;
-    scanned = PyObject_CallFunctionObjArgs(ctx[CTX_SCAN], instance, pos, kw ? kw : Py_None, NULL);
+    scanned = scan_bound(ctx[CTX_SCAN], instance, pos, kw ? kw : Py_None);
     if (scanned == NULL)
         goto begun;
     if (!PyTuple_Check(scanned) || PyTuple_Size(scanned) != 6) {
@@ -1982,7 +2029,8 @@ static PyMethodDef methods[] = {
     {"describe", hp_describe, METH_VARARGS, "A tensor's description, cached per tensor_id."},
     {"build", hp_build, METH_VARARGS, "A tensor's description, from its metadata."},
     {"scan", hp_scan, METH_VARARGS, "Tensors, scalars, device and cq of a call's arguments."},
-    {"call", hp_call, METH_VARARGS, "Recorder.call, for an eager op."},
+    {"call", (PyCFunction)(void (*)(void))hp_call, METH_FASTCALL,
+     "Recorder.call, for an eager op or a call of the replay loop."},
     {"stash", hp_stash, METH_VARARGS, "Set an attribute in an object's own dictionary."},
     {"unstash", hp_unstash, METH_VARARGS, "Delete an attribute from an object's own dictionary."},
     {NULL, NULL, 0, NULL},
