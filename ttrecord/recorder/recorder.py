@@ -155,7 +155,7 @@ class Recorder(MemoryRecords):
         return (self, _OP, self._tl, self._lock, self.traces.capturing, self.traces.live, ledger,
                 ledger._owner, ledger.entries, ledger.deaths, tensors.cache, tensors._by_buffer,
                 self._seq, self.t0, self.sites.here.args, self._scan.args, tensors.describer,
-                self.log, self.cache_count.grew, self.call, _state_of, self.tensor_type,
+                self.log, self.cache_count, self.call, _state_of, self.tensor_type,
                 _KIND_VALUES, cache_miss_note, marshal.dumps, log_format.RESERVE,
                 log_format._RELEASE_EVERY, Kind.H2D, Kind.D2H, Kind.TRACE_EXECUTE, _settle,
                 self._on_execute, self._queue, {}, self.referrers._at_end)  # fmt: skip

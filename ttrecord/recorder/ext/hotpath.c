@@ -1026,9 +1026,10 @@ enum {
 
 static PyObject *s_off, *s_verifier, *s_regions, *s_per_call_snapshots, *s_callsites, *s_call,
     *s_tid, *s_phase, *s_trace, *s_acquire, *s_release, *s_drain, *s_enabled, *s_dirty,
-    *s_generation, *s_drop, *s_defer_many, *s_buffer_unique_id,
+    *s_generation, *s_defer_many, *s_buffer_unique_id,
     *s_is_allocated, *s_reconcile, *s_broken, *s_end_raised, *s_queue_id, *s_free, *s_alloc,
-    *s_eager, *s_capture, *s_replay, *s_ok, *s_B, *s_E, *s_P, *s_trace_id, *s__lock, *s__file, *s_fd,
+    *s_eager, *s_capture, *s_replay, *s_ok, *s_B, *s_E, *s_P, *s_trace_id, *s_popleft,
+    *s__entries, *s__devices, *s_objects, *s_num_entries, *zero, *s__lock, *s__file, *s_fd,
     *s_stopped, *s__pending, *s__hot, *s__map, *s__end, *s__released, *s__write_locked, *one;
 
 static int64_t
@@ -1100,13 +1101,64 @@ add_change(PyObject *changes, PyObject *what, PyObject *buf)
     return r;
 }
 
-/* The frees by reference drop since the last call (Ledger.drain) appended to `changes`. */
+/* Ledger._drop(entry): the entry's buffer is gone; its (device, type, address, size). */
+static PyObject *
+drop(PyObject **ctx, PyObject *entry)
+{
+    if (!PyList_Check(entry) || PyList_Size(entry) < 5) {
+        PyErr_SetString(PyExc_TypeError, "a ledger entry is not a list");
+        return NULL;
+    }
+    Py_INCREF(Py_False);
+    if (PyList_SetItem(entry, 4, Py_False) < 0)  /* steals the reference */
+        return NULL;
+    PyObject *key = PyList_GetItem(entry, 0);
+    PyObject *now = PyDict_GetItemWithError(ctx[CTX_ENTRIES], key);  /* borrowed */
+    if (now == NULL && PyErr_Occurred())
+        return NULL;
+    if (now == entry && PyDict_DelItem(ctx[CTX_ENTRIES], key) < 0)
+        return NULL;
+    PyObject *gen = PyObject_GetAttr(ctx[CTX_LEDGER], s_generation), *next = NULL;
+    if (gen != NULL) {
+        next = PyNumber_Add(gen, one);
+        Py_DECREF(gen);
+    }
+    int r = next == NULL ? -1 : PyObject_SetAttr(ctx[CTX_LEDGER], s_generation, next);
+    Py_XDECREF(next);
+    if (r < 0)
+        return NULL;
+    return Py_BuildValue("(OOOO)", PyTuple_GetItem(key, 0), PyTuple_GetItem(key, 1),
+                         PyTuple_GetItem(key, 2), PyList_GetItem(entry, 1));
+}
+
+/* The frees by reference drop since the last call (Ledger.drain) appended to `changes`: one
+ * death here, several (sorted by place) by the ledger's own drain. */
 static int
 add_deaths(PyObject **ctx, PyObject *changes)
 {
-    int any = PyObject_IsTrue(ctx[CTX_DEATHS]);
-    if (any <= 0)
-        return any;
+    Py_ssize_t deaths = PyObject_Size(ctx[CTX_DEATHS]);
+    if (deaths <= 0)
+        return deaths < 0 ? -1 : 0;
+    if (deaths == 1) {
+        PyObject *entry = PyObject_CallMethodObjArgs(ctx[CTX_DEATHS], s_popleft, NULL);
+        if (entry == NULL)
+            return -1;
+        int r = list_add(entry, 3, -1);
+        PyObject *owners = r < 0 ? NULL : PyList_GetItem(entry, 3);
+        int last = owners == NULL ? -1 : PyObject_RichCompareBool(owners, zero, Py_LE);
+        int live = last <= 0 ? 0 : PyObject_IsTrue(PyList_GetItem(entry, 4));
+        if (last < 0 || live < 0) {
+            Py_DECREF(entry);
+            return -1;
+        }
+        if (live) {
+            PyObject *gone = drop(ctx, entry);
+            r = gone == NULL ? -1 : add_change(changes, s_free, gone);
+            Py_XDECREF(gone);
+        }
+        Py_DECREF(entry);
+        return r;
+    }
     PyObject *freed = PyObject_CallMethodObjArgs(ctx[CTX_LEDGER], s_drain, NULL);
     if (freed == NULL)
         return -1;
@@ -1194,7 +1246,7 @@ observe(PyObject **ctx, PyObject *t, PyObject *buf, PyObject *changes, int outpu
     }
     if (!keep) {
         if (entry != NULL) {
-            PyObject *gone = PyObject_CallMethodObjArgs(ledger, s_drop, entry, NULL);
+            PyObject *gone = drop(ctx, entry);
             int r = gone == NULL ? -1 : add_change(changes, s_free, gone);
             Py_XDECREF(gone);
             if (r < 0)
@@ -1266,7 +1318,7 @@ freed_inputs(PyObject **ctx, PyObject *held, PyObject *changes)
                 return -1;
         }
         if (!allocated) {
-            PyObject *gone = PyObject_CallMethodObjArgs(ctx[CTX_LEDGER], s_drop, entry, NULL);
+            PyObject *gone = drop(ctx, entry);
             int rr = gone == NULL ? -1 : add_change(changes, s_free, gone);
             Py_XDECREF(gone);
             if (rr < 0)
@@ -1670,6 +1722,59 @@ outputs(PyObject **ctx, PyObject *result, PyObject *changes)
     return out;
 }
 
+/* EntryCount.grew: how many program-cache entries the open devices gained since the last
+ * look (0 once a device cannot say). */
+static PyObject *
+cache_grew(PyObject **ctx)
+{
+    PyObject *count = ctx[CTX_GREW], *devices = NULL, *objects = NULL, *seq = NULL;
+    PyObject *before = PyObject_GetAttr(count, s__entries), *result = NULL;
+    if (before == NULL)
+        return NULL;
+    long long was = PyLong_AsLongLong(before);
+    Py_DECREF(before);
+    if (was == -1 && PyErr_Occurred())
+        return NULL;
+    if (was == -2)  /* EntryCount._UNSUPPORTED */
+        return PyLong_FromLong(0);
+    if ((devices = PyObject_GetAttr(count, s__devices)) == NULL
+        || (objects = PyObject_GetAttr(devices, s_objects)) == NULL
+        || (seq = PySequence_Tuple(objects)) == NULL)
+        goto done;
+    long long total = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_Size(seq); i++) {
+        PyObject *n = PyObject_CallMethodObjArgs(PyTuple_GetItem(seq, i), s_num_entries, NULL);
+        PyObject *as_int = n == NULL ? NULL : PyNumber_Long(n);
+        Py_XDECREF(n);
+        long long v = as_int == NULL ? -1 : PyLong_AsLongLong(as_int);
+        Py_XDECREF(as_int);
+        if (v == -1 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_Exception))
+                goto done;
+            PyErr_Clear();  /* a backend without the count is not asked again */
+            PyObject *unsupported = PyLong_FromLong(-2);
+            if (unsupported != NULL && PyObject_SetAttr(count, s__entries, unsupported) == 0)
+                result = PyLong_FromLong(0);
+            Py_XDECREF(unsupported);
+            goto done;
+        }
+        total += v;
+    }
+    PyObject *now = PyLong_FromLongLong(total);
+    if (now == NULL || PyObject_SetAttr(count, s__entries, now) < 0) {
+        Py_XDECREF(now);
+        goto done;
+    }
+    Py_DECREF(now);
+    long long grew = was >= 0 ? total - was : 0;
+    result = PyLong_FromLongLong(grew > 0 ? grew : 0);
+done:
+    Py_XDECREF(devices);
+    Py_XDECREF(objects);
+    Py_XDECREF(seq);
+    return result;
+}
+
 /* After the op returned: its frees, outputs and allocations, and the END record. */
 typedef struct {
     PyObject *seq, *kind, *phase, *trace, *device, *tid, *held, *name, *kwargs;
@@ -1709,7 +1814,7 @@ end_returned(PyObject **ctx, Call *c, PyObject *result, PyObject *pos, PyObject 
         goto done;
     if ((out = outputs(ctx, result, changes)) == NULL)
         goto done;
-    grew_obj = is_op ? PyObject_CallFunctionObjArgs(ctx[CTX_GREW], NULL) : PyLong_FromLong(0);
+    grew_obj = is_op ? cache_grew(ctx) : PyLong_FromLong(0);
     if (grew_obj == NULL)
         goto done;
     int grew = PyObject_IsTrue(grew_obj);
@@ -2078,7 +2183,6 @@ static const struct { PyObject **slot; const char *text; } strings[] = {
     {&s_enabled, "enabled"},
     {&s_dirty, "dirty"},
     {&s_generation, "generation"},
-    {&s_drop, "_drop"},
     {&s_defer_many, "defer_many"},
     {&s_buffer_unique_id, "buffer_unique_id"},
     {&s_is_allocated, "is_allocated"},
@@ -2096,6 +2200,11 @@ static const struct { PyObject **slot; const char *text; } strings[] = {
     {&s_E, "E"},
     {&s_P, "P"},
     {&s_trace_id, "trace_id"},
+    {&s_popleft, "popleft"},
+    {&s__entries, "_entries"},
+    {&s__devices, "_devices"},
+    {&s_objects, "objects"},
+    {&s_num_entries, "num_program_cache_entries"},
     {&s__lock, "_lock"},
     {&s__file, "_file"},
     {&s_fd, "fd"},
@@ -2114,7 +2223,7 @@ PyInit__ttrecord_hotpath(void)
     for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
         if ((*strings[i].slot = PyUnicode_InternFromString(strings[i].text)) == NULL)
             return NULL;
-    if ((one = PyLong_FromLong(1)) == NULL)
+    if ((one = PyLong_FromLong(1)) == NULL || (zero = PyLong_FromLong(0)) == NULL)
         return NULL;
     return PyModule_Create(&module);
 }
