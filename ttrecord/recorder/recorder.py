@@ -92,6 +92,12 @@ def _settle(kind: Kind, name: str, has_device_arg: bool, inputs: list) -> Kind:
     return refine(kind, name.rsplit(".", 1)[-1], has_device_arg, any(r[_BUF] for r in inputs))
 
 
+def _bound(partial: Any) -> tuple:
+    """The arguments a C function's partial binds (the C `call` calls the function itself)."""
+    assert isinstance(partial, functools.partial)
+    return partial.args
+
+
 def _state_of(fields: tuple) -> CallState:
     return _new_state(CallState, fields)
 
@@ -154,7 +160,7 @@ class Recorder(MemoryRecords):
         ledger, tensors = self.allocations, self.tensors
         return (self, _OP, self._tl, self._lock, self.traces.capturing, self.traces.live, ledger,
                 ledger._owner, ledger.entries, ledger.deaths, tensors.cache, tensors._by_buffer,
-                self._seq, self.t0, self.sites.here.args, self._scan.args, tensors.describer,
+                self._seq, self.t0, _bound(self.sites.here), _bound(self._scan), tensors.describer,
                 self.log, self.cache_count, self.call, _state_of, self.tensor_type,
                 _KIND_VALUES, cache_miss_note, marshal.dumps, log_format.RESERVE,
                 log_format._RELEASE_EVERY, Kind.H2D, Kind.D2H, Kind.TRACE_EXECUTE, _settle,
