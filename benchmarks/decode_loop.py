@@ -1,14 +1,14 @@
 """A whole traced decode loop under `ttrecord run` against plain `python`, in CPU time.
 
 The program (written to a temporary file, run on the emulator in both cases) loads a small
-model's weights, runs one eager step, captures the step as a trace, then replays it for
+model's weights (`--layers` decoder layers of matmul, gelu, matmul, add, then a head), runs one eager step, captures the step as a trace, then replays it for
 `--steps` steps the way a serving loop does: the new token's input copied into the captured
 input buffer (`copy_host_to_device_tensor`), `execute_trace`, the output read back. Each run is
 a fresh process; its CPU time is user + system of every process it made (for `ttrecord run`:
 the supervisor and the recorded child), read from `wait4`'s resource usage, so load on the
 machine does not inflate it. Rounds alternate plain and recorded; medians are printed, with
 the same program at one step to separate start-up from the loop.
-Run: python -m benchmarks.decode_loop [--steps N] [--rounds R]
+Run: python -m benchmarks.decode_loop [--steps N] [--rounds R] [--layers L]
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ PROGRAM = textwrap.dedent('''
     import torch
     from ttrecord import emulator as ttnn
 
-    LAYERS, HIDDEN, VOCAB = 4, 64, 128
-    steps = int(sys.argv[1])
+    HIDDEN, VOCAB = 64, 128
+    steps, LAYERS = int(sys.argv[1]), int(sys.argv[2])
     torch.manual_seed(0)
     device = ttnn.open_device(device_id=0, trace_region_size=4 << 20)
 
@@ -80,6 +80,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=600, help="decode steps replayed")
     parser.add_argument("--rounds", type=int, default=5, help="runs of each variant")
+    parser.add_argument("--layers", type=int, default=4,
+                        help="decoder layers per step (4 ops each; fewer: a lighter step)")
     opts = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ttrecord-decode-"))
     program = tmp / "decode.py"
@@ -90,17 +92,18 @@ def main() -> None:
     for _ in range(opts.rounds):
         for steps in (1, opts.steps):
             times.setdefault(f"plain {steps}", []).append(
-                cpu_of([sys.executable, str(program), str(steps)], env))
+                cpu_of([sys.executable, str(program), str(steps), str(opts.layers)], env))
             out = tmp / f"s{steps}.db"
             times.setdefault(f"recorded {steps}", []).append(
-                cpu_of(ttrecord + ["-o", str(out), str(program), str(steps)], env))
+                cpu_of(ttrecord + ["-o", str(out), str(program), str(steps), str(opts.layers)], env))
             out.unlink(missing_ok=True)
     med = {k: statistics.median(v) for k, v in times.items()}
     n = opts.steps
     plain, recorded = med[f"plain {n}"], med[f"recorded {n}"]
     loop_plain = plain - med["plain 1"]
     loop_recorded = recorded - med["recorded 1"]
-    print(f"CPU seconds, median of {opts.rounds} runs (all processes of each run)")
+    print(f"CPU seconds, median of {opts.rounds} runs (all processes of each run), "
+          f"{opts.layers} layers")
     for key, value in med.items():
         print(f"  {key:>14} steps  {value:7.3f} s")
     print(f"whole run, recorded ÷ plain: {recorded / plain:.2f}×")
@@ -109,6 +112,7 @@ def main() -> None:
     print(json.dumps({
         "benchmark": "decode_loop",
         "steps": n,
+        "layers": opts.layers,
         "plain_cpu_s": round(plain, 3),
         "recorded_cpu_s": round(recorded, 3),
         "ratio": round(recorded / plain, 3),

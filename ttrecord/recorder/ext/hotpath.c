@@ -763,7 +763,7 @@ scan(PyObject *T, PyObject *dev_types, PyObject *keys, PyObject *seen, PyObject 
             }
         }
     }
-    result = Py_BuildValue("(OOOOOO)", sc.inputs, scalars ? scalars : Py_None, device, cq,
+    result = PyTuple_Pack(6, sc.inputs, scalars ? scalars : Py_None, device, cq,
                            has_device_arg ? Py_True : Py_False, sc.held);
 done:
     Py_XDECREF(items);
@@ -882,7 +882,7 @@ hp_build(PyObject *Py_UNUSED(self), PyObject *args)
     if (is_device < 0)
         goto done;
     if (!is_device) {
-        result = Py_BuildValue("(OOOOOOO)", tid, s_host, shape, dtype, layout, Py_None, Py_None);
+        result = PyTuple_Pack(7, tid, s_host, shape, dtype, layout, Py_None, Py_None);
         goto done;
     }
     address = PyObject_CallMethodObjArgs(t, s_buffer_address, NULL);
@@ -890,7 +890,7 @@ hp_build(PyObject *Py_UNUSED(self), PyObject *args)
         if (!PyErr_ExceptionMatches(PyExc_Exception))
             goto done;
         PyErr_Clear();  /* a deallocated device tensor has no buffer */
-        result = Py_BuildValue("(OOOOOOO)", tid, s_device, shape, dtype, layout, Py_None,
+        result = PyTuple_Pack(7, tid, s_device, shape, dtype, layout, Py_None,
                                Py_None);
         goto done;
     }
@@ -989,11 +989,11 @@ hp_build(PyObject *Py_UNUSED(self), PyObject *args)
         if (size == NULL)
             goto done;
     }
-    PyObject *buffer = Py_BuildValue("(OOOOOO)", device, btype, address, size, page_size,
+    PyObject *buffer = PyTuple_Pack(6, device, btype, address, size, page_size,
                                      num_pages);
     if (buffer == NULL)
         goto done;
-    result = Py_BuildValue("(OOOOOOO)", tid, s_device, shape, dtype, layout, config, buffer);
+    result = PyTuple_Pack(7, tid, s_device, shape, dtype, layout, config, buffer);
     Py_DECREF(buffer);
 done:
     Py_XDECREF(shape);
@@ -1029,8 +1029,8 @@ static PyObject *s_off, *s_verifier, *s_regions, *s_per_call_snapshots, *s_calls
     *s_generation, *s_defer_many, *s_buffer_unique_id,
     *s_is_allocated, *s_reconcile, *s_broken, *s_end_raised, *s_queue_id, *s_free, *s_alloc,
     *s_eager, *s_capture, *s_replay, *s_ok, *s_B, *s_E, *s_P, *s_trace_id, *s_popleft,
-    *s__entries, *s__devices, *s_objects, *s_num_entries, *zero, *s__lock, *s__file, *s_fd,
-    *s_stopped, *s__pending, *s__hot, *s__map, *s__end, *s__released, *s__write_locked, *one;
+    *s__entries, *s__devices, *s_objects, *s_num_entries, *zero, *s__lock, *s_write_many,
+    *s_stopped, *s__pending, *s__map, *s__end, *s__released, *s__write_locked, *one;
 
 static int64_t
 now_ns(void)
@@ -1127,7 +1127,7 @@ drop(PyObject **ctx, PyObject *entry)
     Py_XDECREF(next);
     if (r < 0)
         return NULL;
-    return Py_BuildValue("(OOOO)", PyTuple_GetItem(key, 0), PyTuple_GetItem(key, 1),
+    return PyTuple_Pack(4, PyTuple_GetItem(key, 0), PyTuple_GetItem(key, 1),
                          PyTuple_GetItem(key, 2), PyList_GetItem(entry, 1));
 }
 
@@ -1265,7 +1265,7 @@ observe(PyObject **ctx, PyObject *t, PyObject *buf, PyObject *changes, int outpu
         Py_XDECREF(next);
         if (r < 0)
             goto done;
-        PyObject *span = Py_BuildValue("(OOOO)", PyTuple_GetItem(key, 0), PyTuple_GetItem(key, 1),
+        PyObject *span = PyTuple_Pack(4, PyTuple_GetItem(key, 0), PyTuple_GetItem(key, 1),
                                        PyTuple_GetItem(key, 2), size);
         r = span == NULL ? -1 : add_change(changes, s_alloc, span);
         Py_XDECREF(span);
@@ -1401,7 +1401,7 @@ change_records(PyObject **ctx, PyObject *changes, PyObject *parent, PyObject *ph
         }
         seq = PyIter_Next(ctx[CTX_SEQ]);
         if (seq != NULL)
-            rec = Py_BuildValue("(OOOOOOOOOOOOOO)", s_P, seq, parent, t, tid, kind, kind, ph,
+            rec = PyTuple_Pack(14, s_P, seq, parent, t, tid, kind, kind, ph,
                                 dev, tr, Py_None, args, region, buf);
         if (rec == NULL || PyList_Append(records, rec) < 0)
             Py_CLEAR(records);
@@ -1438,22 +1438,33 @@ report_bug(PyObject **ctx)
 }
 
 /* LogWriter.write_many(records): the same steps, its mapping appended to here when it has
- * room; growing it, a record marshal refuses and a stopped log are log.py's (`_write_locked`). */
+ * room; mapping or growing it, a record marshal refuses, a closed log are log.py's. */
 static int
 log_write(PyObject **ctx, PyObject *records)
 {
-    PyObject *log = ctx[CTX_LOG], *lock = PyObject_GetAttr(log, s__lock);
-    PyObject *file = NULL, *fd = NULL, *stopped = NULL, *pending = NULL, *hot = NULL;
-    PyObject *map = NULL, *end_obj = NULL;
+    PyObject *log = ctx[CTX_LOG], *map = PyObject_GetAttr(log, s__map);
+    if (map == NULL)
+        return -1;
+    if (map == Py_None) {  /* not mapped yet, closed or detached: log.py decides */
+        Py_DECREF(map);
+        PyObject *r = PyObject_CallMethodObjArgs(log, s_write_many, records, NULL);
+        Py_XDECREF(r);
+        return r == NULL ? -1 : 0;
+    }
+    Py_DECREF(map);
+    map = NULL;
+    PyObject *lock = PyObject_GetAttr(log, s__lock), *stopped = NULL, *pending = NULL;
+    PyObject *end_obj = NULL;
     int rc = -1;
     if (lock == NULL || call_method_void(lock, s_acquire) < 0) {
         Py_XDECREF(lock);
         return -1;
     }
-    if ((file = PyObject_GetAttr(log, s__file)) == NULL || (fd = PyObject_GetAttr(file, s_fd)) == NULL
-        || (stopped = PyObject_GetAttr(log, s_stopped)) == NULL)
+    /* read again under the lock: another thread may have grown the mapping or stopped */
+    if ((stopped = PyObject_GetAttr(log, s_stopped)) == NULL
+        || (map = PyObject_GetAttr(log, s__map)) == NULL)
         goto done;
-    if (fd == Py_None || stopped != Py_None) {
+    if (stopped != Py_None) {  /* the program runs on unrecorded */
         rc = 0;
         goto done;
     }
@@ -1462,10 +1473,9 @@ log_write(PyObject **ctx, PyObject *records)
     Py_ssize_t n = PyList_Size(pending);
     if (PyList_SetSlice(pending, n, n, records) < 0)
         goto done;
-    if ((hot = PyObject_GetAttr(log, s__hot)) == NULL || (map = PyObject_GetAttr(log, s__map)) == NULL
-        || (end_obj = PyObject_GetAttr(log, s__end)) == NULL)
+    if ((end_obj = PyObject_GetAttr(log, s__end)) == NULL)
         goto done;
-    if (hot != Py_None && map != Py_None) {
+    if (map != Py_None) {
         Py_ssize_t start = PyLong_AsSsize_t(end_obj);
         if (start == -1 && PyErr_Occurred())
             goto done;
@@ -1514,11 +1524,8 @@ done:
         PyErr_Restore(type, value, tb);
     }
     Py_DECREF(lock);
-    Py_XDECREF(file);
-    Py_XDECREF(fd);
     Py_XDECREF(stopped);
     Py_XDECREF(pending);
-    Py_XDECREF(hot);
     Py_XDECREF(map);
     Py_XDECREF(end_obj);
     return rc;
@@ -1542,7 +1549,7 @@ settle(PyObject **ctx, PyObject *kind, PyObject *name, PyObject *has_dev, PyObje
     PyObject *kind_id = PyLong_FromVoidPtr(kind);
     if (kind_id == NULL)
         return NULL;
-    PyObject *key = Py_BuildValue("(OOOO)", kind_id, name, has_dev, has_input ? Py_True : Py_False);
+    PyObject *key = PyTuple_Pack(4, kind_id, name, has_dev, has_input ? Py_True : Py_False);
     Py_DECREF(kind_id);
     if (key == NULL)
         return NULL;
@@ -1846,7 +1853,7 @@ end_returned(PyObject **ctx, Call *c, PyObject *result, PyObject *pos, PyObject 
         if (r < 0)
             goto done;
     }
-    rec = Py_BuildValue("(OOOOOOOOO)", s_E, seq, end, s_ok, Py_None, out, device, c->trace,
+    rec = PyTuple_Pack(9, s_E, seq, end, s_ok, Py_None, out, device, c->trace,
                         extra);
     if (rec == NULL || PyList_Append(records, rec) < 0)
         goto done;
@@ -2009,7 +2016,7 @@ hp_call(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
     PyObject *t = PyLong_FromLongLong(now_ns() - t0);
     if (t == NULL)
         goto begun;
-    begin = Py_BuildValue("(OOOOOOOOOOOOOOO)", s_B, seq, Py_None, t, tid, kind_text, name, phase,
+    begin = PyTuple_Pack(15, s_B, seq, Py_None, t, tid, kind_text, name, phase,
                           device, PyTuple_GetItem(scanned, 3), trace, site,
                           PyTuple_GetItem(scanned, 1), inputs, Py_None);
     Py_DECREF(t);
@@ -2120,7 +2127,7 @@ hp_unstash(PyObject *self, PyObject *args)
     PyObject *obj, *name;
     if (!PyArg_ParseTuple(args, "OU", &obj, &name))
         return NULL;
-    PyObject *two = Py_BuildValue("(OO)", obj, name);
+    PyObject *two = PyTuple_Pack(2, obj, name);
     if (two == NULL)
         return NULL;
     PyObject *r = hp_stash(self, two);
@@ -2206,11 +2213,9 @@ static const struct { PyObject **slot; const char *text; } strings[] = {
     {&s_objects, "objects"},
     {&s_num_entries, "num_program_cache_entries"},
     {&s__lock, "_lock"},
-    {&s__file, "_file"},
-    {&s_fd, "fd"},
     {&s_stopped, "stopped"},
     {&s__pending, "_pending"},
-    {&s__hot, "_hot"},
+    {&s_write_many, "write_many"},
     {&s__map, "_map"},
     {&s__end, "_end"},
     {&s__released, "_released"},
