@@ -391,3 +391,27 @@ def test_a_keyboard_interrupt_inside_the_recorder_reaches_the_program(ext, tmp_p
     assert seen == ["interrupted"]
     relus = [e for e in events if e.name == "relu"]
     assert len(relus) == 2 and relus[1].status.value == "ok"
+
+
+def test_c_queue_facts_equal_the_python_ones(ext):
+    """GIVEN the calls of every queue signature (and an unknown name, an op's "") with their
+    queue and blocking flag given by keyword, by position, as None, as a bool or as text
+    WHEN the C call works out their queue facts THEN they equal queues.queue_facts, and the
+    event calls are left to it."""
+    from ttrecord.recorder.queues import SIGNATURES, EventNumbers, queue_facts
+
+    shapes = [((), {}), (("d", 1), {}), (("d", 1, 0), {}), (("d", 1, False, 2), {}),
+              (("d",), {"cq_id": 1}), (("d",), {"cq_id": None, "queue_id": 2}),
+              (("d",), {"queue_id": 1, "blocking": False}), (("d", "t"), {"blocking": 0}),
+              ((False, True), {}), (("h", "d", "1"), {}), (("h", "d", "x"), {"cq_id": True}),
+              (("d", 2), {"blocking": None, "cq_id": 1.0})]  # fmt: skip
+    names = [*SIGNATURES, "ttnn.execute_trace", "Tensor.cpu", "relu", "", "ttnn.record_event"]
+    asked = set()
+    for name in names:
+        for args, kwargs in shapes:
+            got = ext.queue_facts(SIGNATURES, name, args, kwargs)
+            if got == "ask":
+                asked.add(name.rsplit(".", 1)[-1])
+                continue
+            assert got == queue_facts(name, args, kwargs, None, EventNumbers()), (name, args, kwargs)
+    assert asked == {"record_event", "wait_for_event", "event_synchronize"}

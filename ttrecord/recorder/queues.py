@@ -22,7 +22,7 @@ from typing import Any
 
 # name -> (positional index of cq_id, positional index of blocking, positional index of the
 # event argument, default of blocking). Indices count the call's arguments (not `self`).
-_SIGNATURES: dict[str, tuple[int | None, int | None, int | None, bool | None]] = {
+SIGNATURES: dict[str, tuple[int | None, int | None, int | None, bool | None]] = {
     "record_event": (1, None, None, None),  # record_event(mesh_device, cq_id, sub_device_ids=…)
     "wait_for_event": (0, None, 1, None),  # wait_for_event(cq_id, event)
     "event_synchronize": (None, None, 0, None),  # event_synchronize(event)
@@ -91,7 +91,7 @@ def queue_facts(name: str, args: tuple, kwargs: dict, result: Any,
     """{"cq", "blocking", "event"} for a call that has any of them, else None (events
     numbered in `numbers`)."""
     short = name.rsplit(".", 1)[-1]
-    sig = _SIGNATURES.get(short)
+    sig = SIGNATURES.get(short)
     if sig is None:
         cq = _int(kwargs.get("cq_id", kwargs.get("queue_id")))
         return {"cq": cq} if cq is not None else None

@@ -43,6 +43,7 @@ from ttrecord.recorder.log import LogWriter
 from ttrecord.recorder.memory_records import MemoryRecords
 from ttrecord.recorder.records import TENSOR_BUFFER as _BUF
 from ttrecord.recorder.records import new_begin, new_point
+from ttrecord.recorder.queues import SIGNATURES as QUEUE_SIGNATURES
 from ttrecord.recorder.queues import EventNumbers, queue_facts
 from ttrecord.recorder.temporaries import Temporaries
 from ttrecord.store import vocabulary
@@ -164,7 +165,7 @@ class Recorder(MemoryRecords):
                 self.log, self.cache_count, self.call, _state_of, self.tensor_type,
                 _KIND_VALUES, cache_miss_note, marshal.dumps, log_format.RESERVE,
                 log_format._RELEASE_EVERY, Kind.H2D, Kind.D2H, Kind.TRACE_EXECUTE, _settle,
-                self._on_execute, self._queue, {}, self.referrers._at_end)  # fmt: skip
+                self._on_execute, self._queue, {}, self.referrers._at_end, QUEUE_SIGNATURES)  # fmt: skip
 
     # -- helpers -------------------------------------------------------------------------
 
