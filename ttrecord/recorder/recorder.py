@@ -159,13 +159,14 @@ class Recorder(MemoryRecords):
         """What the C `call` reads, in its CTX_* order: objects that live as long as this
         recorder (flags that change, such as `off` or `verifier`, it reads from the recorder)."""
         ledger, tensors = self.allocations, self.tensors
-        return (self, _OP, self._tl, self._lock, self.traces.capturing, self.traces.live, ledger,
+        return (self, _OP, self._tl, self.traces.capturing, self.traces.live, ledger,
                 ledger._owner, ledger.entries, ledger.deaths, tensors.cache, tensors._by_buffer,
                 self._seq, self.t0, _bound(self.sites.here), _bound(self._scan), tensors.describer,
                 self.log, self.cache_count, self.call, _state_of, self.tensor_type,
                 _KIND_VALUES, cache_miss_note, marshal.dumps, log_format.RESERVE,
                 log_format._RELEASE_EVERY, Kind.H2D, Kind.D2H, Kind.TRACE_EXECUTE, _settle,
-                self._on_execute, self._queue, {}, self.referrers._at_end, QUEUE_SIGNATURES)  # fmt: skip
+                self._on_execute, self._queue, {}, self.referrers._at_end, QUEUE_SIGNATURES,
+                self._lock.acquire, self._lock.release)  # fmt: skip
 
     # -- helpers -------------------------------------------------------------------------
 

@@ -1017,11 +1017,12 @@ done:
 /* ---- Recorder.call for an eager op (see `call` at the top) ---- */
 
 enum {
-    CTX_RECORDER, CTX_OP, CTX_TL, CTX_LOCK, CTX_CAPTURING, CTX_LIVE, CTX_LEDGER, CTX_OWNER,
+    CTX_RECORDER, CTX_OP, CTX_TL, CTX_CAPTURING, CTX_LIVE, CTX_LEDGER, CTX_OWNER,
     CTX_ENTRIES, CTX_DEATHS, CTX_CACHE, CTX_BY_BUFFER, CTX_SEQ, CTX_T0, CTX_HERE, CTX_SCAN,
     CTX_DESCRIBE, CTX_LOG, CTX_GREW, CTX_PYCALL, CTX_NEW_STATE, CTX_TENSOR, CTX_KIND_TEXTS,
     CTX_CACHE_MISS_NOTE, CTX_DUMPS, CTX_RESERVE, CTX_RELEASE_EVERY, CTX_H2D, CTX_D2H, CTX_EXECUTE,
-    CTX_SETTLE, CTX_ON_EXECUTE, CTX_QUEUE, CTX_SETTLED, CTX_AT_END, CTX_SIGNATURES, CTX_SIZE
+    CTX_SETTLE, CTX_ON_EXECUTE, CTX_QUEUE, CTX_SETTLED, CTX_AT_END, CTX_SIGNATURES, CTX_ACQUIRE,
+    CTX_RELEASE, CTX_SIZE
 };
 
 static PyObject *s_off, *s_verifier, *s_regions, *s_per_call_snapshots, *s_callsites, *s_call,
@@ -1068,6 +1069,14 @@ static int
 call_method_void(PyObject *obj, PyObject *name)
 {
     PyObject *r = PyObject_CallMethodObjArgs(obj, name, NULL);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+}
+
+static int
+call_void(PyObject *fn)
+{
+    PyObject *r = PyObject_CallNoArgs(fn);
     Py_XDECREF(r);
     return r == NULL ? -1 : 0;
 }
@@ -1935,7 +1944,7 @@ end_returned(PyObject **ctx, Call *c, PyObject *result, PyObject *pos, PyObject 
             SETREF(extra, e);
         }
     }
-    if (call_method_void(ctx[CTX_LOCK], s_acquire) < 0)
+    if (call_void(ctx[CTX_ACQUIRE]) < 0)
         goto done;
     locked = 1;
     if ((changes = PyList_New(0)) == NULL || add_deaths(ctx, changes) < 0)
@@ -1987,7 +1996,7 @@ done:
     if (locked) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
-        if (call_method_void(ctx[CTX_LOCK], s_release) < 0)
+        if (call_void(ctx[CTX_RELEASE]) < 0)
             PyErr_Clear();
         PyErr_Restore(type, value, tb);
     }
@@ -2052,7 +2061,7 @@ hp_call(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs)
             goto begun;
         SETREF(site, sid);
     }
-    if (call_method_void(ctx[CTX_LOCK], s_acquire) < 0)
+    if (call_void(ctx[CTX_ACQUIRE]) < 0)
         goto begun;
     locked = 1;
     if ((changes = PyList_New(0)) == NULL || add_deaths(ctx, changes) < 0)
@@ -2159,7 +2168,7 @@ begun:
     if (locked) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
-        if (call_method_void(ctx[CTX_LOCK], s_release) < 0 && type == NULL) {
+        if (call_void(ctx[CTX_RELEASE]) < 0 && type == NULL) {
             PyErr_Fetch(&type, &value, &tb);
             began = 0;
         }
