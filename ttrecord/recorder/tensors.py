@@ -71,7 +71,8 @@ class TensorDescriber:
             self._build = functools.partial(  # type: ignore[method-assign]
                 hot.build, _names, enum_name, _configs, device_ids, self._device_id, entries,
                 banks, ttnn_versions.tensor_pages, self._build)
-            self.describer = (self.cache, self._by_buffer, self._build)
+            # the partial's arguments too: the C describe calls the C build without it
+            self.describer = (self.cache, self._by_buffer, self._build, self._build.args)
             self.describe = functools.partial(  # type: ignore[method-assign]
                 hot.describe, self.describer)
 

@@ -39,7 +39,9 @@
 static PyObject *s_f_back, *s_f_lasti, *s_tensor_id, *s_buffer_address, *s_cq_id,
     *s_name, *s_module, *s_Tensor, *s_torch, *s_self, *s_shape, *s_dtype, *s_layout,
     *s_storage_type, *s_memory_config, *s_buffer_type, *s_memory_layout, *s_device, *s_host,
-    *s_DEVICE, *s_INTERLEAVED;
+    *s_DEVICE, *s_INTERLEAVED, *s_buffer_num_pages, *s_buffer_aligned_page_size;
+
+static PyObject *build_bound(PyObject *bound, PyObject *t, PyObject *tid);
 
 /* Py_SETREF is not part of the limited API */
 #define SETREF(dst, src) do { PyObject *old_ = (dst); (dst) = (src); Py_DECREF(old_); } while (0)
@@ -529,7 +531,9 @@ describe(PyObject *describer, PyObject *t)
             }
         }
     }
-    PyObject *desc = PyObject_CallFunctionObjArgs(PyTuple_GetItem(describer, 2), t, tid, NULL);
+    PyObject *desc = PyTuple_Size(describer) > 3
+                     ? build_bound(PyTuple_GetItem(describer, 3), t, tid)
+                     : PyObject_CallFunctionObjArgs(PyTuple_GetItem(describer, 2), t, tid, NULL);
     if (desc != NULL && store(cache, PyTuple_GetItem(describer, 1), tid, desc) < 0)
         Py_CLEAR(desc);
     Py_DECREF(tid);
@@ -542,7 +546,7 @@ hp_describe(PyObject *Py_UNUSED(self), PyObject *args)
     PyObject *describer, *t;
     if (!PyArg_ParseTuple(args, "O!O", &PyTuple_Type, &describer, &t))
         return NULL;
-    if (PyTuple_Size(describer) != 3 || !PyDict_Check(PyTuple_GetItem(describer, 0))
+    if (PyTuple_Size(describer) < 3 || !PyDict_Check(PyTuple_GetItem(describer, 0))
         || !PyDict_Check(PyTuple_GetItem(describer, 1))) {
         PyErr_SetString(PyExc_TypeError, "describe: the describer is (cache, by_buffer, build)");
         return NULL;
@@ -623,7 +627,7 @@ scan(PyObject *T, PyObject *dev_types, PyObject *keys, PyObject *seen, PyObject 
      PyObject *kwargs)
 {
     if (!PySet_Check(dev_types) || !PyTuple_Check(keys) || !PyDict_Check(seen)
-        || !PyTuple_Check(describer) || PyTuple_Size(describer) != 3) {
+        || !PyTuple_Check(describer) || PyTuple_Size(describer) < 3) {
         PyErr_SetString(PyExc_TypeError, "scan: the bound arguments are not Recorder._scan's");
         return NULL;
     }
@@ -832,6 +836,33 @@ attr_name(PyObject *names, PyObject *py, PyObject *obj, PyObject *attr, int call
     return name;
 }
 
+/* ttnn_versions.tensor_pages(t): (pages, aligned page size), asked of the tensor itself when it
+ * has the page methods (every release since 0.66.0 but that one), else of `pages`. */
+static PyObject *
+pages_of(PyObject *pages, PyObject *t)
+{
+    PyObject *num = PyObject_GetAttr(t, s_buffer_num_pages);
+    if (num == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            return NULL;
+        PyErr_Clear();
+        return PyObject_CallFunctionObjArgs(pages, t, NULL);
+    }
+    PyObject *n = PyObject_CallNoArgs(num), *size = NULL, *result = NULL;
+    Py_DECREF(num);
+    PyObject *n_int = n == NULL ? NULL : PyNumber_Long(n);
+    Py_XDECREF(n);
+    if (n_int != NULL)
+        size = PyObject_CallMethodObjArgs(t, s_buffer_aligned_page_size, NULL);
+    PyObject *size_int = size == NULL ? NULL : PyNumber_Long(size);
+    Py_XDECREF(size);
+    if (n_int != NULL && size_int != NULL)
+        result = PyTuple_Pack(2, n_int, size_int);
+    Py_XDECREF(n_int);
+    Py_XDECREF(size_int);
+    return result;
+}
+
 /* tuple(map(int, t.shape)), or () when that raises an Exception. */
 static PyObject *
 shape_of(PyObject *t)
@@ -861,14 +892,15 @@ shape_of(PyObject *t)
 }
 
 static PyObject *
-hp_build(PyObject *Py_UNUSED(self), PyObject *args)
+build(PyObject *names, PyObject *py_name, PyObject *configs, PyObject *ids, PyObject *device_id,
+      PyObject *entries, PyObject *banks, PyObject *pages, PyObject *fallback, PyObject *t,
+      PyObject *tid)
 {
-    PyObject *names, *py_name, *configs, *ids, *device_id, *entries, *banks, *pages, *fallback;
-    PyObject *t, *tid;
-    if (!PyArg_ParseTuple(args, "O!OO!O!OO!O!OOOO", &PyDict_Type, &names, &py_name, &PyDict_Type,
-                          &configs, &PyDict_Type, &ids, &device_id, &PyDict_Type, &entries,
-                          &PyDict_Type, &banks, &pages, &fallback, &t, &tid))
+    if (!PyDict_Check(names) || !PyDict_Check(configs) || !PyDict_Check(ids)
+        || !PyDict_Check(entries) || !PyDict_Check(banks)) {
+        PyErr_SetString(PyExc_TypeError, "build: the bound arguments are not TensorDescriber's");
         return NULL;
+    }
     PyObject *shape = NULL, *dtype = NULL, *layout = NULL, *storage = NULL, *address = NULL;
     PyObject *mc = NULL, *btype = NULL, *mem_layout = NULL, *config = NULL, *dev = NULL;
     PyObject *device = NULL, *size = NULL, *np = NULL, *result = NULL;
@@ -947,7 +979,7 @@ hp_build(PyObject *Py_UNUSED(self), PyObject *args)
         Py_INCREF(size);
     PyObject *page_size = Py_None, *num_pages = Py_None;
     if (size == Py_None) {
-        np = PyObject_CallFunctionObjArgs(pages, t, NULL);
+        np = pages_of(pages, t);
         if (np == NULL)
             goto done;
         if (!PyTuple_Check(np) || PyTuple_Size(np) != 2) {
@@ -1012,6 +1044,30 @@ done:
     if (use_fallback)
         return PyObject_CallFunctionObjArgs(fallback, t, tid, NULL);
     return result;
+}
+
+static PyObject *
+hp_build(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *a[11];
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOO", &a[0], &a[1], &a[2], &a[3], &a[4], &a[5], &a[6],
+                          &a[7], &a[8], &a[9], &a[10]))
+        return NULL;
+    return build(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
+}
+
+/* build() with the arguments TensorDescriber's partial binds, `bound` (all but t, tid). */
+static PyObject *
+build_bound(PyObject *bound, PyObject *t, PyObject *tid)
+{
+    if (!PyTuple_Check(bound) || PyTuple_Size(bound) != 9) {
+        PyErr_SetString(PyExc_TypeError, "build: the bound arguments are not TensorDescriber's");
+        return NULL;
+    }
+    PyObject *a[9];
+    for (int i = 0; i < 9; i++)
+        a[i] = PyTuple_GetItem(bound, i);
+    return build(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], t, tid);
 }
 
 /* ---- Recorder.call for an eager op (see `call` at the top) ---- */
@@ -2342,6 +2398,8 @@ static const struct { PyObject **slot; const char *text; } strings[] = {
     {&s_P, "P"},
     {&s_trace_id, "trace_id"},
     {&s_popleft, "popleft"},
+    {&s_buffer_num_pages, "buffer_num_pages"},
+    {&s_buffer_aligned_page_size, "buffer_aligned_page_size"},
     {&s_dot_record_event, ".record_event"},
     {&s_cq, "cq"},
     {&s_blocking, "blocking"},
