@@ -44,7 +44,9 @@ class Unavailable(Exception):
 
 def _cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    h = hashlib.sha256(SOURCE.read_bytes())
+    h = hashlib.sha256()
+    for part in sorted(SOURCE.parent.glob("*.[ch]")):  # hotpath.c includes the others
+        h.update(part.name.encode() + b"\0" + part.read_bytes())
     h.update(f"{sys.implementation.cache_tag} {platform.machine()}".encode())
     return Path(base) / "ttrecord" / "hotpath" / h.hexdigest()[:20]
 
