@@ -54,6 +54,7 @@ int sqlite3_busy_timeout(sqlite3 *, int);
 #define SQLITE_ROW 100
 #define SQLITE_DONE 101
 #define SQLITE_OPEN_READWRITE 0x00000002
+#define SQLITE_OPEN_NOMUTEX 0x00008000
 #define SQLITE_STATIC ((void (*)(void *))0)
 #define SQLITE_TRANSIENT ((void (*)(void *))-1)
 
@@ -684,9 +685,31 @@ add_other(Pipeline *self, PyObject *rec)
     return 0;
 }
 
+/* Stop the cycle collector from tracking a record made of atoms and tuples of atoms, as it
+ * would itself at its first collection (_PyTuple_MaybeUntrack): the pending records are many
+ * and long-lived, and traversing them again at every collection cost a fifth of the read.
+ * Returns whether `o` may still be tracked. */
+static int
+untrack(PyObject *o, int depth)
+{
+    if (!PyObject_IS_GC(o))
+        return 0;
+    if (!PyTuple_CheckExact(o) || depth > 6)
+        return PyObject_GC_IsTracked(o);
+    if (!PyObject_GC_IsTracked(o))
+        return 0;
+    int tracked = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++)
+        tracked |= untrack(PyTuple_GET_ITEM(o, i), depth + 1);
+    if (!tracked)
+        PyObject_GC_UnTrack(o);
+    return tracked;
+}
+
 static int
 feed_one(Pipeline *self, PyObject *raw)
 {
+    untrack(raw, 0);
     if (PyTuple_Check(raw) && PyTuple_GET_SIZE(raw) >= 2) {
         PyObject *tag = PyTuple_GET_ITEM(raw, 0);
         if (PyUnicode_Check(tag) && PyUnicode_GET_LENGTH(tag) == 1) {
@@ -768,10 +791,11 @@ Pipeline_frames(Pipeline *self, PyObject *args)
         return NULL;
     const unsigned char *data = view.buf;
     Py_ssize_t pos = 0, end = view.len;
-    int broken = 0;
+    int broken = 0, collecting = 0;
     PyObject *unreadable = PyList_New(0);
     if (unreadable == NULL)
         goto fail;
+    collecting = PyGC_Disable();  /* one collection after the loop, not one per 700 tuples */
     while (pos + 4 <= end) {
         uint32_t size = (uint32_t)data[pos] | (uint32_t)data[pos + 1] << 8
             | (uint32_t)data[pos + 2] << 16 | (uint32_t)data[pos + 3] << 24;
@@ -806,11 +830,15 @@ Pipeline_frames(Pipeline *self, PyObject *args)
         if (rc < 0)
             goto fail;
     }
+    if (collecting)
+        PyGC_Enable();
     PyBuffer_Release(&view);
     PyObject *out = Py_BuildValue("(nOO)", pos, unreadable, broken ? Py_True : Py_False);
     Py_DECREF(unreadable);
     return out;
 fail:
+    if (collecting)
+        PyGC_Enable();
     Py_XDECREF(unreadable);
     PyBuffer_Release(&view);
     return NULL;
@@ -940,6 +968,25 @@ done:
     return rc;
 }
 
+/* `v` in decimal at `p`; returns the end (sprintf's positional parsing cost more than the
+ * row's binding). */
+static char *
+format_int(char *p, long long v)
+{
+    char tmp[24];
+    int n = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *p++ = '-';
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
 static char *shape_buf;
 static Py_ssize_t shape_cap;
 
@@ -965,7 +1012,7 @@ shape_text(Pipeline *self, PyObject *shape, const char **s, Py_ssize_t *n)
         }
         if (i)
             *p++ = ',';
-        p += sprintf(p, "%lld", v);
+        p = format_int(p, v);
     }
     *p++ = ']';
     *s = shape_buf;
@@ -1491,7 +1538,8 @@ Pipeline_init(Pipeline *self, PyObject *args, PyObject *kwds)
         Py_DECREF(path_obj);
         return -1;
     }
-    int rc = sqlite3_open_v2(PyBytes_AS_STRING(path_obj), &self->db, SQLITE_OPEN_READWRITE, NULL);
+    int rc = sqlite3_open_v2(PyBytes_AS_STRING(path_obj), &self->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     Py_DECREF(path_obj);
     if (rc != SQLITE_OK) {
         if (self->db != NULL)
@@ -1501,7 +1549,9 @@ Pipeline_init(Pipeline *self, PyObject *args, PyObject *kwds)
         close_db(self);
         return -1;
     }
-    /* as SessionWriter's connection: wait for another process's lock, WAL (the file's), NORMAL */
+    /* As SessionWriter's connection: wait for another process's lock, WAL (the file's),
+     * NORMAL. No mutex of its own (NOMUTEX): the GIL serialises every use, and taking and
+     * dropping one per bind cost more than the binding. */
     sqlite3_busy_timeout(self->db, 120000);
     if (exec_sql(self, "PRAGMA synchronous = NORMAL") < 0) {
         close_db(self);
