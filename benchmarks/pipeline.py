@@ -125,7 +125,7 @@ def supervise(log_path: str, path: str = "python") -> dict:
     while True:  # as the supervisor drains: one read, its events decoded, written in batches
         c0 = time.thread_time()
         if pipeline is not None:
-            pipeline.read(reader)
+            pipeline.read(reader, 4 << 20)
             c1 = c2 = time.thread_time()
             n += pipeline.write_ready()
         else:

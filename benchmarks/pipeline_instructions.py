@@ -68,7 +68,7 @@ def stages(log_path: str, db: str, path: str = "python") -> None:
     def read() -> None:
         while True:
             if pipeline is not None:
-                pipeline.read(reader)
+                pipeline.read(reader, 4 << 20)
             else:
                 chunks.append(list(reader.read(4 << 20)))
             if not reader.more:

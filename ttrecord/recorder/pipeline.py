@@ -87,9 +87,9 @@ class NativePipeline:
     def released(self) -> int:
         return self._c.released  # type: ignore[no-any-return]
 
-    def read(self, reader: LogReader) -> None:
-        """Decode what the log gained since the last read."""
-        reader.read_into(self._c.frames)
+    def read(self, reader: LogReader, max_bytes: int = 16 << 20) -> None:
+        """Decode what the log gained since the last read (at most `max_bytes` of it)."""
+        reader.read_into(self._c.frames, max_bytes)
 
     def feed(self, records: Iterable[tuple]) -> None:
         """Decode records read elsewhere (another recorder's log), as Decoder.feed."""
