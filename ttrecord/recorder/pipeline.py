@@ -23,10 +23,11 @@ from typing import Any
 
 import sqlite_utils.db
 
-from ttrecord.events import CallSite, Kind, Phase, Status
+from ttrecord.events import CallSite, Status
 from ttrecord.recorder.decode import Decoder, ProgramEnd
 from ttrecord.recorder.log import LogReader
 from ttrecord.recorder.records import RECORDS, Begin, End, Point, RecordType, TensorDesc
+from ttrecord.store import vocabulary
 from ttrecord.store.storable import storable
 from ttrecord.store.writer import _encode
 
@@ -66,10 +67,10 @@ class NativePipeline:
         self._decoder = Decoder()
         self.end: ProgramEnd = self._decoder.end
         self._slots: dict[CallSite, int] = {}  # equal sites share a callsites row
-        helpers = (
-            {k.value: k.value for k in Kind},
-            {p.value: p.value for p in Phase},
-            {s.value: s.value for s in Status},
+        helpers = (  # the vocabulary's text, each its own stored form (compared by identity)
+            {text: text for text in vocabulary.KINDS},
+            {text: text for text in vocabulary.PHASES},
+            {text: text for text in vocabulary.STATUSES},
             storable,
             _encode,
             self._other,
