@@ -134,10 +134,17 @@ typedef struct {
     int freed;
 } NewBuffer;
 
+#define MAX_PARAMS 18
+
 typedef struct {
     PyObject_HEAD
     sqlite3 *db;
     sqlite3_stmt *stmt[S_COUNT];
+    /* What each parameter of the row statements holds (a strong reference, Py_None for NULL;
+     * NULL: unknown): sqlite3_reset keeps bindings, so a value bound by identity last time
+     * (the same kind, phase, dtype, memory config, device, ...) is not bound again. */
+    PyObject *bound[S_COUNT][MAX_PARAMS + 1];
+    char *shape_bound; Py_ssize_t shape_len, shape_cap;  /* the tensors.shape text bound */
     PyObject *helpers;
     PyObject *kinds, *phases, *statuses, *storable, *json, *other, *device_row, *sqlite3_mod;
     PyObject *t_alloc, *t_free, *t_op, *t_capture, *t_trace_begin, *t_trace_end,
@@ -285,6 +292,42 @@ bind(Pipeline *self, sqlite3_stmt *st, int i, PyObject *v)
         return -1;
     }
     return 0;
+}
+
+static int bind_int(Pipeline *self, sqlite3_stmt *st, int i, long long x);
+
+/* bind() for a row statement, skipped when the parameter holds this very object already. */
+static int
+bindc(Pipeline *self, int sid, int i, PyObject *v)
+{
+    if (v == NULL)
+        v = Py_None;
+    PyObject **slot = &self->bound[sid][i];
+    if (*slot == v)
+        return 0;
+    if (bind(self, self->stmt[sid], i, v) < 0) {
+        Py_CLEAR(*slot);
+        return -1;
+    }
+    Py_INCREF(v);
+    Py_XSETREF(*slot, v);
+    return 0;
+}
+
+static int
+bindc_int(Pipeline *self, int sid, int i, long long x)
+{
+    Py_CLEAR(self->bound[sid][i]);
+    return bind_int(self, self->stmt[sid], i, x);
+}
+
+static void
+forget_bound(Pipeline *self)
+{
+    for (int s = 0; s < S_COUNT; s++)
+        for (int i = 0; i <= MAX_PARAMS; i++)
+            Py_CLEAR(self->bound[s][i]);
+    self->shape_len = -1;
 }
 
 static int
@@ -1050,17 +1093,29 @@ write_tensors(Pipeline *self, Entry *e, PyObject *descs, PyObject *role)
         if (keep == NULL)
             return -1;
         int rc = 0;
-        if (bind_int(self, st, 1, e->seq) < 0 || bind(self, st, 2, role) < 0
-            || bind_int(self, st, 3, pos) < 0 || bind(self, st, 4, PyTuple_GET_ITEM(d, 0)) < 0
-            || bind(self, st, 5, PyTuple_GET_ITEM(d, 1)) < 0
-            || sqlite3_bind_text(st, 6, s, (int)slen, SQLITE_STATIC) != SQLITE_OK
-            || bind(self, st, 7, PyTuple_GET_ITEM(d, 3)) < 0
-            || bind(self, st, 8, PyTuple_GET_ITEM(d, 4)) < 0
-            || bind(self, st, 9, PyTuple_GET_ITEM(d, 5)) < 0)
+        if (self->shape_len != slen || memcmp(self->shape_bound, s, (size_t)slen) != 0) {
+            /* a copy the statement keeps: the same shape is not bound again */
+            if (grow((void **)&self->shape_bound, &self->shape_cap, slen + 1, 1) < 0) {
+                Py_DECREF(keep);
+                return -1;
+            }
+            memcpy(self->shape_bound, s, (size_t)slen);
+            self->shape_len = -1;
+            if (sqlite3_bind_text(st, 6, self->shape_bound, (int)slen, SQLITE_STATIC) != SQLITE_OK)
+                rc = -1;
+            else
+                self->shape_len = slen;
+        }
+        if (rc < 0 || bindc_int(self, S_TENSOR, 1, e->seq) < 0 || bindc(self, S_TENSOR, 2, role) < 0
+            || bindc_int(self, S_TENSOR, 3, pos) < 0 || bindc(self, S_TENSOR, 4, PyTuple_GET_ITEM(d, 0)) < 0
+            || bindc(self, S_TENSOR, 5, PyTuple_GET_ITEM(d, 1)) < 0
+            || bindc(self, S_TENSOR, 7, PyTuple_GET_ITEM(d, 3)) < 0
+            || bindc(self, S_TENSOR, 8, PyTuple_GET_ITEM(d, 4)) < 0
+            || bindc(self, S_TENSOR, 9, PyTuple_GET_ITEM(d, 5)) < 0)
             rc = -1;
         if (rc == 0 && buf == Py_None) {
             for (int i = 10; i <= 14 && rc == 0; i++)
-                rc = sqlite3_bind_null(st, i) == SQLITE_OK ? 0 : -1;
+                rc = bindc(self, S_TENSOR, i, NULL);
         } else if (rc == 0) {
             PyObject *place = PyTuple_Pack(3, PyTuple_GET_ITEM(buf, 0), PyTuple_GET_ITEM(buf, 1),
                                            PyTuple_GET_ITEM(buf, 2));
@@ -1083,10 +1138,11 @@ write_tensors(Pipeline *self, Entry *e, PyObject *descs, PyObject *role)
                 }
                 Py_DECREF(place);
             }
-            if (rc == 0 && (bind_int(self, st, 10, id) < 0 || bind(self, st, 11, PyTuple_GET_ITEM(buf, 0)) < 0
-                            || bind(self, st, 12, PyTuple_GET_ITEM(buf, 1)) < 0
-                            || bind(self, st, 13, PyTuple_GET_ITEM(buf, 2)) < 0
-                            || bind(self, st, 14, PyTuple_GET_ITEM(buf, 3)) < 0))
+            if (rc == 0 && (bindc_int(self, S_TENSOR, 10, id) < 0
+                            || bindc(self, S_TENSOR, 11, PyTuple_GET_ITEM(buf, 0)) < 0
+                            || bindc(self, S_TENSOR, 12, PyTuple_GET_ITEM(buf, 1)) < 0
+                            || bindc(self, S_TENSOR, 13, PyTuple_GET_ITEM(buf, 2)) < 0
+                            || bindc(self, S_TENSOR, 14, PyTuple_GET_ITEM(buf, 3)) < 0))
                 rc = -1;
         }
         if (rc == 0)
@@ -1264,17 +1320,18 @@ write_entry(Pipeline *self, Entry *e)
     PyObject *r = e->rec;
     sqlite3_stmt *st = self->stmt[S_EVENT];
     int rc = -1;
-    if (bind_int(self, st, 1, e->seq) < 0 || bind(self, st, 2, PyTuple_GET_ITEM(r, 2)) < 0
-        || bind(self, st, 3, PyTuple_GET_ITEM(r, 3)) < 0 || bind(self, st, 4, e->dur) < 0
-        || bind(self, st, 5, PyTuple_GET_ITEM(r, 4)) < 0 || bind(self, st, 6, e->kind) < 0
-        || bind(self, st, 7, e->name) < 0 || bind(self, st, 8, e->phase) < 0
-        || bind(self, st, 9, e->device) < 0
-        || bind(self, st, 10, e->point ? NULL : PyTuple_GET_ITEM(r, 9)) < 0
-        || bind(self, st, 11, e->trace) < 0
-        || (site ? bind_int(self, st, 12, site) : bind(self, st, 12, NULL)) < 0
-        || bind(self, st, 13, e->status) < 0 || bind(self, st, 14, e->error) < 0
-        || bind(self, st, 15, json) < 0 || bind(self, st, 16, e->region) < 0
-        || (has_buffer ? bind_int(self, st, 17, buffer) : bind(self, st, 17, NULL)) < 0
+    const int E = S_EVENT;
+    if (bindc_int(self, E, 1, e->seq) < 0 || bindc(self, E, 2, PyTuple_GET_ITEM(r, 2)) < 0
+        || bindc(self, E, 3, PyTuple_GET_ITEM(r, 3)) < 0 || bindc(self, E, 4, e->dur) < 0
+        || bindc(self, E, 5, PyTuple_GET_ITEM(r, 4)) < 0 || bindc(self, E, 6, e->kind) < 0
+        || bindc(self, E, 7, e->name) < 0 || bindc(self, E, 8, e->phase) < 0
+        || bindc(self, E, 9, e->device) < 0
+        || bindc(self, E, 10, e->point ? NULL : PyTuple_GET_ITEM(r, 9)) < 0
+        || bindc(self, E, 11, e->trace) < 0
+        || (site ? bindc_int(self, E, 12, site) : bindc(self, E, 12, NULL)) < 0
+        || bindc(self, E, 13, e->status) < 0 || bindc(self, E, 14, e->error) < 0
+        || bindc(self, E, 15, json) < 0 || bindc(self, E, 16, e->region) < 0
+        || (has_buffer ? bindc_int(self, E, 17, buffer) : bindc(self, E, 17, NULL)) < 0
         || run(self, st) < 0)
         goto done;
     if (!e->point) {
@@ -1296,13 +1353,14 @@ flush_buffers(Pipeline *self)
     sqlite3_stmt *st = self->stmt[S_BUFFER];
     for (Py_ssize_t i = 0; i < self->nnew; i++) {
         NewBuffer *nb = &self->newbuf[i];
-        if (bind_int(self, st, 1, nb->id) < 0)
+        const int B = S_BUFFER;
+        if (bindc_int(self, B, 1, nb->id) < 0)
             return -1;
         for (int j = 0; j < 7; j++)
-            if (bind(self, st, j + 2, nb->v[j]) < 0)
+            if (bindc(self, B, j + 2, nb->v[j]) < 0)
                 return -1;
-        if (bind_int(self, st, 9, nb->alloc_seq) < 0 || bind(self, st, 10, nb->phase) < 0
-            || (nb->freed ? bind_int(self, st, 11, nb->free_seq) : bind(self, st, 11, NULL)) < 0
+        if (bindc_int(self, B, 9, nb->alloc_seq) < 0 || bindc(self, B, 10, nb->phase) < 0
+            || (nb->freed ? bindc_int(self, B, 11, nb->free_seq) : bindc(self, B, 11, NULL)) < 0
             || run(self, st) < 0)
             return -1;
     }
@@ -1465,6 +1523,7 @@ Pipeline_close_open(Pipeline *self, PyObject *args)
 static void
 close_db(Pipeline *self)
 {
+    forget_bound(self);
     for (int i = 0; i < S_COUNT; i++) {
         if (self->stmt[i] != NULL)
             sqlite3_finalize(self->stmt[i]);
@@ -1530,6 +1589,7 @@ Pipeline_init(Pipeline *self, PyObject *args, PyObject *kwds)
     self->trace_runs = PyDict_New();
     self->executed = PySet_New(NULL);
     self->sorted = 1;
+    self->shape_len = -1;
     self->next_site_row = 1;
     self->next_buffer = 1;
     self->next_trace = 1;
@@ -1585,6 +1645,7 @@ Pipeline_dealloc(Pipeline *self)
         clear_batch(self);
     PyMem_Free(self->newbuf);
     PyMem_Free(self->freed);
+    PyMem_Free(self->shape_bound);
     Py_XDECREF(self->helpers);
     Py_XDECREF(self->t_in);
     Py_XDECREF(self->t_out);
