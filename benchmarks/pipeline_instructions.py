@@ -6,8 +6,10 @@ under `valgrind --tool=callgrind` runs the supervisor's stages on it, each enter
 ctypes callback so `--toggle-collect=ffi_call --dump-after=ffi_call` counts exactly that stage
 (one dump file per stage): reading the log (`LogReader.read`), decoding its records into events
 (`Decoder.feed/ready`), writing them in the supervisor's batches (`SessionWriter.add`) and
-`finish` (indexes, prep runs, checkpoint). Printed: instructions per event of each stage and in
-all. Syscalls (the writes themselves) are not instructions of this process and are not counted.
+`finish` (indexes, prep runs, checkpoint). Both paths run on the same log: the C pipeline
+(store/ext/pipeline.c; its read stage unmarshals and decodes in one pass, so its decode stage is
+empty) and the pure-Python one. Printed: instructions per event of each stage and in all, per
+path. Syscalls (the writes themselves) are not instructions of this process and are not counted.
 Run: python -m benchmarks.pipeline_instructions [--iterations N]
 """
 
@@ -47,22 +49,28 @@ def record_log(folder: str, iterations: int) -> str:
     return os.path.join(folder, "log-Truepipe")
 
 
-def stages(log_path: str, db: str) -> None:
+def stages(log_path: str, db: str, path: str = "python") -> None:
     """The supervisor's stages on a finished log, each inside one ctypes callback."""
     from ttrecord.events import SessionStatus
     from ttrecord.recorder.decode import Decoder
     from ttrecord.recorder.log import LogReader
+    from ttrecord.recorder.pipeline import open_pipeline
     from ttrecord.store.writer import SessionWriter
 
     reader, decoder = LogReader(log_path), Decoder()
     writer = SessionWriter(db)
+    pipeline = open_pipeline(db) if path == "c" else None
     writer.start(script="model.py", argv=["model.py"], backend="emulator")
     chunks: list[list[tuple]] = []
     events: list[Any] = []
+    written = [0]
 
     def read() -> None:
         while True:
-            chunks.append(list(reader.read(4 << 20)))
+            if pipeline is not None:
+                pipeline.read(reader, 4 << 20)
+            else:
+                chunks.append(list(reader.read(4 << 20)))
             if not reader.more:
                 return
 
@@ -72,10 +80,16 @@ def stages(log_path: str, db: str) -> None:
             events.extend(decoder.ready())
 
     def write() -> None:
+        if pipeline is not None:
+            written[0] = pipeline.write_ready()
+            return
         for i in range(0, len(events), BATCH):
             writer.add(events[i : i + BATCH])
+        written[0] = len(events)
 
     def finish() -> None:
+        if pipeline is not None:
+            pipeline.close()
         writer.finish(SessionStatus.OK, exit_code=0)
 
     runs: dict[str, Callable[[], None]] = {"read": read, "decode": decode, "write": write,
@@ -84,18 +98,19 @@ def stages(log_path: str, db: str) -> None:
         ctypes.CFUNCTYPE(None)(runs[name])()  # one callgrind dump holds this stage alone
     writer.close()
     reader.close()
-    print(json.dumps({"events": len(events), "bytes": os.path.getsize(db)}), flush=True)
+    print(json.dumps({"events": written[0], "bytes": os.path.getsize(db)}), flush=True)
 
 
 def _total(dump: str) -> int:
     return next(int(line.split()[1]) for line in dump.splitlines() if line.startswith("totals:"))
 
 
-def count(log_path: str, tmp: str) -> dict:
-    out = os.path.join(tmp, "cg.out")
+def count(log_path: str, tmp: str, path: str = "python") -> dict:
+    out = os.path.join(tmp, f"cg-{path}.out")
     cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=ffi_call",
            "--dump-after=ffi_call", f"--callgrind-out-file={out}", sys.executable, "-m",
-           "benchmarks.pipeline_instructions", "--stages", log_path, os.path.join(tmp, "s.db")]  # fmt: skip
+           "benchmarks.pipeline_instructions", "--stages", log_path, os.path.join(tmp, f"{path}.db"),
+           "--path", path]  # fmt: skip
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
         raise RuntimeError((proc.stderr.strip().splitlines() or ["failed"])[-1])
@@ -115,9 +130,15 @@ def measure(iterations: int) -> dict:
         return {"benchmark": "pipeline_instructions", "error": "valgrind is not installed"}
     tmp = tempfile.mkdtemp(prefix="ttrecord-cg-")
     try:
+        from ttrecord.store import native
+
         log_path = record_log(tmp, iterations)
-        return {"benchmark": "pipeline_instructions", **count(log_path, tmp),
-                "load_avg_1m": round(os.getloadavg()[0], 2)}  # fmt: skip
+        paths = ["c", "python"] if native.choose()[0] is not None else ["python"]
+        by_path = {path: count(log_path, tmp, path) for path in paths}
+        out = {"benchmark": "pipeline_instructions", "path": paths[0], **by_path[paths[0]]}
+        out.update(by_path)
+        out["load_avg_1m"] = round(os.getloadavg()[0], 2)
+        return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -126,9 +147,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=2000, help="loop iterations (3 ops)")
     parser.add_argument("--stages", nargs=2, metavar=("LOG", "DB"), help=argparse.SUPPRESS)
+    parser.add_argument("--path", choices=("c", "python"), default="python",
+                        help=argparse.SUPPRESS)  # fmt: skip
     opts = parser.parse_args()
     if opts.stages:
-        stages(*opts.stages)
+        stages(*opts.stages, opts.path)
         return
     print(json.dumps(measure(opts.iterations)), flush=True)
 

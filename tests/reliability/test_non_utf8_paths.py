@@ -85,18 +85,23 @@ def test_non_utf8_script_name_runs(tmp_path):
     _recorded(tmp_path, proc)
 
 
-# Makes the supervisor's second batch fail with an error ttrecord does not expect.
+# Makes the supervisor's second batch fail with an error ttrecord does not expect, on either
+# pipeline (SessionWriter.add on the Python one, NativePipeline.write_ready on the C one).
 _FAULT = """\
 import os
 if os.environ.get("TTRECORD_TEST_WRITER_FAULT"):
+    import ttrecord.recorder.pipeline as p
     import ttrecord.store.writer as w
-    _add, _calls = w.SessionWriter.add, [0]
-    def add(self, events):
-        _calls[0] += 1
-        if _calls[0] == 2:
-            raise RuntimeError("injected writer fault")
-        return _add(self, events)
-    w.SessionWriter.add = add
+    _calls = [0]
+    def faulty(write):
+        def batch(self, *args):
+            _calls[0] += 1
+            if _calls[0] == 2:
+                raise RuntimeError("injected writer fault")
+            return write(self, *args)
+        return batch
+    w.SessionWriter.add = faulty(w.SessionWriter.add)
+    p.NativePipeline.write_ready = faulty(p.NativePipeline.write_ready)
 """
 
 _SLOW = b"""\
@@ -112,10 +117,12 @@ sys.exit(3)
 """
 
 
-def test_supervisor_failure_leaves_the_program_alone(tmp_path):
-    """GIVEN a supervisor that fails with an unexpected error while the program runs WHEN the
-    program goes on THEN it runs to its end with its own exit code, the log is kept and the
-    session says why it is partial."""
+@pytest.mark.parametrize("pipeline", ["c", "python"])
+def test_supervisor_failure_leaves_the_program_alone(tmp_path, pipeline):
+    """GIVEN a supervisor that fails with an unexpected error while the program runs (on the C
+    pipeline, where it is available, and on the Python one) WHEN the program goes on THEN it
+    runs to its end with its own exit code, the log is kept and the session says why it is
+    partial."""
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(_FAULT)
@@ -124,6 +131,8 @@ def test_supervisor_failure_leaves_the_program_alone(tmp_path):
     env = fake_env(tmp_path)
     env["PYTHONPATH"] = os.pathsep.join([str(hooks), env["PYTHONPATH"]])
     env["TTRECORD_TEST_WRITER_FAULT"] = "1"
+    if pipeline == "python":
+        env["TTRECORD_PYTHON_PIPELINE"] = "1"
     proc = subprocess.run([sys.executable, "-m", "ttrecord", "run", "--backend", "ttnn", "-o",
                            str(tmp_path / "s.db"), str(main)], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)  # fmt: skip

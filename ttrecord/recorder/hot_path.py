@@ -64,12 +64,20 @@ def compiler() -> str | None:
 
 def build() -> Path:
     """The extension's library, compiled now unless the cache has it. Raises Unavailable."""
-    lib = library_path()
+    return build_extension(SOURCE, library_path(), "the C hot path",
+                           "no C compiler (cc/gcc) to build the recorder's C hot path")  # fmt: skip
+
+
+def build_extension(source: Path, lib: Path, what: str, no_compiler: str,
+                    link: tuple[str, ...] = ()) -> Path:  # fmt: skip
+    """`lib` compiled from the C file `source` against this Python's headers (plus the
+    libraries `link`), unless it exists. Raises Unavailable (`no_compiler`, or "building
+    `what` failed: ...")."""
     if lib.is_file():
         return lib
     cc = compiler()
     if cc is None:
-        raise Unavailable("no C compiler (cc/gcc) to build the recorder's C hot path")
+        raise Unavailable(no_compiler)
     include = sysconfig.get_paths().get("include") or ""
     if not Path(include, "Python.h").is_file():
         raise Unavailable(f"no Python.h under {include!r} (the Python development headers)")
@@ -77,7 +85,7 @@ def build() -> Path:
     with tempfile.TemporaryDirectory(dir=lib.parent) as tmp:
         out = Path(tmp) / lib.name
         cmd = [cc, "-O2", "-shared", "-fPIC", "-fvisibility=hidden", f"-I{include}", "-o",
-               str(out), str(SOURCE)]  # fmt: skip
+               str(out), str(source), *link]  # fmt: skip
         try:
             done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -85,24 +93,28 @@ def build() -> Path:
         if done.returncode != 0:
             first = next((ln for ln in done.stderr.splitlines() if "error" in ln),
                          (done.stderr.strip().splitlines() or ["(no output)"])[0])  # fmt: skip
-            raise Unavailable(f"building the C hot path failed: {first}")
+            raise Unavailable(f"building {what} failed: {first}")
         os.replace(out, lib)  # atomic: a concurrent build of the same key is identical
     return lib
 
 
-def load() -> ModuleType:
-    """The extension module (built first if needed). Raises Unavailable."""
-    lib = build()
-    loader = importlib.machinery.ExtensionFileLoader(MODULE, str(lib))
-    spec = importlib.util.spec_from_file_location(MODULE, lib, loader=loader)
+def load_extension(module: str, lib: Path) -> ModuleType:
+    """The extension module `module` from the library `lib`. Raises Unavailable."""
+    loader = importlib.machinery.ExtensionFileLoader(module, str(lib))
+    spec = importlib.util.spec_from_file_location(module, lib, loader=loader)
     if spec is None:
         raise Unavailable(f"{lib} is not loadable")
     try:
-        module = importlib.util.module_from_spec(spec)
-        loader.exec_module(module)
+        loaded = importlib.util.module_from_spec(spec)
+        loader.exec_module(loaded)
     except ImportError as exc:
         raise Unavailable(f"loading {lib.name} failed ({exc})") from None
-    return module
+    return loaded
+
+
+def load() -> ModuleType:
+    """The extension module (built first if needed). Raises Unavailable."""
+    return load_extension(MODULE, build())
 
 
 def _forced() -> str | None:

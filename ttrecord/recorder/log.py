@@ -30,7 +30,7 @@ import os
 import struct
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import ModuleType
 
 from ttrecord.recorder.mapping import OwnedFile, SharedMapping
@@ -314,20 +314,21 @@ class LogReader:
         self.broken = False  # a frame length past the committed end: nothing after it reads
         self.committed = HEADER_SIZE  # the committed end the header gave last
 
-    def read(self, max_bytes: int = 16 << 20) -> Iterator[tuple]:
-        """Complete records committed since the last call (reading at most `max_bytes`)."""
+    def _next(self, max_bytes: int) -> tuple[bytes, int, int] | None:
+        """(data, file offset of data[0], committed end): the bytes committed since the last
+        call after those of an incomplete frame kept from it; None when nothing can be read."""
         if self.broken:
             self.more = False
-            return
+            return None
         if self._fd is None:
             try:
                 self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
             except FileNotFoundError:
-                return
+                return None
         head = os.pread(self._fd, HEADER_SIZE, 0)
         if len(head) < HEADER_SIZE or head[8:] != MAGIC:
             self.more = False
-            return  # nothing written yet
+            return None  # nothing written yet
         (committed,) = _END.unpack_from(head)
         self.committed = committed
         want = min(committed - self._pos, max_bytes)
@@ -335,7 +336,14 @@ class LogReader:
         base = self._pos - len(self._rest)  # file offset of data[0]
         self._pos += len(chunk)
         self.more = want == max_bytes and len(chunk) == want
-        data = self._rest + chunk
+        return self._rest + chunk, base, committed
+
+    def read(self, max_bytes: int = 16 << 20) -> Iterator[tuple]:
+        """Complete records committed since the last call (reading at most `max_bytes`)."""
+        got = self._next(max_bytes)
+        if got is None:
+            return
+        data, base, committed = got
         pos, end = 0, len(data)
         while pos + 4 <= end:
             (size,) = _LEN.unpack_from(data, pos)
@@ -358,6 +366,22 @@ class LogReader:
                 yield from record
             else:
                 yield record
+        self._rest = data[pos:]
+
+    def read_into(self, frames: Callable[[bytes, int, int], tuple[int, list, bool]],
+                  max_bytes: int = 16 << 20) -> None:  # fmt: skip
+        """`read` with the frame loop done by `frames(data, base, committed)` (the C pipeline,
+        recorder/pipeline.py: the same frames decoded, the same ones listed as unreadable),
+        which returns (bytes consumed, unreadable frames, whether a length was damaged)."""
+        got = self._next(max_bytes)
+        if got is None:
+            return
+        data, base, committed = got
+        pos, unreadable, broken = frames(data, base, committed)
+        self.unreadable.extend(unreadable)
+        if broken:
+            self.broken = True
+            self.more = False
         self._rest = data[pos:]
 
     @property

@@ -39,8 +39,9 @@ from ttrecord.events import SessionStatus, Status
 from ttrecord.recorder import hot_path
 from ttrecord.recorder.decode import Decoder
 from ttrecord.recorder.log import LogReader
+from ttrecord.recorder.pipeline import NativePipeline, open_pipeline
 from ttrecord.recorder.signals import SignalRelay
-from ttrecord.store import liveness
+from ttrecord.store import liveness, native
 from ttrecord.store.opening import disk_state
 from ttrecord.store.writer import SessionWriter
 
@@ -90,6 +91,7 @@ class Supervisor:
         self._lock_fd: int | None = None
         self._disk_full = False  # the last storage fault was a full disk (or a size limit)
         self._keep_log = False  # the session's end is only in the log
+        self._pipeline: NativePipeline | None = None  # the C pipeline (store/native.py), if chosen
 
     def _child_command(self, log_path: Path) -> list[str]:
         o = self.options
@@ -139,7 +141,8 @@ class Supervisor:
             "stack_depth": o.stack_depth, "audit_regions": list(o.audit_regions),
             "timeout": o.timeout, "backend_requested": o.backend, "callsites": o.callsites,
             "graph_capture": o.graph_capture, "verify_replay": o.verify_replay,
-            "supervisor_pid": os.getpid(), **hot_path.decide(), **self._recorder_options(),
+            "supervisor_pid": os.getpid(), **hot_path.decide(), **native.decide(),
+            **self._recorder_options(),
         }  # fmt: skip
         if o.launch is not None:
             self._stored_options["launch"] = o.launch
@@ -158,7 +161,7 @@ class Supervisor:
             self._storage_error = self._no_session
             print(f"ttrecord: recording stopped: {self._no_session}; the program runs"
                   " unrecorded", file=sys.stderr)  # fmt: skip
-        decoder = Decoder()
+        decoder: Decoder | NativePipeline = self._pipeline or Decoder()
         reader = LogReader(os.fsencode(log_path))
         relay = self._signals
         relay.install()
@@ -207,6 +210,8 @@ class Supervisor:
             relay.restore()
             reader.close()
             try:
+                if self._pipeline is not None:
+                    self._pipeline.close()
                 if writer is not None:
                     writer.close()
             except Exception:  # noqa: BLE001 - the session is as complete as it can be
@@ -227,7 +232,8 @@ class Supervisor:
             raise TtrecordError(failure.message, result.exit_code)
         return result
 
-    def _end(self, reader: LogReader, decoder: Decoder, writer: SessionWriter, log_path: Path,
+    def _end(self, reader: LogReader, decoder: Decoder | NativePipeline, writer: SessionWriter,
+             log_path: Path,
              returncode: int, hung: bool, header_seen: bool) -> RunResult:  # fmt: skip
         """The child is gone: store the rest of the log and the session's end."""
         self._drain(reader, decoder, writer)
@@ -257,11 +263,15 @@ class Supervisor:
         writer = None
         try:
             writer = SessionWriter(o.output)
+            self._open_pipeline(o.output)
             writer.start(script=program, argv=[o.script or o.module or "", *o.argv],
                          backend=o.backend, options=self._stored_options)  # fmt: skip
             return writer
         except (OSError, sqlite3.Error) as exc:
             self._no_session = f"cannot write {o.output} ({exc})"
+            if self._pipeline is not None:
+                self._pipeline.close()
+                self._pipeline = None
             if writer is not None:
                 try:
                     writer.close()
@@ -271,6 +281,17 @@ class Supervisor:
                 Path(str(o.output) + suffix).unlink(missing_ok=True)
             return None
 
+    def _open_pipeline(self, path: Path) -> None:
+        """The C pipeline on the session SessionWriter just made, when it was chosen; a
+        connection it cannot open leaves the Python path, and the session says why."""
+        if self._stored_options.get("pipeline") != native.C:
+            return
+        try:
+            self._pipeline = open_pipeline(path)
+        except (OSError, sqlite3.Error) as exc:
+            self._stored_options.update(pipeline=native.PYTHON,
+                                        pipeline_reason=f"the C pipeline did not open ({exc})")
+
     def _fail(self, exc: BaseException, log_path: Path) -> None:
         """ttrecord itself failed while the program runs: stop storing, keep the log (the
         events not stored are there), say so once; the program is left alone."""
@@ -279,14 +300,16 @@ class Supervisor:
         print(f"ttrecord: recording stopped: {self._failure}; the program continues"
               " unrecorded", file=sys.stderr)  # fmt: skip
 
-    def _failed_end(self, writer: SessionWriter, decoder: Decoder, returncode: int,
-                    hung: bool) -> RunResult:  # fmt: skip
+    def _failed_end(self, writer: SessionWriter, decoder: Decoder | NativePipeline,
+                    returncode: int, hung: bool) -> RunResult:  # fmt: skip
         """The end of a run whose recording failed: the program's own exit code, and as much
         of the session's end as can still be written."""
         exit_code = _exit_code(returncode, hung)
         status = SessionStatus.HUNG if hung else (
             SessionStatus.CRASHED if returncode < 0 else SessionStatus.OK)  # fmt: skip
         reason = self._failure or "ttrecord failed"
+        if isinstance(decoder, NativePipeline):
+            decoder.close()  # its connection would keep the file in WAL mode
         try:
             self._stored_options["recording_stopped"] = reason
             writer.update_session(options=json.dumps(self._stored_options), status=str(status),
@@ -297,14 +320,22 @@ class Supervisor:
             pass
         return RunResult(self.options.output, status, exit_code, None, decoder.released, reason)
 
-    def _header(self, writer: SessionWriter, decoder: Decoder) -> None:
+    def _header(self, writer: SessionWriter, decoder: Decoder | NativePipeline) -> None:
         h = decoder.end.header
         self._write(writer.update_session, backend=h.backend, backend_reason=h.backend_reason,
                     ttnn_version=h.ttnn_version, pid=h.pid)  # fmt: skip
 
     # -- while running -------------------------------------------------------------------
 
-    def _drain(self, reader: LogReader, decoder: Decoder, writer: SessionWriter | None) -> None:
+    def _drain(self, reader: LogReader, decoder: Decoder | NativePipeline,
+               writer: SessionWriter | None) -> None:  # fmt: skip
+        if isinstance(decoder, NativePipeline):  # read, decoded and written in one pass
+            decoder.read(reader)
+            if writer is not None and self._storage_error is None:
+                self._write(decoder.write_ready)
+            else:
+                decoder.drop_ready()
+            return
         decoder.feed(reader.read())  # always: how the program ended is in the last records
         events = decoder.ready()
         if events and writer is not None and self._storage_error is None:  # else it cannot
@@ -333,7 +364,7 @@ class Supervisor:
 
     # -- after the child is gone ---------------------------------------------------------
 
-    def _finish(self, writer: SessionWriter, decoder: Decoder, returncode: int,
+    def _finish(self, writer: SessionWriter, decoder: Decoder | NativePipeline, returncode: int,
                 hung: bool) -> RunResult:  # fmt: skip
         status, exit_code, signal_number, last = end_status(decoder, returncode, hung)
         if self._signals.killed and self._signals.interrupted and not hung:
@@ -348,7 +379,7 @@ class Supervisor:
             error_type, error_message, tb = exc.type, exc.message, exc.traceback
             if exc.type == "TtrecordError":  # no backend loaded: never named after the request
                 self._write(writer.update_session, backend="none", backend_reason=exc.message)
-        events = decoder.ready()
+        events = decoder.ready() if isinstance(decoder, Decoder) else []
         self._storage_error = None  # the log is gone: try to store what is left and the end
         ended = False
         if stopped:  # the status first, while a small write still fits (indexes may not)
@@ -359,6 +390,9 @@ class Supervisor:
             self._storage_error = None
         if events:
             self._write(writer.add, events)
+        if isinstance(decoder, NativePipeline):
+            self._write(decoder.write_ready)
+            decoder.close()  # SessionWriter finishes the file alone (its journal mode changes)
         fields = dict(exit_code=exit_code, signal=signal_number, error_type=error_type,
                       error_message=error_message, traceback=tb, last_call=last)  # fmt: skip
         if self._write(writer.finish, status, **fields):
@@ -392,7 +426,7 @@ def _exit_code(returncode: int, hung: bool) -> int:
     return returncode if returncode >= 0 else 128 - returncode
 
 
-def end_status(decoder: Decoder, returncode: int | None,
+def end_status(decoder: Decoder | NativePipeline, returncode: int | None,
                hung: bool = False) -> tuple[SessionStatus, int, int | None, int | None]:  # fmt: skip
     """How the run ended: (status, exit code, signal, seq of the call it ended in); closes the
     calls still open. `returncode` is None when the child's end was not seen (recovery): a
