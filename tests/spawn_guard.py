@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from pathlib import Path
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -50,10 +51,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @contextmanager
 def _no_processes(started: list[str]) -> Iterator[None]:
-    """Starting a process raises (and is remembered, in case the code under test swallows it)."""
+    """Starting a process from the test's thread raises (and is remembered, in case the code
+    under test swallows it). Other threads go on as before: a session fixture's background
+    recordings (tests/recorder/conftest.py `samples`) are not the running test's."""
+    test_thread = threading.get_ident()
 
-    def refuse(what: str) -> Any:
+    def refuse(what: str, original: Any) -> Any:
         def refused(*args: Any, **kwargs: Any) -> Any:
+            if threading.get_ident() != test_thread:
+                return original(*args, **kwargs)
             shown = args[1] if what == "subprocess" and len(args) > 1 else args[:1]
             started.append(f"{what} {shown!r}"[:200])
             raise UnmarkedSpawn(f"this test starts a process ({started[-1]}): mark it"
@@ -61,10 +67,12 @@ def _no_processes(started: list[str]) -> Iterator[None]:
 
         return refused
 
-    patches: list[tuple[Any, str, Any]] = [(subprocess.Popen, "_execute_child", refuse("subprocess"))]
+    patches: list[tuple[Any, str, Any]] = [
+        (subprocess.Popen, "_execute_child", refuse("subprocess", subprocess.Popen._execute_child))  # type: ignore[attr-defined]
+    ]
     for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system", "execv", "execve"):
         if hasattr(os, name):
-            patches.append((os, name, refuse(f"os.{name}")))
+            patches.append((os, name, refuse(f"os.{name}", getattr(os, name))))
     saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
     for owner, name, replacement in patches:
         setattr(owner, name, replacement)

@@ -27,6 +27,29 @@ def test_marked_start():
 
 def test_starts_nothing():
     assert sum(range(4)) == 6
+
+
+@pytest.fixture(scope="module")
+def background():
+    import threading, time
+    done = []
+    def record():  # as tests/recorder/conftest.py's `samples` records in its threads
+        time.sleep(0.3)
+        done.append(subprocess.run([sys.executable, "-c", "pass"]).returncode)
+    thread = threading.Thread(target=record)
+    thread.start()
+    yield done, thread
+    thread.join()
+
+@pytest.mark.spawns
+def test_marked_starts_background_work(background):
+    pass
+
+def test_unmarked_runs_while_a_fixture_s_thread_starts_a_process(background):
+    import time
+    time.sleep(0.6)
+    background[1].join()
+    assert background[0] == [0]
 '''
 
 
@@ -41,7 +64,8 @@ def test_an_unmarked_test_that_starts_a_process_fails(pytester: pytest.Pytester,
     pytester.makepyfile(test_suite=SUITE)
     # WHEN it runs
     result = pytester.runpytest_subprocess(*QUIET, "-v")
-    # THEN those two fail, saying what to mark; the marked one and the idle one pass
-    result.assert_outcomes(failed=2, passed=2)
+    # THEN those two fail, saying what to mark; the marked one, the idle one and the one
+    # that runs while another thread (a session fixture's) starts a process pass
+    result.assert_outcomes(failed=2, passed=4)
     result.stdout.fnmatch_lines(["*test_marked_start PASSED*"])
     result.stdout.fnmatch_lines(["*starts a process*spawns*"])
