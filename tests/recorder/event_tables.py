@@ -7,6 +7,7 @@ Run as `python -m tests.recorder.event_tables A.db B.db` to print the first diff
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import sys
 from collections import Counter
@@ -53,6 +54,15 @@ def calls_made(path: Path | str) -> Counter:
     try:
         return Counter(conn.execute("SELECT kind, name, phase, device, status FROM events"
                                     " WHERE kind NOT IN ('alloc', 'free')"))  # fmt: skip
+    finally:
+        conn.close()
+
+
+def session_options(path: Path | str) -> dict:
+    """The session's recorder options (the hot path and pipeline it names, among them)."""
+    conn = sqlite3.connect(path)
+    try:
+        return json.loads(conn.execute("SELECT options FROM session").fetchone()[0])
     finally:
         conn.close()
 

@@ -10,21 +10,13 @@ import sqlite3
 import pytest
 
 from tests.recorded_samples import SAMPLE_FLAGS, SAMPLES
-from tests.recorder.event_tables import calls_made, first_difference
+from tests.recorder.event_tables import calls_made, first_difference, session_options
 from ttrecord.recorder import hot_path
 
 SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.py"))
 PURE = {hot_path.FORCE_PURE: "1"}
 # Samples whose event order follows the OS's thread scheduling: compared by what was recorded.
 INTERLEAVED = {"threads"}
-
-
-def _options(path) -> dict:
-    conn = sqlite3.connect(path)
-    try:
-        return json.loads(conn.execute("SELECT options FROM session").fetchone()[0])
-    finally:
-        conn.close()
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +34,9 @@ def test_both_paths_record_identical_tables(sample_cache, c_path_built, name):
     native = sample_cache.get(name, *flags)
     pure = sample_cache.get(name, *flags, env=PURE)
     assert native.returncode == pure.returncode, pure.stderr[-2000:]
-    assert _options(native.path)["hot_path"] == hot_path.C, native.stderr[-2000:]
-    assert _options(pure.path)["hot_path"] == hot_path.PYTHON
-    assert _options(pure.path)["hot_path_reason"] == f"{hot_path.FORCE_PURE}=1"
+    assert session_options(native.path)["hot_path"] == hot_path.C, native.stderr[-2000:]
+    assert session_options(pure.path)["hot_path"] == hot_path.PYTHON
+    assert session_options(pure.path)["hot_path_reason"] == f"{hot_path.FORCE_PURE}=1"
     if name in INTERLEAVED:
         assert calls_made(native.path) == calls_made(pure.path)
     else:
@@ -65,8 +57,8 @@ def test_both_paths_record_identical_tables_for_each_rank_of_the_multihost_sampl
     # a rank's session is named after its rank: <stem>-rank<N>-<host>.db beside the path given
     native_db, pure_db = (next(r.path.parent.glob(f"{r.path.stem}-rank{rank}-*.db"))
                           for r in (native, pure))  # fmt: skip
-    assert _options(native_db)["hot_path"] == hot_path.C
-    assert _options(pure_db)["hot_path"] == hot_path.PYTHON
+    assert session_options(native_db)["hot_path"] == hot_path.C
+    assert session_options(pure_db)["hot_path"] == hot_path.PYTHON
     assert first_difference(native_db, pure_db) is None
 
 

@@ -4,26 +4,16 @@ identical tables (times and thread ids aside), and the session names the path it
 
 from __future__ import annotations
 
-import json
-import sqlite3
 
 import pytest
 
 from tests.recorded_samples import SAMPLE_FLAGS, SAMPLES
-from tests.recorder.event_tables import calls_made, first_difference
+from tests.recorder.event_tables import calls_made, first_difference, session_options
 from ttrecord.store import native
 
 SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.py"))
 PYTHON = {native.FORCE_PYTHON: "1"}
 INTERLEAVED = {"threads"}  # event order follows the OS's thread scheduling
-
-
-def _options(path) -> dict:
-    conn = sqlite3.connect(path)
-    try:
-        return json.loads(conn.execute("SELECT options FROM session").fetchone()[0])
-    finally:
-        conn.close()
 
 
 @pytest.fixture(scope="module")
@@ -41,9 +31,9 @@ def test_both_pipelines_store_identical_tables(sample_cache, c_pipeline_built, n
     c = sample_cache.get(name, *flags)
     python = sample_cache.get(name, *flags, env=PYTHON)
     assert c.returncode == python.returncode, python.stderr[-2000:]
-    assert _options(c.path)["pipeline"] == native.C, c.stderr[-2000:]
-    assert _options(python.path)["pipeline"] == native.PYTHON
-    assert _options(python.path)["pipeline_reason"] == f"{native.FORCE_PYTHON}=1"
+    assert session_options(c.path)["pipeline"] == native.C, c.stderr[-2000:]
+    assert session_options(python.path)["pipeline"] == native.PYTHON
+    assert session_options(python.path)["pipeline_reason"] == f"{native.FORCE_PYTHON}=1"
     if name in INTERLEAVED:
         assert calls_made(c.path) == calls_made(python.path)
     else:
@@ -61,6 +51,6 @@ def test_both_pipelines_store_identical_tables_for_a_rank_of_the_multihost_sampl
     python = sample_cache.get(script, program_args=("--diverge",), env={**ranked, **PYTHON})
     assert c.returncode == python.returncode == 0, python.stderr[-2000:]
     c_db, python_db = (next(r.path.parent.glob(f"{r.path.stem}-rank1-*.db")) for r in (c, python))
-    assert _options(c_db)["pipeline"] == native.C
-    assert _options(python_db)["pipeline"] == native.PYTHON
+    assert session_options(c_db)["pipeline"] == native.C
+    assert session_options(python_db)["pipeline"] == native.PYTHON
     assert first_difference(c_db, python_db) is None

@@ -217,8 +217,8 @@ def _stored_name(name: Any) -> Any:
 
 
 # `_call`, `_point` and `_tensor` unpack records and build Events by position (a NamedTuple or
-# keywords per event cost as much as the rest of the decoding): the orders they assume, checked
-# once.
+# keywords per event cost as much as the rest of the decoding), as the C pipeline reads them and
+# the recorder's C hot path builds them: the orders they assume, checked once.
 _ORDERS = {
     "Begin": (Begin._fields, ("tag", "seq", "parent", "t_ns", "thread", "kind", "name", "phase",
                               "device", "cq", "trace", "site_id", "args", "inputs", "region")),
@@ -237,5 +237,6 @@ _ORDERS = {
 }  # fmt: skip
 for _name, (_declared, _assumed) in _ORDERS.items():
     if _declared != _assumed:
-        raise ImportError(f"decode.py reads {_name} fields in the order {_assumed},"
-                          f" records.py declares {_declared}")
+        raise ImportError(f"decode.py, store/ext/pipeline.c and recorder/ext (which build and"
+                          f" read records by position) assume {_name} fields in the order"
+                          f" {_assumed}, records.py declares {_declared}")

@@ -26,28 +26,14 @@ import sqlite_utils.db
 from ttrecord.events import CallSite, Status
 from ttrecord.recorder.decode import Decoder, ProgramEnd
 from ttrecord.recorder.log import LogReader
-from ttrecord.recorder.records import RECORDS, Begin, End, Point, RecordType, TensorDesc
+from ttrecord.recorder.records import RECORDS, RecordType
 from ttrecord.store import vocabulary
 from ttrecord.store.storable import storable
 from ttrecord.store.writer import _encode
 
 _EVENTS = (RecordType.BEGIN, RecordType.END, RecordType.POINT)
 
-# pipeline.c reads the records by position: the orders it assumes, checked once.
-_ORDERS = {
-    "Begin": (Begin._fields, ("tag", "seq", "parent", "t_ns", "thread", "kind", "name", "phase",
-                              "device", "cq", "trace", "site_id", "args", "inputs", "region")),
-    "End": (End._fields, ("tag", "seq", "t_ns", "status", "error", "outputs", "device", "trace",
-                          "extra")),
-    "Point": (Point._fields, ("tag", "seq", "parent", "t_ns", "thread", "kind", "name", "phase",
-                              "device", "trace", "site_id", "args", "region", "buffer")),
-    "TensorDesc": (TensorDesc._fields, ("tensor_id", "storage", "shape", "dtype", "layout",
-                                        "memory_config", "buffer")),
-}  # fmt: skip
-for _name, (_declared, _assumed) in _ORDERS.items():
-    if _declared != _assumed:
-        raise ImportError(f"store/ext/pipeline.c reads {_name} fields in the order {_assumed},"
-                          f" records.py declares {_declared}")
+# pipeline.c reads the records by position, in the orders decode.py checks at import.
 
 
 def _device_row(device: Any, seq: int, args: dict | None) -> tuple:
