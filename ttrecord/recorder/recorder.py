@@ -13,7 +13,7 @@ costs the same with 10 or 5,000 live buffers.
 Calls ttnn makes while a user call runs are recorded with `parent` set to that user call.
 Phase (eager / capture / replay) follows the trace calls per device; prep is derived later.
 With the C hot path (hot_path.py), `call` for an eager op, a host transfer or `execute_trace`
-outside a capture is ext/hotpath.c's: the same steps, the same records, in C.
+outside a capture is ext/calls.c's: the same steps, the same records, in C.
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ class Recorder(MemoryRecords):
         self.off = False
         self._forked = False
         os.register_at_fork(before=self._before_fork, after_in_child=self._stop_in_fork)
-        if hot is not None:  # eager ops whole in C (ext/hotpath.c `call`), the rest as below
+        if hot is not None:  # eager ops and the replay loop's calls whole in C (ext/calls.c)
             self.call = functools.partial(hot.call, self._fast_context())  # type: ignore[method-assign]
 
     def _fast_context(self) -> tuple:
